@@ -1,0 +1,36 @@
+"""Earley recognition over NFAs and quotient grammars (Melcer et al., Sec. IV). Language-agnostic, no dependencies.
+
+- `Grammar`, `parse_ebnf`: context-free grammars over interned symbols, and a readable EBNF text format;
+- `NFA` and the regex builders: regular languages over terminals, such as a right context's token stream;
+- `NFAParse`: Earley charts over every string of an NFA, with each item's creation methods;
+- `left_quotient`, `right_quotient`: quotient grammars extracted from those charts;
+- `Recognizer`: an incremental recognizer whose states are immutable values.
+"""
+
+from earley.ebnf import parse_ebnf
+from earley.grammar import Grammar, GrammarError
+from earley.nfa import NFA, Regex, alt, empty, opt, plus, repeat, seq, star, sym
+from earley.nfa_parser import NFAParse
+from earley.quotient import left_quotient, right_quotient
+from earley.recognizer import Recognizer, RecognizerState
+
+__all__ = [
+    "NFA",
+    "Grammar",
+    "GrammarError",
+    "NFAParse",
+    "Recognizer",
+    "RecognizerState",
+    "Regex",
+    "alt",
+    "empty",
+    "left_quotient",
+    "opt",
+    "parse_ebnf",
+    "plus",
+    "repeat",
+    "right_quotient",
+    "seq",
+    "star",
+    "sym",
+]

@@ -1,0 +1,163 @@
+"""Context-free grammars with symbols interned to small integers.
+
+Symbols are ints indexing `Grammar.names`; terminals are a subset of them. Keeping every symbol an int lets the
+Earley tables be flat lists, and keeping the whole terminal alphabet through `reverse()` and `trim()` keeps terminal
+names stable between a grammar and its quotients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import cached_property
+
+Rule = tuple[int, tuple[int, ...]]
+
+
+class GrammarError(ValueError):
+    """A grammar that cannot be built: an undefined symbol, a bad start symbol, a syntax error in its text."""
+
+
+class Grammar:
+    """An immutable context-free grammar `(V, Σ, R, S)` over interned symbols."""
+
+    def __init__(self, names: Sequence[str], terminals: Iterable[int], rules: Iterable[Rule], start: int):
+        self.names: tuple[str, ...] = tuple(names)
+        self.terminals: frozenset[int] = frozenset(terminals)
+        self.rules: tuple[Rule, ...] = tuple((lhs, tuple(rhs)) for lhs, rhs in rules)
+        self.start = start
+        self.ids: dict[str, int] = {name: index for index, name in enumerate(self.names)}
+        if len(self.ids) != len(self.names):
+            raise GrammarError("symbol names must be unique")
+        if start in self.terminals:
+            raise GrammarError(f"the start symbol {self.names[start]!r} is a terminal")
+        for lhs, _ in self.rules:
+            if lhs in self.terminals:
+                raise GrammarError(f"terminal {self.names[lhs]!r} has a production")
+
+    @classmethod
+    def from_rules(
+        cls, start: str, rules: Iterable[tuple[str, Sequence[str]]], terminals: Iterable[str] | None = None
+    ) -> Grammar:
+        """Build from named rules. Without `terminals`, every symbol that has no production is a terminal."""
+        rules = [(lhs, tuple(rhs)) for lhs, rhs in rules]
+        defined = {lhs for lhs, _ in rules}
+        names: dict[str, int] = {}
+
+        def intern(name: str) -> int:
+            return names.setdefault(name, len(names))
+
+        intern(start)
+        for lhs, rhs in rules:
+            intern(lhs)
+            for symbol in rhs:
+                intern(symbol)
+        if terminals is None:
+            terminal_names = set(names) - defined
+        else:
+            terminal_names = set(terminals)
+            for name in terminal_names:
+                intern(name)
+            undefined = set(names) - defined - terminal_names
+            if undefined:
+                raise GrammarError(f"symbols with no production that are not terminals: {sorted(undefined)}")
+        if start in terminal_names:
+            raise GrammarError(f"the start symbol {start!r} is a terminal")
+        ordered = sorted(names, key=names.__getitem__)
+        return cls(
+            ordered,
+            (names[name] for name in terminal_names),
+            ((names[lhs], tuple(names[s] for s in rhs)) for lhs, rhs in rules),
+            names[start],
+        )
+
+    def is_terminal(self, symbol: int) -> bool:
+        return symbol in self.terminals
+
+    @cached_property
+    def rules_by_lhs(self) -> tuple[tuple[int, ...], ...]:
+        """For each symbol, the indices of its rules."""
+        by_lhs: list[list[int]] = [[] for _ in self.names]
+        for index, (lhs, _) in enumerate(self.rules):
+            by_lhs[lhs].append(index)
+        return tuple(tuple(indices) for indices in by_lhs)
+
+    @cached_property
+    def nullable(self) -> frozenset[int]:
+        """Nonterminals that derive the empty string."""
+        return self._fixpoint(set())
+
+    @cached_property
+    def productive(self) -> frozenset[int]:
+        """Symbols that derive at least one terminal string (every terminal does)."""
+        return self._fixpoint(set(self.terminals))
+
+    def _fixpoint(self, known: set[int]) -> frozenset[int]:
+        """Grow `known` by every lhs whose rhs lies entirely in `known`, until nothing changes."""
+        changed = True
+        while changed:
+            changed = False
+            for lhs, rhs in self.rules:
+                if lhs not in known and all(symbol in known for symbol in rhs):
+                    known.add(lhs)
+                    changed = True
+        return frozenset(known)
+
+    @cached_property
+    def reachable(self) -> frozenset[int]:
+        """Symbols that occur in some sentential form derived from the start symbol."""
+        seen = {self.start}
+        stack = [self.start]
+        by_lhs = self.rules_by_lhs
+        while stack:
+            for index in by_lhs[stack.pop()]:
+                for symbol in self.rules[index][1]:
+                    if symbol not in seen:
+                        seen.add(symbol)
+                        stack.append(symbol)
+        return frozenset(seen)
+
+    @property
+    def is_empty(self) -> bool:
+        """True iff the language is empty."""
+        return self.start not in self.productive
+
+    def reverse(self) -> Grammar:
+        """The grammar of the reversed language: every right-hand side reversed."""
+        return Grammar(self.names, self.terminals, ((lhs, rhs[::-1]) for lhs, rhs in self.rules), self.start)
+
+    def trim(self) -> Grammar:
+        """Drop unproductive symbols, then unreachable ones; terminals are all kept, nonterminals renumbered.
+
+        A recognizer relies on this: in a trimmed grammar every Earley item can still complete, so a chart with
+        any item in it proves that the input so far is a viable prefix.
+        """
+        productive = self.productive
+        useful_rules = [(lhs, rhs) for lhs, rhs in self.rules if all(s in productive for s in (lhs, *rhs))]
+        pruned = Grammar(self.names, self.terminals, useful_rules, self.start)
+        reachable = pruned.reachable if self.start in productive else frozenset({self.start})
+        keep = sorted(self.terminals | {s for s in reachable if s not in self.terminals})
+        renumber = {old: new for new, old in enumerate(keep)}
+        return Grammar(
+            [self.names[old] for old in keep],
+            (renumber[t] for t in self.terminals),
+            (
+                (renumber[lhs], tuple(renumber[s] for s in rhs))
+                for lhs, rhs in useful_rules
+                if lhs in reachable
+            ),
+            renumber[self.start],
+        )
+
+    def rule_text(self, index: int) -> str:
+        lhs, rhs = self.rules[index]
+        return f"{self.names[lhs]} -> {' '.join(self.names[s] for s in rhs) or '<empty>'}"
+
+    def __str__(self) -> str:
+        return "\n".join(self.rule_text(index) for index in range(len(self.rules)))
+
+    def __repr__(self) -> str:
+        nonterminals = len(self.names) - len(self.terminals)
+        return (
+            f"<Grammar start={self.names[self.start]!r} rules={len(self.rules)} "
+            f"nonterminals={nonterminals} terminals={len(self.terminals)}>"
+        )

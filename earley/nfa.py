@@ -1,0 +1,311 @@
+"""Nondeterministic finite automata over grammar terminals, and regular expressions that build them.
+
+The right context of a cursor is not one terminal string but a regular language of them (Python's first
+newline may be an INDENT or any number of DEDENTs), so the Earley parser runs over an NFA. NFAs here have no
+epsilon transitions: the regular-expression builders eliminate them, which keeps the parser's scanner a plain
+table lookup.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Hashable, Iterable, Sequence
+
+Label = Hashable
+
+
+class NFA:
+    """An epsilon-free NFA `(Q, Σ, I, δ, F)` with states `0 … n-1` and a set of initial states."""
+
+    __slots__ = ("n_states", "transitions", "initial", "final", "delta")
+
+    def __init__(
+        self,
+        n_states: int,
+        transitions: Iterable[tuple[int, Label, int]],
+        initial: Iterable[int],
+        final: Iterable[int],
+    ):
+        self.n_states = n_states
+        self.transitions: frozenset[tuple[int, Label, int]] = frozenset(transitions)
+        self.initial: frozenset[int] = frozenset(initial)
+        self.final: frozenset[int] = frozenset(final)
+        delta: list[dict[Label, list[int]]] = [{} for _ in range(n_states)]
+        for source, label, target in sorted(self.transitions, key=lambda t: (t[0], t[2], repr(t[1]))):
+            delta[source].setdefault(label, []).append(target)
+        self.delta: tuple[dict[Label, tuple[int, ...]], ...] = tuple(
+            {label: tuple(targets) for label, targets in row.items()} for row in delta
+        )
+        for state in (*self.initial, *self.final):
+            if not 0 <= state < n_states:
+                raise ValueError(f"state {state} is outside 0..{n_states - 1}")
+
+    @classmethod
+    def sequence(cls, labels: Sequence[Label]) -> NFA:
+        """The NFA accepting exactly one string."""
+        return cls(len(labels) + 1, ((i, label, i + 1) for i, label in enumerate(labels)), [0], [len(labels)])
+
+    @classmethod
+    def from_regex(cls, text: str) -> NFA:
+        """Compile a regular expression over terminal names, e.g. `NL (INDENT | DEDENT*) PASS NL DEDENT{1,4}`.
+
+        Terminal names are words or double-quoted literals; operators are `|`, `*`, `+`, `?`, `{m}`, `{m,n}`,
+        `{m,}` and parentheses; `()` is the empty string.
+        """
+        return _RegexParser(text).parse().to_nfa()
+
+    @property
+    def labels(self) -> frozenset[Label]:
+        return frozenset(label for _, label, _ in self.transitions)
+
+    def reverse(self) -> NFA:
+        """The NFA of the reversed language: transitions inverted, initial and final states swapped."""
+        return NFA(self.n_states, ((t, label, s) for s, label, t in self.transitions), self.final, self.initial)
+
+    def step(self, states: Iterable[int], label: Label) -> frozenset[int]:
+        return frozenset(target for state in states for target in self.delta[state].get(label, ()))
+
+    def accepts(self, labels: Iterable[Label]) -> bool:
+        states = self.initial
+        for label in labels:
+            states = self.step(states, label)
+            if not states:
+                return False
+        return bool(states & self.final)
+
+    def trim(self) -> NFA:
+        """Drop states that are unreachable from an initial state or cannot reach a final one."""
+        forward = _closure(self.initial, {s: {t for _, t in _edges(self, s)} for s in range(self.n_states)})
+        backward_edges: dict[int, set[int]] = {s: set() for s in range(self.n_states)}
+        for source, _, target in self.transitions:
+            backward_edges[target].add(source)
+        backward = _closure(self.final, backward_edges)
+        keep = sorted(forward & backward)
+        renumber = {old: new for new, old in enumerate(keep)}
+        return NFA(
+            len(keep),
+            (
+                (renumber[s], label, renumber[t])
+                for s, label, t in self.transitions
+                if s in renumber and t in renumber
+            ),
+            (renumber[s] for s in self.initial if s in renumber),
+            (renumber[s] for s in self.final if s in renumber),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"<NFA states={self.n_states} transitions={len(self.transitions)} "
+            f"initial={sorted(self.initial)} final={sorted(self.final)}>"
+        )
+
+
+def _edges(nfa: NFA, state: int):
+    for label, targets in nfa.delta[state].items():
+        for target in targets:
+            yield label, target
+
+
+def _closure(start: Iterable[int], edges: dict[int, set[int]]) -> set[int]:
+    seen = set(start)
+    stack = list(seen)
+    while stack:
+        for target in edges[stack.pop()]:
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    return seen
+
+
+class Regex:
+    """A regular expression over labels, built with `sym`, `seq`, `alt`, `star`, `plus`, `opt`, `repeat`."""
+
+    def __init__(self, kind: str, children: tuple = (), label: Label = None, low: int = 0, high: int | None = 0):
+        self.kind = kind
+        self.children = children
+        self.label = label
+        self.low = low
+        self.high = high
+
+    def to_nfa(self) -> NFA:
+        builder = _ThompsonBuilder()
+        start, end = builder.build(self)
+        return builder.finish(start, end)
+
+    def __repr__(self) -> str:
+        if self.kind == "sym":
+            return repr(self.label)
+        return f"{self.kind}({', '.join(map(repr, self.children))})"
+
+
+def sym(label: Label) -> Regex:
+    return Regex("sym", label=label)
+
+
+def seq(*parts: Regex) -> Regex:
+    return Regex("seq", tuple(parts))
+
+
+def alt(*parts: Regex) -> Regex:
+    return Regex("alt", tuple(parts))
+
+
+def star(part: Regex) -> Regex:
+    return repeat(part, 0, None)
+
+
+def plus(part: Regex) -> Regex:
+    return repeat(part, 1, None)
+
+
+def opt(part: Regex) -> Regex:
+    return repeat(part, 0, 1)
+
+
+def repeat(part: Regex, low: int, high: int | None) -> Regex:
+    """`part{low,high}`; `high=None` means unbounded."""
+    if low < 0 or (high is not None and high < low):
+        raise ValueError(f"bad repetition bounds {{{low},{high}}}")
+    return Regex("repeat", (part,), low=low, high=high)
+
+
+def empty() -> Regex:
+    return seq()
+
+
+class _ThompsonBuilder:
+    """Thompson's construction with epsilon edges, then epsilon elimination and trimming."""
+
+    def __init__(self):
+        self.n_states = 0
+        self.edges: list[tuple[int, Label, int]] = []
+        self.epsilon: dict[int, set[int]] = {}
+
+    def state(self) -> int:
+        self.n_states += 1
+        self.epsilon[self.n_states - 1] = set()
+        return self.n_states - 1
+
+    def build(self, regex: Regex) -> tuple[int, int]:
+        start, end = self.state(), self.state()
+        if regex.kind == "sym":
+            self.edges.append((start, regex.label, end))
+        elif regex.kind == "seq":
+            current = start
+            for child in regex.children:
+                child_start, child_end = self.build(child)
+                self.epsilon[current].add(child_start)
+                current = child_end
+            self.epsilon[current].add(end)
+        elif regex.kind == "alt":
+            for child in regex.children:
+                child_start, child_end = self.build(child)
+                self.epsilon[start].add(child_start)
+                self.epsilon[child_end].add(end)
+        else:
+            (child,) = regex.children
+            current = start
+            for _ in range(regex.low):
+                child_start, child_end = self.build(child)
+                self.epsilon[current].add(child_start)
+                current = child_end
+            if regex.high is None:
+                child_start, child_end = self.build(child)
+                self.epsilon[current] |= {child_start}
+                self.epsilon[child_end] |= {child_start, end}
+            else:
+                for _ in range(regex.high - regex.low):
+                    child_start, child_end = self.build(child)
+                    self.epsilon[current] |= {child_start, end}
+                    current = child_end
+            self.epsilon[current].add(end)
+        return start, end
+
+    def finish(self, start: int, end: int) -> NFA:
+        closures = {state: _closure([state], self.epsilon) for state in range(self.n_states)}
+        outgoing: dict[int, list[tuple[Label, int]]] = {state: [] for state in range(self.n_states)}
+        for source, label, target in self.edges:
+            outgoing[source].append((label, target))
+        transitions = {
+            (state, label, target)
+            for state in range(self.n_states)
+            for via in closures[state]
+            for label, target in outgoing[via]
+        }
+        final = [state for state in range(self.n_states) if end in closures[state]]
+        return NFA(self.n_states, transitions, [start], final).trim()
+
+
+_REGEX_TOKEN = re.compile(r'\s*(?:(?P<word>[A-Za-z_][A-Za-z_0-9]*)|(?P<literal>"(?:[^"\\]|\\.)*")'
+                          r"|(?P<bounds>\{\s*\d+\s*(?:,\s*\d*\s*)?\})|(?P<op>[|*+?()]))")
+
+
+class _RegexParser:
+    def __init__(self, text: str):
+        self.tokens: list[tuple[str, str]] = []
+        position = 0
+        text = text.rstrip()
+        while position < len(text):
+            match = _REGEX_TOKEN.match(text, position)
+            if match is None:
+                raise ValueError(f"bad regular expression at {text[position:position + 10]!r}")
+            self.tokens.append((match.lastgroup, match.group(match.lastgroup)))
+            position = match.end()
+        self.position = 0
+
+    def peek(self) -> tuple[str, str] | None:
+        return self.tokens[self.position] if self.position < len(self.tokens) else None
+
+    def parse(self) -> Regex:
+        regex = self.alternation()
+        if self.peek() is not None:
+            raise ValueError(f"unexpected {self.peek()[1]!r} in regular expression")
+        return regex
+
+    def alternation(self) -> Regex:
+        parts = [self.concatenation()]
+        while self.peek() == ("op", "|"):
+            self.position += 1
+            parts.append(self.concatenation())
+        return parts[0] if len(parts) == 1 else alt(*parts)
+
+    def concatenation(self) -> Regex:
+        parts = []
+        while self.peek() is not None and self.peek()[1] not in ("|", ")"):
+            parts.append(self.postfix())
+        return parts[0] if len(parts) == 1 else seq(*parts)
+
+    def postfix(self) -> Regex:
+        regex = self.atom()
+        while self.peek() is not None and (self.peek()[0] == "bounds" or self.peek()[1] in ("*", "+", "?")):
+            kind, text = self.peek()
+            self.position += 1
+            if kind == "bounds":
+                low_text, _, high_text = text.strip("{} ").partition(",")
+                low = int(low_text)
+                high = low if "," not in text else (int(high_text) if high_text.strip() else None)
+                regex = repeat(regex, low, high)
+            else:
+                regex = {"*": star, "+": plus, "?": opt}[text](regex)
+        return regex
+
+    def atom(self) -> Regex:
+        token = self.peek()
+        if token is None:
+            raise ValueError("unexpected end of regular expression")
+        self.position += 1
+        kind, text = token
+        if kind == "word":
+            return sym(text)
+        if kind == "literal":
+            return sym(re.sub(r"\\(.)", r"\1", text[1:-1]))
+        if text == "(":
+            if self.peek() == ("op", ")"):
+                self.position += 1
+                return empty()
+            regex = self.alternation()
+            if self.peek() != ("op", ")"):
+                raise ValueError("missing ')' in regular expression")
+            self.position += 1
+            return regex
+        raise ValueError(f"unexpected {text!r} in regular expression")

@@ -1,0 +1,133 @@
+"""Earley parsing over an NFA (Sec. IV-A of the FIM quotient paper).
+
+There is one chart per NFA state instead of one per input position, and the scanner follows the NFA's
+transitions, so the charts describe every string of the regular language at once. The parser runs to a fixpoint,
+which makes it correct on NFAs with cycles.
+
+Creation methods (Sec. IV-B, Fig. 2) are recovered from the finished charts rather than stored per item: an item
+`[A -> α X • β (o)]` in chart `q` was created from `[A -> α • X β (o)]` in every chart `p` that holds it and from
+which `X` leads to `q` (by a transition, or by an `X` completed between the two charts). That is exactly the set
+of creations an item-by-item log would hold, duplicates included, without the memory of the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from earley.grammar import Grammar
+from earley.nfa import NFA
+from earley.tables import COMPLETE, GrammarTables
+
+Creation = tuple
+
+
+class NFAParse:
+    """The Earley charts of a grammar over every string of an NFA."""
+
+    def __init__(self, grammar: Grammar | GrammarTables, nfa: NFA):
+        tables = grammar if isinstance(grammar, GrammarTables) else GrammarTables(grammar)
+        self.tables = tables
+        self.nfa = nfa
+        ids = tables.grammar.ids
+        terminals = tables.grammar.terminals
+        self.delta: list[dict[int, tuple[int, ...]]] = []
+        self.reverse_delta: list[dict[int, list[int]]] = [{} for _ in range(nfa.n_states)]
+        for state, row in enumerate(nfa.delta):
+            coded = {}
+            for label, targets in row.items():
+                symbol = ids.get(label)
+                if symbol is None or symbol not in terminals:
+                    raise ValueError(f"NFA label {label!r} is not a terminal of the grammar")
+                coded[symbol] = targets
+                for target in targets:
+                    self.reverse_delta[target].setdefault(symbol, []).append(state)
+            self.delta.append(coded)
+        self.items: list[set[int]] = [set() for _ in range(nfa.n_states)]
+        self.waiters: list[dict[int, list[int]]] = [{} for _ in range(nfa.n_states)]
+        self.completed: dict[int, set[int]] = {}
+        self.completed_in: list[dict[int, set[int]]] = [{} for _ in range(nfa.n_states)]
+        self._run()
+
+    def _run(self) -> None:
+        tables = self.tables
+        n_dotted = tables.n_dotted
+        n_symbols = len(tables.grammar.names)
+        next_symbol, lhs, is_terminal = tables.next_symbol, tables.lhs, tables.is_terminal
+        first_dotted = tables.first_dotted
+        items, waiters, completed, completed_in, delta = (
+            self.items, self.waiters, self.completed, self.completed_in, self.delta
+        )
+        agenda: list[tuple[int, int]] = []
+
+        def add(chart: int, item: int) -> None:
+            if item not in items[chart]:
+                items[chart].add(item)
+                agenda.append((chart, item))
+
+        for state in self.nfa.initial:
+            for dotted in first_dotted[tables.grammar.start]:
+                add(state, dotted + n_dotted * state)
+        while agenda:
+            chart, item = agenda.pop()
+            dotted = item % n_dotted
+            symbol = next_symbol[dotted]
+            if symbol == COMPLETE:
+                origin = item // n_dotted
+                key = origin * n_symbols + lhs[dotted]
+                charts = completed.setdefault(key, set())
+                if chart in charts:
+                    continue
+                charts.add(chart)
+                completed_in[chart].setdefault(lhs[dotted], set()).add(origin)
+                for waiting in waiters[origin].get(lhs[dotted], ()):
+                    add(chart, waiting + 1)
+            elif is_terminal[symbol]:
+                for target in delta[chart].get(symbol, ()):
+                    add(target, item + 1)
+            else:
+                waiting = waiters[chart].get(symbol)
+                if waiting is None:
+                    waiters[chart][symbol] = [item]
+                    for first in first_dotted[symbol]:
+                        add(chart, first + n_dotted * chart)
+                else:
+                    waiting.append(item)
+                for target in completed.get(chart * n_symbols + symbol, ()):
+                    add(target, item + 1)
+
+    def creations(self, chart: int, item: int) -> Iterator[Creation]:
+        """Every way `item` in `chart` was created (Fig. 2's creation methods).
+
+        Yields `("initial",)`, `("predicted", chart, item')`, `("scanned", chart', item')` or
+        `("completed", chart', item')`, where `item'` in `chart'` is the item it came from.
+        """
+        tables = self.tables
+        dotted = item % tables.n_dotted
+        if tables.dot[dotted] == 0:
+            left = tables.lhs[dotted]
+            if left == tables.grammar.start and chart in self.nfa.initial:
+                yield ("initial",)
+            for waiting in self.waiters[chart].get(left, ()):
+                yield ("predicted", chart, waiting)
+            return
+        previous = tables.previous_symbol[dotted]
+        before = item - 1
+        if tables.is_terminal[previous]:
+            sources = self.reverse_delta[chart].get(previous, ())
+            kind = "scanned"
+        else:
+            sources = self.completed_in[chart].get(previous, ())
+            kind = "completed"
+        for source in sources:
+            if before in self.items[source]:
+                yield (kind, source, before)
+
+    def accepts_some(self) -> bool:
+        """True iff some string of the NFA is in the grammar's language."""
+        start = self.tables.grammar.start
+        n_symbols = len(self.tables.grammar.names)
+        return any(
+            final in self.completed.get(initial * n_symbols + start, ())
+            for initial in self.nfa.initial
+            for final in self.nfa.final
+        )

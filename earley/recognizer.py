@@ -1,0 +1,225 @@
+"""An incremental Earley recognizer whose states are values.
+
+This is the per-keystroke, per-candidate-token hot path, so it is built for speed in pure Python:
+
+- items are ints (`dotted + n_dotted * origin`, see `earley.tables`);
+- prediction is precomputed: the closure of predicting a nonterminal (nullable-aware, after Aycock and
+  Horspool) is computed once per set of predicted nonterminals and shared by every chart that predicts that set,
+  so a chart stores only the items that scanning and completion put there;
+- a state is a chart list plus an index. Feeding appends to the list in place when the list ends at the fed
+  state (the common, linear case) and copies the prefix only when a state is fed twice, so forking is O(1) and
+  a fork that diverges costs one list copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from earley.grammar import Grammar
+from earley.tables import COMPLETE, GrammarTables
+
+
+class _Closure:
+    """What predicting a set of nonterminals adds to a chart, with dotted rules relative to the chart."""
+
+    __slots__ = ("waiting", "terminals")
+
+    def __init__(self, waiting: dict[int, tuple[int, ...]], terminals: frozenset[int]):
+        self.waiting = waiting
+        self.terminals = terminals
+
+
+class _Chart:
+    __slots__ = ("waiting", "closure", "accepting")
+
+    def __init__(self, waiting: dict[int, list[int]], closure: _Closure, accepting: bool):
+        self.waiting = waiting
+        self.closure = closure
+        self.accepting = accepting
+
+
+class Recognizer:
+    """Compiled recognition tables for one grammar; `start()` gives the state before any input."""
+
+    def __init__(self, grammar: Grammar):
+        self.grammar = grammar = grammar.trim()
+        self.tables = GrammarTables(grammar)
+        self._closures: dict[frozenset[int], _Closure] = {}
+        self._symbol_closures: dict[int, frozenset[int]] = {}
+
+    def start(self) -> RecognizerState | None:
+        """The state before any input, or None if the language is empty."""
+        if self.grammar.is_empty:
+            return None
+        start = self.grammar.start
+        chart = _Chart({}, self._closure(frozenset((start,))), start in self.grammar.nullable)
+        return RecognizerState(self, [chart], 0)
+
+    def terminal(self, name: str) -> int:
+        symbol = self.grammar.ids.get(name)
+        if symbol is None or symbol not in self.grammar.terminals:
+            raise KeyError(f"{name!r} is not a terminal of the grammar")
+        return symbol
+
+    def recognizes(self, terminals: Iterable[str]) -> bool:
+        """Membership of a whole terminal sequence."""
+        state = self.start()
+        for name in terminals:
+            if state is None:
+                return False
+            state = state.feed(name)
+        return state is not None and state.complete
+
+    def _symbol_closure(self, symbol: int) -> frozenset[int]:
+        """Dotted rules (origin: this chart) that predicting `symbol` adds, nullable prefixes skipped."""
+        found = self._symbol_closures.get(symbol)
+        if found is not None:
+            return found
+        tables = self.tables
+        dotted_rules: set[int] = set()
+        seen = {symbol}
+        stack = [symbol]
+        while stack:
+            for dotted in tables.first_dotted[stack.pop()]:
+                while True:
+                    dotted_rules.add(dotted)
+                    following = tables.next_symbol[dotted]
+                    if following == COMPLETE or tables.is_terminal[following]:
+                        break
+                    if following not in seen:
+                        seen.add(following)
+                        stack.append(following)
+                    if not tables.nullable[following]:
+                        break
+                    dotted += 1
+        found = self._symbol_closures[symbol] = frozenset(dotted_rules)
+        return found
+
+    def _closure(self, roots: frozenset[int]) -> _Closure:
+        found = self._closures.get(roots)
+        if found is not None:
+            return found
+        next_symbol = self.tables.next_symbol
+        dotted_rules: set[int] = set()
+        for root in roots:
+            dotted_rules |= self._symbol_closure(root)
+        waiting: dict[int, list[int]] = {}
+        for dotted in dotted_rules:
+            symbol = next_symbol[dotted]
+            if symbol != COMPLETE:
+                waiting.setdefault(symbol, []).append(dotted)
+        is_terminal = self.tables.is_terminal
+        found = self._closures[roots] = _Closure(
+            {symbol: tuple(sorted(rules)) for symbol, rules in waiting.items()},
+            frozenset(symbol for symbol in waiting if is_terminal[symbol]),
+        )
+        return found
+
+
+class RecognizerState:
+    """The recognizer after a terminal sequence. Immutable: `feed` returns a new state."""
+
+    __slots__ = ("recognizer", "_charts", "_index")
+
+    def __init__(self, recognizer: Recognizer, charts: list[_Chart], index: int):
+        self.recognizer = recognizer
+        self._charts = charts
+        self._index = index
+
+    @property
+    def position(self) -> int:
+        """How many terminals have been fed."""
+        return self._index
+
+    @property
+    def complete(self) -> bool:
+        """True iff the terminals fed so far form a sentence of the language."""
+        return self._charts[self._index].accepting
+
+    def allowed_ids(self) -> frozenset[int]:
+        chart = self._charts[self._index]
+        is_terminal = self.recognizer.tables.is_terminal
+        explicit = [symbol for symbol in chart.waiting if is_terminal[symbol]]
+        return chart.closure.terminals.union(explicit) if explicit else chart.closure.terminals
+
+    def allowed(self) -> frozenset[str]:
+        """The terminals that may come next (every one of them keeps the input a viable prefix)."""
+        names = self.recognizer.grammar.names
+        return frozenset(names[symbol] for symbol in self.allowed_ids())
+
+    def feed(self, terminal: str | int) -> RecognizerState | None:
+        """The state after one more terminal, or None if no sentence starts with the input so far."""
+        recognizer = self.recognizer
+        symbol = terminal if isinstance(terminal, int) else recognizer.terminal(terminal)
+        index = self._index
+        charts = self._charts
+        chart = charts[index]
+        n_dotted = recognizer.tables.n_dotted
+        seeds = [item + 1 for item in chart.waiting.get(symbol, ())]
+        base = n_dotted * index + 1
+        seeds.extend(dotted + base for dotted in chart.closure.waiting.get(symbol, ()))
+        if not seeds:
+            return None
+        if len(charts) != index + 1:
+            charts = charts[: index + 1]
+        charts.append(_complete_chart(recognizer, charts, seeds, index + 1))
+        return RecognizerState(recognizer, charts, index + 1)
+
+    def feed_all(self, terminals: Iterable[str | int]) -> RecognizerState | None:
+        state: RecognizerState | None = self
+        for terminal in terminals:
+            state = state.feed(terminal)
+            if state is None:
+                return None
+        return state
+
+    def __repr__(self) -> str:
+        return f"<RecognizerState position={self._index} complete={self.complete}>"
+
+
+def _complete_chart(recognizer: Recognizer, charts: list[_Chart], seeds: list[int], index: int) -> _Chart:
+    """Run completion and prediction from the scanned `seeds` to build chart `index`."""
+    tables = recognizer.tables
+    n_dotted = tables.n_dotted
+    next_symbol, lhs, is_terminal, nullable = tables.next_symbol, tables.lhs, tables.is_terminal, tables.nullable
+    start = recognizer.grammar.start
+    waiting: dict[int, list[int]] = {}
+    roots: set[int] = set()
+    accepting = False
+    seen = set(seeds)
+    stack = list(seen)
+    while stack:
+        item = stack.pop()
+        dotted = item % n_dotted
+        symbol = next_symbol[dotted]
+        if symbol == COMPLETE:
+            origin = item // n_dotted
+            left = lhs[dotted]
+            if origin == 0 and left == start:
+                accepting = True
+            source = charts[origin]
+            for parent in source.waiting.get(left, ()):
+                parent += 1
+                if parent not in seen:
+                    seen.add(parent)
+                    stack.append(parent)
+            base = n_dotted * origin + 1
+            for dotted_parent in source.closure.waiting.get(left, ()):
+                parent = dotted_parent + base
+                if parent not in seen:
+                    seen.add(parent)
+                    stack.append(parent)
+        else:
+            items = waiting.get(symbol)
+            if items is None:
+                waiting[symbol] = [item]
+            else:
+                items.append(item)
+            if not is_terminal[symbol]:
+                roots.add(symbol)
+                if nullable[symbol]:
+                    item += 1
+                    if item not in seen:
+                        seen.add(item)
+                        stack.append(item)
+    return _Chart(waiting, recognizer._closure(frozenset(roots)), accepting)

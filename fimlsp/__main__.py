@@ -1,0 +1,5 @@
+import sys
+
+from fimlsp.cli import main
+
+sys.exit(main())

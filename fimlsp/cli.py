@@ -1,0 +1,45 @@
+"""The `fimlsp` command: a thin dispatcher over subcommand modules.
+
+Each subcommand lives in its own module exposing `add_arguments(parser)` and `run(args) -> int`. Modules keep
+heavy imports (torch, transformers) inside `run`, so `fimlsp --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+SUBCOMMANDS = {
+    "demo": ("fimlsp.commands.demo", "show the Earley quotient on the paper's worked example"),
+}
+
+
+class UserError(Exception):
+    """An error caused by the user's input: printed as one line, never as a traceback."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fimlsp", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        module = importlib.import_module(module_name)
+        sub = subparsers.add_parser(name, help=help_text, description=module.__doc__)
+        module.add_arguments(sub)
+        sub.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except UserError as error:
+        print(f"fimlsp {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

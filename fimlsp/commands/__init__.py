@@ -1,0 +1,1 @@
+"""Subcommands of the `fimlsp` command line."""

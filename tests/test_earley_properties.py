@@ -1,0 +1,182 @@
+"""Property tests of the Earley core against the brute-force oracle, on random small grammars and NFAs.
+
+Random grammars have nullable rules, left and right recursion, unit cycles and ambiguity; random NFAs have
+cycles and several initial and final states. Every string up to a small length is checked.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from earley import NFA, Grammar, NFAParse, Recognizer, left_quotient, right_quotient
+from tests.oracles import RawNFA, intersects, strings
+
+ALPHABET = ("a", "b")
+NONTERMINALS = ("S", "A", "B")
+MAX_LENGTH = 4
+
+
+@st.composite
+def grammars(draw):
+    symbols = st.sampled_from(NONTERMINALS + ALPHABET)
+    rules = []
+    for lhs in NONTERMINALS:
+        for _ in range(draw(st.integers(1, 3))):
+            rules.append((lhs, tuple(draw(st.lists(symbols, max_size=3)))))
+    return rules
+
+
+@st.composite
+def nfas(draw):
+    n_states = draw(st.integers(1, 4))
+    state = st.integers(0, n_states - 1)
+    transitions = set(draw(st.lists(st.tuples(state, st.sampled_from(ALPHABET), state), max_size=6)))
+    initial = set(draw(st.lists(state, min_size=1, max_size=2)))
+    final = set(draw(st.lists(state, min_size=1, max_size=2)))
+    return RawNFA(n_states, transitions, initial, final)
+
+
+def build(rules) -> Grammar:
+    return Grammar.from_rules("S", rules, ALPHABET)
+
+
+def to_nfa(raw: RawNFA) -> NFA:
+    return NFA(raw.n_states, raw.transitions, raw.initial, raw.final)
+
+
+def in_language(rules, raw: RawNFA) -> bool:
+    return intersects(rules, "S", set(ALPHABET), raw)
+
+
+def viable(rules, word, suffix_language: RawNFA | None = None) -> bool:
+    """∃ u: word∘u ∈ L, or with a right context R: ∃ u, r ∈ R: word∘u∘r ∈ L."""
+    nfa = RawNFA.word(word).then(RawNFA.everything(ALPHABET))
+    if suffix_language is not None:
+        nfa = nfa.then(suffix_language)
+    return in_language(rules, nfa)
+
+
+def assert_recognizer_matches(recognizer: Recognizer, member, prefix_viable) -> None:
+    """Check a recognizer's viability and membership on every string up to MAX_LENGTH."""
+    initial = recognizer.start()
+    for word in strings(ALPHABET, MAX_LENGTH):
+        state = initial.feed_all(word) if initial is not None else None
+        expected_viable = prefix_viable(word)
+        assert (state is not None) == expected_viable, (word, expected_viable)
+        if state is not None:
+            assert state.complete == member(word), word
+            assert state.allowed() == {a for a in ALPHABET if prefix_viable(word + (a,))}, word
+
+
+@settings(max_examples=150, deadline=None)
+@given(grammars())
+def test_recognizer_agrees_with_oracle(rules):
+    assert_recognizer_matches(
+        Recognizer(build(rules)),
+        member=lambda word: in_language(rules, RawNFA.word(word)),
+        prefix_viable=lambda word: viable(rules, word),
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(grammars(), nfas())
+def test_right_quotient_agrees_with_oracle(rules, raw):
+    """L/R = {l | ∃ r ∈ R: l∘r ∈ L}, and its recognizer rejects a prefix exactly when no l extends it."""
+    quotient = right_quotient(build(rules), to_nfa(raw))
+    assert_recognizer_matches(
+        Recognizer(quotient),
+        member=lambda word: in_language(rules, RawNFA.word(word).then(raw)),
+        prefix_viable=lambda word: viable(rules, word, raw),
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(grammars(), nfas())
+def test_left_quotient_agrees_with_oracle(rules, raw):
+    """R\\L = {w | ∃ r ∈ R: r∘w ∈ L}."""
+    quotient = left_quotient(build(rules), to_nfa(raw))
+    assert_recognizer_matches(
+        Recognizer(quotient),
+        member=lambda word: in_language(rules, raw.then(RawNFA.word(word))),
+        prefix_viable=lambda word: in_language(
+            rules, raw.then(RawNFA.word(word)).then(RawNFA.everything(ALPHABET))
+        ),
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(grammars(), nfas())
+def test_quotients_are_trimmed(rules, raw):
+    anything = RawNFA.everything(ALPHABET)
+    for quotient, nonempty in (
+        (left_quotient(build(rules), to_nfa(raw)), in_language(rules, raw.then(anything))),
+        (right_quotient(build(rules), to_nfa(raw)), in_language(rules, anything.then(raw))),
+    ):
+        assert quotient.is_empty == (not nonempty)
+        nonterminals = set(range(len(quotient.names))) - quotient.terminals
+        if nonempty:
+            assert quotient.reachable >= nonterminals
+            assert quotient.productive >= nonterminals
+        else:
+            assert not quotient.rules
+
+
+@settings(max_examples=150, deadline=None)
+@given(grammars(), nfas())
+def test_nfa_parse_detects_intersection(rules, raw):
+    assert NFAParse(build(rules), to_nfa(raw)).accepts_some() == in_language(rules, raw)
+
+
+@settings(max_examples=150, deadline=None)
+@given(grammars())
+def test_grammar_analyses_agree_with_oracle(rules):
+    grammar = build(rules)
+    for name in NONTERMINALS:
+        symbol = grammar.ids[name]
+        as_start = [(lhs, rhs) for lhs, rhs in rules] + [("S'", (name,))]
+        assert (symbol in grammar.nullable) == intersects(as_start, "S'", set(ALPHABET), RawNFA.word(()))
+        assert (symbol in grammar.productive) == intersects(
+            as_start, "S'", set(ALPHABET), RawNFA.everything(ALPHABET)
+        )
+
+
+@settings(max_examples=150, deadline=None)
+@given(grammars())
+def test_reverse_reverses_the_language(rules):
+    reversed_recognizer = Recognizer(build(rules).reverse())
+    for word in strings(ALPHABET, MAX_LENGTH):
+        assert reversed_recognizer.recognizes(word) == in_language(rules, RawNFA.word(word[::-1]))
+
+
+@st.composite
+def regexes(draw, depth=0):
+    """A random regex over ALPHABET as (earley regex text, Python `re` pattern)."""
+    if depth >= 3 or draw(st.booleans()):
+        letter = draw(st.sampled_from(ALPHABET))
+        return letter, letter
+    kind = draw(st.sampled_from(["seq", "alt", "star", "plus", "opt", "bounds"]))
+    left = draw(regexes(depth + 1))
+    if kind in ("seq", "alt"):
+        right = draw(regexes(depth + 1))
+        joiner = " " if kind == "seq" else " | "
+        return f"({left[0]}{joiner}{right[0]})", f"(?:{left[1]}{'' if kind == 'seq' else '|'}{right[1]})"
+    if kind == "bounds":
+        low = draw(st.integers(0, 2))
+        high = draw(st.one_of(st.none(), st.integers(low, 3)))
+        bounds = f"{{{low},{'' if high is None else high}}}"
+        return f"({left[0]}){bounds}", f"(?:{left[1]}){bounds}"
+    operator = {"star": "*", "plus": "+", "opt": "?"}[kind]
+    return f"({left[0]}){operator}", f"(?:{left[1]}){operator}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(regexes())
+def test_regex_nfa_agrees_with_python_re(regex):
+    text, pattern = regex
+    nfa = NFA.from_regex(text)
+    for word in strings(ALPHABET, 5):
+        assert nfa.accepts(word) == bool(re.fullmatch(pattern, "".join(word))), (text, word)
+        assert nfa.reverse().accepts(word[::-1]) == nfa.accepts(word)

@@ -1,0 +1,235 @@
+"""Unit tests of the Earley core: the paper's worked example, the EBNF format, NFAs and recognizer states."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from earley import NFA, Grammar, GrammarError, NFAParse, Recognizer, left_quotient, parse_ebnf, right_quotient
+
+PAPER_GRAMMAR = """
+Expr: ID | Call
+Call: Expr LPAR Args RPAR
+Args: <empty> | Expr ArgCont
+ArgCont: <empty> | COMMA Expr ArgCont
+"""
+
+
+def rule_set(grammar: Grammar) -> set[tuple[str, tuple[str, ...]]]:
+    return {(grammar.names[lhs], tuple(grammar.names[s] for s in rhs)) for lhs, rhs in grammar.rules}
+
+
+class TestPaperExample:
+    """Sec. IV-B: the left quotient of `foo(a,` = ID LPAR ID COMMA."""
+
+    @pytest.fixture(scope="class")
+    def quotient(self) -> Grammar:
+        return left_quotient(parse_ebnf(PAPER_GRAMMAR), NFA.sequence(["ID", "LPAR", "ID", "COMMA"]))
+
+    def test_has_the_rules_the_paper_derives(self, quotient):
+        rules = rule_set(quotient)
+        assert ("ArgCont!3", ("Expr", "ArgCont")) in rules
+        assert ("Args!2", ("ArgCont!3",)) in rules
+        assert ("Call!0", ("Args!2", "RPAR")) in rules
+        assert ("Call!0", ("Expr!0", "LPAR", "Args", "RPAR")) in rules
+        assert ("Expr!0", ("Call!0",)) in rules
+        assert ("Expr'", ("Expr!0",)) in rules
+
+    @pytest.mark.parametrize(
+        "rest, accepted",
+        [
+            ("ID RPAR", True),  # foo(a, b)
+            ("ID COMMA ID RPAR", True),  # foo(a, b, c)
+            ("ID RPAR LPAR RPAR", True),  # foo(a, b)()
+            ("ID LPAR RPAR RPAR", True),  # foo(a, b())
+            ("RPAR", False),  # foo(a,) is not in this simplified grammar
+            ("ID", False),
+            ("", False),
+            ("ID RPAR RPAR", False),
+        ],
+    )
+    def test_accepts_exactly_the_completions(self, quotient, rest, accepted):
+        assert Recognizer(quotient).recognizes(rest.split()) is accepted
+
+    def test_right_quotient_by_closing_text(self):
+        quotient = right_quotient(parse_ebnf(PAPER_GRAMMAR), NFA.sequence(["COMMA", "ID", "RPAR"]))
+        recognizer = Recognizer(quotient)
+        assert recognizer.recognizes("ID LPAR ID".split())  # foo(a  +  , b)
+        assert recognizer.recognizes("ID LPAR ID COMMA ID".split())
+        assert not recognizer.recognizes("ID LPAR".split())
+        assert not recognizer.recognizes("ID".split())
+
+
+class TestEbnf:
+    def test_operators_compile_to_the_right_language(self):
+        grammar = parse_ebnf('list: "[" [item ("," item)* [","]] "]"\nitem: NAME | list')
+        recognizer = Recognizer(grammar)
+        for text, accepted in [
+            ("[ ]", True),
+            ("[ NAME ]", True),
+            ("[ NAME , ]", True),
+            ("[ NAME , [ NAME , NAME ] ]", True),
+            ("[ , ]", False),
+            ("[ NAME NAME ]", False),
+            ("[ NAME , , ]", False),
+        ]:
+            assert recognizer.recognizes(text.split()) is accepted, text
+
+    def test_plus_and_question_mark(self):
+        recognizer = Recognizer(parse_ebnf("s: A+ B? C*"))
+        assert recognizer.recognizes("A A B C C".split())
+        assert recognizer.recognizes(["A"])
+        assert not recognizer.recognizes(["B"])
+        assert not recognizer.recognizes("A B B".split())
+
+    def test_literals_name_terminals_by_their_text(self):
+        grammar = parse_ebnf('call: NAME "(" ")"  // a comment\n# another comment\n')
+        assert {grammar.names[t] for t in grammar.terminals} == {"NAME", "(", ")"}
+        assert Recognizer(grammar).recognizes(["NAME", "(", ")"])
+
+    def test_escaped_quote_in_literal(self):
+        grammar = parse_ebnf(r's: "\"" NAME')
+        assert Recognizer(grammar).recognizes(['"', "NAME"])
+
+    def test_continuation_lines_and_empty(self):
+        grammar = parse_ebnf("s: A\n  | <empty>\n  | B s")
+        recognizer = Recognizer(grammar)
+        assert recognizer.recognizes([])
+        assert recognizer.recognizes("B B A".split())
+
+    def test_start_symbol_can_be_chosen(self):
+        grammar = parse_ebnf("a: b B\nb: A", start="b")
+        assert Recognizer(grammar).recognizes(["A"])
+
+    @pytest.mark.parametrize(
+        "text, message",
+        [
+            ("s: a", "rule 'a' is used but never defined"),
+            ("s: A\ns: B", "already defined"),
+            ("s: A |", "empty alternative"),
+            ("s: (A", "expected ')'"),
+            ("s: A $", "unexpected character"),
+            ("A: B", "upper case"),
+            ("", "no rules"),
+            ("s A", "expected a rule"),
+        ],
+    )
+    def test_errors_are_clear(self, text, message):
+        with pytest.raises(GrammarError, match=re.escape(message)):
+            parse_ebnf(text)
+
+    def test_unknown_start_symbol(self):
+        with pytest.raises(GrammarError, match="start symbol 'x'"):
+            parse_ebnf("s: A", start="x")
+
+
+class TestGrammar:
+    def test_trim_drops_useless_symbols(self):
+        grammar = Grammar.from_rules(
+            "s", [("s", ["A"]), ("s", ["loop"]), ("loop", ["loop", "A"]), ("orphan", ["B"])], ["A", "B"]
+        )
+        trimmed = grammar.trim()
+        assert {trimmed.names[s] for s in range(len(trimmed.names))} == {"s", "A", "B"}
+        assert rule_set(trimmed) == {("s", ("A",))}
+
+    def test_trim_of_empty_language_keeps_the_terminals(self):
+        trimmed = Grammar.from_rules("s", [("s", ["s", "A"])], ["A"]).trim()
+        assert trimmed.is_empty and not trimmed.rules
+        assert Recognizer(trimmed).start() is None
+
+    def test_undeclared_symbols_are_an_error(self):
+        with pytest.raises(GrammarError, match="no production"):
+            Grammar.from_rules("s", [("s", ["x"])], ["A"])
+
+    def test_terminal_start_is_an_error(self):
+        with pytest.raises(GrammarError, match="is a terminal"):
+            Grammar.from_rules("A", [("s", ["A"])], ["A"])
+
+
+class TestNFA:
+    def test_paper_indentation_language(self):
+        nfa = NFA.from_regex("NL (INDENT | DEDENT*) PASS NL DEDENT{1,4}")
+        assert nfa.accepts("NL INDENT PASS NL DEDENT".split())
+        assert nfa.accepts("NL PASS NL DEDENT DEDENT DEDENT DEDENT".split())
+        assert nfa.accepts("NL DEDENT DEDENT PASS NL DEDENT".split())
+        assert not nfa.accepts("NL INDENT DEDENT PASS NL DEDENT".split())
+        assert not nfa.accepts("NL PASS NL".split())
+        assert not nfa.accepts("NL PASS NL DEDENT DEDENT DEDENT DEDENT DEDENT".split())
+
+    def test_literals_and_empty_group(self):
+        nfa = NFA.from_regex('"(" () ")"')
+        assert nfa.accepts(["(", ")"])
+
+    @pytest.mark.parametrize("text", ["(A", "A |* B", "A {1,2", ")"])
+    def test_bad_regex(self, text):
+        with pytest.raises(ValueError):
+            NFA.from_regex(text)
+
+    def test_unknown_label_is_rejected_by_the_parser(self):
+        with pytest.raises(ValueError, match="not a terminal"):
+            NFAParse(parse_ebnf("s: A"), NFA.sequence(["B"]))
+
+
+class TestCreations:
+    def test_duplicate_creations_are_all_reported(self):
+        """In an ambiguous grammar, an item reached two ways reports both creations."""
+        grammar = parse_ebnf("s: x A\nx: A | A A | <empty>")
+        parse = NFAParse(grammar, NFA.sequence(["A", "A"]))
+        n_dotted = parse.tables.n_dotted
+        (s_rule,) = [d for d in parse.tables.first_dotted[grammar.start]]
+        item = s_rule + 1  # [s -> x • A (0)]
+        assert item in parse.items[1] and item in parse.items[2]
+        kinds = sorted(c[0] for c in parse.creations(0, item))
+        assert kinds == ["completed"]  # x derived the empty string at state 0
+        creations_at_2 = list(parse.creations(2, item))
+        assert [c[:2] for c in creations_at_2] == [("completed", 0)]
+        assert creations_at_2[0][2] // n_dotted == 0
+
+    def test_cyclic_nfa(self):
+        """A center-recursive grammar over a cyclic NFA: a^n b^n / (A B)* is a^n b^n plus the empty string."""
+        grammar = parse_ebnf("s: A s B | A B")
+        nfa = NFA.from_regex("(A B)*")
+        assert NFAParse(grammar, nfa).accepts_some()
+        quotient = right_quotient(grammar, nfa)
+        recognizer = Recognizer(quotient)
+        assert recognizer.recognizes([])  # "" + "A B"
+        assert recognizer.recognizes("A A B B".split())  # + ""
+        assert not recognizer.recognizes(["A"])
+        assert not recognizer.recognizes("A A B".split())
+        assert recognizer.start().feed("B") is None
+
+
+class TestRecognizerStates:
+    def test_feeding_never_mutates_the_state_fed(self):
+        recognizer = Recognizer(parse_ebnf(PAPER_GRAMMAR))
+        state = recognizer.start().feed_all("ID LPAR".split())
+        allowed_before = state.allowed()
+        branch_a = state.feed("ID")
+        branch_b = state.feed("RPAR")
+        assert state.allowed() == allowed_before and not state.complete and state.position == 2
+        assert branch_a.allowed() == {"COMMA", "LPAR", "RPAR"}
+        assert branch_b.complete and branch_b.allowed() == {"LPAR"}
+        # Extending a fork must not disturb its sibling, nor the sibling's later extensions.
+        deeper_a = branch_a.feed("COMMA")
+        deeper_b = branch_b.feed("LPAR")
+        assert deeper_a.allowed() == {"ID"}
+        assert deeper_b.allowed() == {"ID", "RPAR"}
+        assert branch_b.feed("LPAR").feed("RPAR").complete
+        assert state.feed("ID").feed("RPAR").complete
+
+    def test_unknown_terminal(self):
+        with pytest.raises(KeyError, match="not a terminal"):
+            Recognizer(parse_ebnf(PAPER_GRAMMAR)).start().feed("NOPE")
+
+    def test_long_left_and_right_recursion(self):
+        left = Recognizer(parse_ebnf("s: s A | A"))
+        right = Recognizer(parse_ebnf("s: A s | A"))
+        word = ["A"] * 2000
+        assert left.recognizes(word) and right.recognizes(word)
+
+    def test_nullable_chain(self):
+        recognizer = Recognizer(parse_ebnf("s: a b c A\na: <empty>\nb: a a\nc: b | B"))
+        assert recognizer.recognizes(["A"])
+        assert recognizer.recognizes(["B", "A"])
+        assert recognizer.start().allowed() == {"A", "B"}
