@@ -9,7 +9,7 @@
 
 from earley.ebnf import parse_ebnf
 from earley.grammar import Grammar, GrammarError
-from earley.nfa import NFA, Regex, alt, empty, opt, plus, repeat, seq, star, sym
+from earley.nfa import NFA, Regex, alt, empty, opt, plus, repeat, seq, star, sym, union_of_sequences
 from earley.nfa_parser import NFAParse
 from earley.quotient import left_quotient, right_quotient
 from earley.recognizer import Recognizer, RecognizerState
@@ -33,4 +33,5 @@ __all__ = [
     "seq",
     "star",
     "sym",
+    "union_of_sequences",
 ]

@@ -92,14 +92,28 @@ class Grammar:
         return self._fixpoint(set(self.terminals))
 
     def _fixpoint(self, known: set[int]) -> frozenset[int]:
-        """Grow `known` by every lhs whose rhs lies entirely in `known`, until nothing changes."""
-        changed = True
-        while changed:
-            changed = False
-            for lhs, rhs in self.rules:
-                if lhs not in known and all(symbol in known for symbol in rhs):
+        """Grow `known` by every lhs whose rhs lies entirely in `known`, until nothing changes.
+
+        A worklist with a count of unknown symbols per rule, so it is linear in the grammar's size.
+        """
+        missing = []
+        rules_using: dict[int, list[int]] = {}
+        stack = list(known)
+        for index, (lhs, rhs) in enumerate(self.rules):
+            unknown = [symbol for symbol in rhs if symbol not in known]
+            missing.append(len(unknown))
+            for symbol in unknown:
+                rules_using.setdefault(symbol, []).append(index)
+            if not unknown and lhs not in known:
+                known.add(lhs)
+                stack.append(lhs)
+        while stack:
+            for index in rules_using.pop(stack.pop(), ()):
+                missing[index] -= 1
+                lhs = self.rules[index][0]
+                if missing[index] == 0 and lhs not in known:
                     known.add(lhs)
-                    changed = True
+                    stack.append(lhs)
         return frozenset(known)
 
     @cached_property

@@ -120,22 +120,59 @@ def _closure(start: Iterable[int], edges: dict[int, set[int]]) -> set[int]:
 class Regex:
     """A regular expression over labels, built with `sym`, `seq`, `alt`, `star`, `plus`, `opt`, `repeat`."""
 
+    __slots__ = ("kind", "children", "label", "low", "high", "_key")
+
     def __init__(self, kind: str, children: tuple = (), label: Label = None, low: int = 0, high: int | None = 0):
         self.kind = kind
         self.children = children
         self.label = label
         self.low = low
         self.high = high
+        self._key: tuple | None = None
 
     def to_nfa(self) -> NFA:
         builder = _ThompsonBuilder()
         start, end = builder.build(self)
         return builder.finish(start, end)
 
+    def key(self) -> tuple:
+        """A structural identity, so that equal expressions built separately can be shared."""
+        if self._key is None:
+            self._key = (self.kind, self.label, self.low, self.high, tuple(child.key() for child in self.children))
+        return self._key
+
     def __repr__(self) -> str:
         if self.kind == "sym":
             return repr(self.label)
         return f"{self.kind}({', '.join(map(repr, self.children))})"
+
+
+def union_of_sequences(sequences: Iterable[Sequence[Regex]]) -> NFA:
+    """The NFA of the union of concatenations, sharing their common prefixes.
+
+    Sequences that agree on a long prefix (a file's right context seen from several boundary indices, reversed)
+    become a trie, so an Earley parse over the NFA handles the shared part once. Built without recursion on
+    sequence length.
+    """
+    builder = _ThompsonBuilder()
+    root, end = builder.state(), builder.state()
+    children: dict[tuple[int, tuple], int] = {}
+    for sequence in sequences:
+        node = root
+        for part in sequence:
+            key = (node, part.key())
+            child = children.get(key)
+            if child is None:
+                child = children[key] = builder.state()
+                if part.kind == "sym":
+                    builder.edges.append((node, part.label, child))
+                else:
+                    part_start, part_end = builder.build(part)
+                    builder.epsilon[node].add(part_start)
+                    builder.epsilon[part_end].add(child)
+            node = child
+        builder.epsilon[node].add(end)
+    return builder.finish(root, end)
 
 
 def sym(label: Label) -> Regex:
@@ -222,7 +259,10 @@ class _ThompsonBuilder:
         return start, end
 
     def finish(self, start: int, end: int) -> NFA:
-        closures = {state: _closure([state], self.epsilon) for state in range(self.n_states)}
+        closures = {
+            state: _closure([state], self.epsilon) if self.epsilon[state] else (state,)
+            for state in range(self.n_states)
+        }
         outgoing: dict[int, list[tuple[Label, int]]] = {state: [] for state in range(self.n_states)}
         for source, label, target in self.edges:
             outgoing[source].append((label, target))

@@ -58,42 +58,61 @@ class NFAParse:
             self.items, self.waiters, self.completed, self.completed_in, self.delta
         )
         agenda: list[tuple[int, int]] = []
-
-        def add(chart: int, item: int) -> None:
-            if item not in items[chart]:
-                items[chart].add(item)
-                agenda.append((chart, item))
-
+        push = agenda.append
         for state in self.nfa.initial:
             for dotted in first_dotted[tables.grammar.start]:
-                add(state, dotted + n_dotted * state)
+                item = dotted + n_dotted * state
+                if item not in items[state]:
+                    items[state].add(item)
+                    push((state, item))
         while agenda:
             chart, item = agenda.pop()
             dotted = item % n_dotted
             symbol = next_symbol[dotted]
             if symbol == COMPLETE:
                 origin = item // n_dotted
-                key = origin * n_symbols + lhs[dotted]
-                charts = completed.setdefault(key, set())
-                if chart in charts:
+                left = lhs[dotted]
+                charts = completed.get(origin * n_symbols + left)
+                if charts is None:
+                    charts = completed[origin * n_symbols + left] = set()
+                elif chart in charts:
                     continue
                 charts.add(chart)
-                completed_in[chart].setdefault(lhs[dotted], set()).add(origin)
-                for waiting in waiters[origin].get(lhs[dotted], ()):
-                    add(chart, waiting + 1)
+                origins = completed_in[chart].get(left)
+                if origins is None:
+                    completed_in[chart][left] = {origin}
+                else:
+                    origins.add(origin)
+                chart_items = items[chart]
+                for waiting in waiters[origin].get(left, ()):
+                    waiting += 1
+                    if waiting not in chart_items:
+                        chart_items.add(waiting)
+                        push((chart, waiting))
             elif is_terminal[symbol]:
+                item += 1
                 for target in delta[chart].get(symbol, ()):
-                    add(target, item + 1)
+                    if item not in items[target]:
+                        items[target].add(item)
+                        push((target, item))
             else:
+                chart_items = items[chart]
                 waiting = waiters[chart].get(symbol)
                 if waiting is None:
                     waiters[chart][symbol] = [item]
+                    base = n_dotted * chart
                     for first in first_dotted[symbol]:
-                        add(chart, first + n_dotted * chart)
+                        first += base
+                        if first not in chart_items:
+                            chart_items.add(first)
+                            push((chart, first))
                 else:
                     waiting.append(item)
+                item += 1
                 for target in completed.get(chart * n_symbols + symbol, ()):
-                    add(target, item + 1)
+                    if item not in items[target]:
+                        items[target].add(item)
+                        push((target, item))
 
     def creations(self, chart: int, item: int) -> Iterator[Creation]:
         """Every way `item` in `chart` was created (Fig. 2's creation methods).

@@ -1,0 +1,144 @@
+"""`quotient(left, right)`: the recognizer of middles that make `left + middle + right` a valid Python module.
+
+The right context is compiled once into a quotient grammar `L(Python) / R`, where `R` is the union of the token
+streams the right context can lex to (`fimlsp.python.right_context`), and cached per right context: a user who
+types keeps the same right context. The left context and the middle run through the incremental lexer into an
+Earley recognizer of that grammar, so `feed` costs time proportional to the text fed, whatever the file's size.
+
+`complete` first settles the middle's last token into the right context with the real lexer state (exact
+INDENT/DEDENT for the line the middle ends on), asks the quotient recognizer, and then confirms with CPython's
+own parser: the quotient's language over-approximates where indentation is unknown (Sec. VI-B of the paper), and
+the confirmation makes `complete` exact without ever making `feed` reject a valid middle.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from earley import Recognizer, RecognizerState, left_quotient
+from fimlsp.python import lexemes as lx
+from fimlsp.python.grammar import load_grammar
+from fimlsp.python.lexer import INITIAL, LexerState, advance, close_token, normalize_newlines
+from fimlsp.python.right_context import _parses, _token_end, reversed_right_context_nfa
+
+
+class RightContext:
+    """Everything about one right context that does not depend on the middle."""
+
+    def __init__(self, right: str):
+        self.right = normalize_newlines(right)
+        reversed_language, indices = reversed_right_context_nfa(self.right)
+        self.boundaries = frozenset(indices)
+        self.grammar = left_quotient(load_grammar().reverse(), reversed_language).reverse()
+        self.recognizer = Recognizer(self.grammar)
+        self._token_ends: dict[tuple[int, int], int | None] = {}
+
+    def start(self, left: str) -> FimState | None:
+        """The state after `left`; None if no middle can make `left + middle + right` valid."""
+        parser = self.recognizer.start()
+        if parser is None:
+            return None
+        return FimState(self, INITIAL, parser, (None, "")).feed(left)
+
+    def settle(self, state: LexerState) -> tuple[int, list[str]] | None:
+        """Run the lexer into the right context until it is between tokens: the index and terminals on the way."""
+        right = self.right
+        index = 0
+        out: list[str] = []
+        if state.pending_cr and right.startswith("\n"):
+            index = 1
+        while True:
+            if state.token != lx.START:
+                end = _token_end(right, state.token, index, self._token_ends)
+                if end is None:
+                    return None
+                advanced = advance(state, right[index:end])
+                if advanced is None:
+                    return None
+                state, tokens = advanced
+                out.extend(tokens)
+                closed = close_token(state, right[end] if end < len(right) else None)
+                if closed is None:
+                    return None
+                state, tokens = closed
+                out.extend(tokens)
+                index = end
+                continue
+            if not state.at_line_start or index == len(right) or right[index] == "\n":
+                return index, out
+            advanced = advance(state, right[index])
+            if advanced is None:
+                return None
+            state, tokens = advanced
+            out.extend(tokens)
+            index += 1
+
+
+@lru_cache(maxsize=16)
+def right_context(right: str) -> RightContext:
+    return RightContext(right)
+
+
+class FimState:
+    """The recognizer after `left` and the middle fed so far. Immutable: `feed` returns a new state."""
+
+    __slots__ = ("context", "lexer", "parser", "_chunks", "_complete")
+
+    def __init__(self, context: RightContext, lexer: LexerState, parser: RecognizerState, chunks: tuple):
+        self.context = context
+        self.lexer = lexer
+        self.parser = parser
+        self._chunks = chunks
+        self._complete: bool | None = None
+
+    def feed(self, text: str) -> FimState | None:
+        """The state after `text`, or None when no valid middle starts with everything fed so far."""
+        if not text:
+            return self
+        advanced = advance(self.lexer, text)
+        if advanced is None:
+            return None
+        lexer, terminals = advanced
+        parser = self.parser.feed_all(terminals) if terminals else self.parser
+        if parser is None:
+            return None
+        pending = lexer.possible_terminals()
+        if pending is not None and not pending & parser.allowed():
+            return None
+        return FimState(self.context, lexer, parser, (self._chunks, text))
+
+    @property
+    def text(self) -> str:
+        """The left context and everything fed since."""
+        pieces = []
+        chunks = self._chunks
+        while chunks:
+            chunks, piece = chunks
+            pieces.append(piece)
+        return "".join(reversed(pieces))
+
+    @property
+    def complete(self) -> bool:
+        """True iff the text so far followed by the right context is a valid Python module."""
+        if self._complete is None:
+            self._complete = self.quotient_accepts() and _parses(self.text + self.context.right)
+        return self._complete
+
+    def quotient_accepts(self) -> bool:
+        """Membership in the quotient language alone: necessary for `complete`, and exact but for indentation."""
+        settled = self.context.settle(self.lexer)
+        if settled is None:
+            return False
+        index, terminals = settled
+        if index not in self.context.boundaries:
+            return False
+        parser = self.parser.feed_all(terminals)
+        return parser is not None and parser.complete
+
+    def __repr__(self) -> str:
+        return f"<FimState fed={len(self.text)} chars, terminals={self.parser.position}>"
+
+
+def quotient(left: str, right: str) -> FimState | None:
+    """The state after `left`, given `right`; None if no middle can make `left + middle + right` valid."""
+    return right_context(right).start(left)

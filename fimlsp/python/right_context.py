@@ -1,0 +1,311 @@
+"""The right context as a regular language of terminals (Sec. V-B and VI of the FIM quotient paper).
+
+Two things about the right context are unknown until the middle is written:
+
+- where the middle's last token ends. The middle may end inside a name, a number, an operator, a string, a
+  comment or a line's indentation, and that token then runs on into the right context. `boundary_indices` finds
+  every index at which the lexer can be between tokens again (Fig. 6-7): it runs the lexer automaton from every
+  state over the start of the right context. The runs are deterministic, so each state has one end index.
+- the lexer's state at that index: bracket depth, indentation stack, whether the logical line has tokens.
+  The bracket depth is fixed by the text itself (the file must end at depth 0, so the depth at the index is minus
+  the right context's net bracket change). The rest is written into the language: the first fresh line is
+  `(INDENT | DEDENT*)` against the unknown stack, a dedent below every column seen so far is `DEDENT{0,n}` more
+  than the known levels, the first NEWLINE is optional when no token precedes it.
+
+The language over-approximates what the right context can lex to, so a recognizer built from it never rejects a
+valid middle; `fimlsp.python.quotient` confirms membership exactly.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass
+from functools import lru_cache
+
+from earley import NFA, Regex, alt, opt, repeat, star, sym, union_of_sequences
+from fimlsp.python import lexemes as lx
+from fimlsp.python.lexer import MAX_BRACKET_DEPTH, _string_is_valid
+
+
+def boundary_indices(right: str) -> list[int]:
+    """Indices of `right` at which, after some middle, the lexer is between tokens (sorted)."""
+    ends = {0}
+    memo: dict[tuple[int, int], int | None] = {}
+    for state in range(1, lx.N_STATES):
+        end = _token_end(right, state, 0, memo)
+        if end is not None:
+            ends.add(end)
+    ends.add(_line_start_end(right, 0, memo))
+    if right.startswith("\n"):  # the middle ended in "\r": this "\n" completes its line break
+        ends |= {1, _line_start_end(right, 1, memo)}
+    return sorted(index for index in ends if index is not None)
+
+
+def _token_end(text: str, state: int, index: int, memo: dict[tuple[int, int], int | None]) -> int | None:
+    """Where a token in `state` before `text[index]` ends; None if it cannot end validly."""
+    path = []
+    result: int | None = None
+    while True:
+        key = (state, index)
+        if key in memo:
+            result = memo[key]
+            break
+        path.append(key)
+        following = lx.step(state, text[index]) if index < len(text) else lx.DEAD
+        if following != lx.DEAD:
+            state, index = following, index + 1
+            continue
+        if state == lx.S_DOT_DOT:  # ".." then not ".": the second "." starts a token of its own
+            state = lx.S_DOT
+            continue
+        if state == lx.S_EXPONENT:  # "1e" then no exponent: the "e" starts a name of its own
+            state = lx.S_NAME
+            continue
+        result = index if lx.KIND[state] is not None else None
+        break
+    for key in path:
+        memo[key] = result
+    return result
+
+
+def _line_start_end(text: str, index: int, memo: dict[tuple[int, int], int | None]) -> int | None:
+    """Where the lexer settles when the middle ends at the start of a line, in its indentation."""
+    while True:
+        while index < len(text) and text[index] in lx.WHITESPACE:
+            index += 1
+        if index == len(text) or text[index] == "\n":
+            return index
+        if text[index] in "#\\":
+            end = _token_end(text, lx.S_COMMENT if text[index] == "#" else lx.S_BACKSLASH, index + 1, memo)
+            if end is None or text[index] == "#":
+                return end
+            index = end
+            continue
+        first = lx.step(lx.START, text[index])
+        return None if first == lx.DEAD else _token_end(text, first, index + 1, memo)
+
+
+@dataclass
+class _Token:
+    terminal: str | None  # None for comments and line continuations
+    start: int
+    end: int
+
+
+class _Scanner:
+    """Tokens of the right context from any index, shared between indices.
+
+    Lexing from a token boundary is deterministic, so once the scan from one index reaches a token start that
+    another scan passed, the rest is the same: each index costs only the tokens before it joins a known scan.
+    """
+
+    def __init__(self, text: str):
+        self.text = text
+        self.ends: dict[tuple[int, int], int | None] = {}
+        self.runs: list[list[_Token] | None] = []
+        self.located: dict[int, tuple[int, int]] = {}  # token start -> (run, index in run)
+
+    def tokens_from(self, index: int) -> list[_Token] | None:
+        """The tokens of `text[index:]` lexed from a token boundary; None if it does not lex."""
+        text = self.text
+        prefix: list[_Token] = []
+        rest: list[_Token] | None = []
+        while index < len(text):
+            char = text[index]
+            if char in lx.WHITESPACE or char == "\n":
+                index += 1
+                continue
+            found = self.located.get(index)
+            if found is not None:
+                run, position = found
+                rest = None if self.runs[run] is None else self.runs[run][position:]
+                break
+            first = lx.step(lx.START, char)
+            end = None if first == lx.DEAD else _token_end(text, first, index + 1, self.ends)
+            if end is None:
+                rest = None
+                break
+            prefix.extend(_classify(text, first, index, end))
+            index = end
+        run = len(self.runs)
+        self.runs.append(None if rest is None else prefix + rest)
+        for position, token in enumerate(prefix):
+            self.located.setdefault(token.start, (run, position))
+        return self.runs[run]
+
+
+def _classify(text: str, first: int, start: int, end: int) -> list[_Token]:
+    """Terminals of the text `text[start:end]`, a token begun in automaton state `first`."""
+    state = first
+    for index in range(start + 1, end):
+        following = lx.step(state, text[index])
+        if following == lx.DEAD and state == lx.S_DOT_DOT:  # "." and then a token from the second "."
+            return [_Token(".", start, start + 1), *_classify(text, lx.S_DOT, start + 1, end)]
+        if following == lx.DEAD:  # "1e" with no exponent: a number, then a name from the "e"
+            return [_Token(lx.NUMBER, start, index - 1), *_classify(text, lx.S_NAME, index - 1, end)]
+        state = following
+    kind = lx.KIND[state]
+    token_text = text[start:end]
+    if kind == lx.KIND_NAME:
+        return [_Token(lx.word_terminal(token_text), start, end)]
+    if kind == lx.KIND_NUMBER:
+        return [_Token(lx.NUMBER, start, end)]
+    if kind == lx.KIND_STRING:
+        return [_Token(lx.STRING if _string_is_valid(token_text) else "", start, end)]
+    if kind == lx.KIND_OPERATOR:
+        return [_Token(token_text, start, end)]
+    return [_Token(None, start, end)]
+
+
+def _column(text: str, line_start: int, first_token: int) -> int:
+    column = 0
+    for char in text[line_start:first_token]:
+        column = (column // 8 + 1) * 8 if char == "\t" else 0 if char == "\f" else column + 1
+    return column
+
+
+# A column-0 statement starting with one of these continues the statement before it.
+_CONTINUING = frozenset({"else", "elif", "except", "finally"})
+# A statement starting with one of these can be decorated by the line before it.
+_DECORATABLE = frozenset({"def", "class", "async", "@"})
+
+
+class _StandaloneCache:
+    """Whether the text from an index of the right context on is a valid module by itself (memoized)."""
+
+    def __init__(self, right: str):
+        self.right = right
+        self.known: dict[int, bool] = {}
+
+    def __call__(self, index: int) -> bool:
+        found = self.known.get(index)
+        if found is None:
+            found = self.known[index] = _parses(self.right[index:])
+        return found
+
+
+def stream(scanner: _Scanner, start: int, standalone: _StandaloneCache | None = None) -> list[Regex] | None:
+    """The terminals that `right[start:]`, lexed from a token boundary after an unknown middle, can produce.
+
+    Returned as a sequence of small expressions, or None if no lexer state makes the text valid (it does not
+    lex, or its brackets cannot balance). With `standalone`, the stream stops at the first line at column 0
+    after which the rest of the file is a valid module that the text before cannot continue or decorate: there
+    every block is closed, so the language there is the same as at the end of the file (windowing; it keeps the
+    one-time cost proportional to the enclosing top-level statement, not the file).
+    """
+    text = scanner.text
+    tokens = scanner.tokens_from(start)
+    if tokens is None or any(token.terminal == "" for token in tokens):
+        return None
+    change = lowest_change = 0
+    for token in tokens:
+        if token.terminal in lx.OPENING_BRACKETS:
+            change += 1
+        elif token.terminal in lx.CLOSING_BRACKETS:
+            change -= 1
+            lowest_change = min(lowest_change, change)
+    depth = -change
+    if depth < 0 or lowest_change < change or depth > MAX_BRACKET_DEPTH:
+        return None
+    parts: list[Regex] = []
+    line_has_tokens: bool | None = None
+    known_levels: list[int] | None = None
+    lowest_level = 0
+    position = start
+    line_first: str | None = None  # first terminal of the current logical line, if it began in `text`
+    previous_line_first: str | None = None
+    for token in tokens:
+        if depth == 0 and "\n" in text[position:token.start]:
+            parts.extend(_newline(line_has_tokens))
+            if line_has_tokens is not False:
+                previous_line_first, line_first = line_first, None
+            line_has_tokens = False
+            if token.terminal is not None:
+                column = _column(text, text.rfind("\n", start, token.start) + 1, token.start)
+                if (
+                    column == 0
+                    and standalone is not None
+                    and token.terminal not in _CONTINUING
+                    and (previous_line_first != "@" if known_levels is not None else token.terminal not in _DECORATABLE)
+                    and standalone(token.start)
+                ):
+                    return parts + [_closing_dedents(known_levels, lowest_level)]
+                if known_levels is None:
+                    parts.append(alt(sym(lx.INDENT), star(sym(lx.DEDENT))))
+                    known_levels, lowest_level = [column], column
+                elif column > known_levels[-1]:
+                    parts.append(sym(lx.INDENT))
+                    known_levels.append(column)
+                elif column < known_levels[-1]:
+                    popped = 0
+                    while known_levels and known_levels[-1] > column:
+                        known_levels.pop()
+                        popped += 1
+                    if known_levels and known_levels[-1] != column:
+                        return None
+                    unknown = 0 if known_levels else max(0, lowest_level - column - 1)
+                    parts.append(repeat(sym(lx.DEDENT), popped, popped + unknown))
+                    if not known_levels:
+                        known_levels, lowest_level = [column], column
+        position = token.end
+        if token.terminal is None:
+            continue
+        parts.append(_symbol(token.terminal))
+        if line_has_tokens is False:
+            line_first = token.terminal
+        line_has_tokens = True
+        if token.terminal in lx.OPENING_BRACKETS:
+            depth += 1
+        elif token.terminal in lx.CLOSING_BRACKETS:
+            depth -= 1
+    parts.extend(_newline(line_has_tokens))
+    parts.append(_closing_dedents(known_levels, lowest_level))
+    return parts
+
+
+@lru_cache(maxsize=None)
+def _symbol(terminal: str) -> Regex:
+    return sym(terminal)
+
+
+def _closing_dedents(known_levels: list[int] | None, lowest_level: int) -> Regex:
+    """The DEDENTs that close every block at the end of the file (or before a column-0 statement)."""
+    if known_levels is None:
+        return star(sym(lx.DEDENT))
+    exact = sum(1 for level in known_levels if level > 0)
+    return repeat(sym(lx.DEDENT), exact, exact + max(0, lowest_level - 1))
+
+
+def _newline(line_has_tokens: bool | None) -> list[Regex]:
+    if line_has_tokens is None:
+        return [opt(sym(lx.NEWLINE))]
+    return [sym(lx.NEWLINE)] if line_has_tokens else []
+
+
+def _parses(source: str) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            ast.parse(source)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return False
+    return True
+
+
+def reversed_right_context_nfa(right: str, window: bool = True) -> tuple[NFA, list[int]]:
+    """The NFA of the reversed union, over boundary indices, of the streams of `right[index:]`.
+
+    Reversed because the quotient is computed over reversed languages; built as a trie so that the streams'
+    common tail (usually everything after the first line) is shared. Also returns the indices that took part.
+    """
+    standalone = _StandaloneCache(right) if window else None
+    scanner = _Scanner(right)
+    reversed_streams = []
+    used = []
+    for index in boundary_indices(right):
+        parts = stream(scanner, index, standalone)
+        if parts is not None:
+            reversed_streams.append(parts[::-1])
+            used.append(index)
+    return union_of_sequences(reversed_streams), used

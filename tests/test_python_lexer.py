@@ -1,0 +1,104 @@
+"""The Python lexer against CPython: the standard library's tokens, and the tokenizer's quirks."""
+
+from __future__ import annotations
+
+import ast
+import sysconfig
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fimlsp.python.lexer import INITIAL, advance, tokenize
+from tests.tokens_bridge import tokens as reference_tokens
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+SAMPLE_FILES = [
+    "typing.py", "dataclasses.py", "tokenize.py", "textwrap.py", "re/_parser.py", "asyncio/base_events.py",
+    "email/_header_value_parser.py", "decimal.py", "string.py", "json/decoder.py", "ast.py", "inspect.py",
+]
+
+
+def parses(text: str) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            ast.parse(text)
+        except (SyntaxError, ValueError):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("name", SAMPLE_FILES)
+def test_standard_library_files_lex_like_cpython(name):
+    text = (STDLIB / name).read_text(encoding="utf-8")
+    assert tokenize(text) == [token.name for token in reference_tokens(text)]
+
+
+@pytest.mark.parametrize(
+    "source, terminals",
+    [
+        ("x = 0x_1f + 0o7 + 0b1 + 1_000.5e-3j + .5 + 1.",
+         "NAME = NUMBER + NUMBER + NUMBER + NUMBER + NUMBER + NUMBER NEWLINE"),
+        ("1if x else 2", "NUMBER if NAME else NUMBER NEWLINE"),
+        ("0x1for x in y", "NUMBER or NAME in NAME NEWLINE"),  # 0x1f, then `or`
+        ("1..real", "NUMBER . NAME NEWLINE"),
+        ("x[...]", "NAME [ ... ] NEWLINE"),
+        ("a**=b;c//=(d:=e)", "NAME **= NAME ; NAME //= ( NAME := NAME ) NEWLINE"),
+        ("x = rb'\\x00', Rb\"a\", f'{x!r}' u'', br'''a\nb'''", "NAME = STRING , STRING , STRING STRING , STRING NEWLINE"),
+        ("match x:\n case _: pass", "match NAME : NEWLINE INDENT case NAME : pass NEWLINE DEDENT"),
+        ("x = (1,\n     2)", "NAME = ( NUMBER , NUMBER ) NEWLINE"),
+        ("x = 1 + \\\n    2", "NAME = NUMBER + NUMBER NEWLINE"),
+        ("if x:\n\tpass\n# c\n\n        \n", "if NAME : NEWLINE INDENT pass NEWLINE DEDENT"),
+        ("x = 1\r\ny = 2\r", "NAME = NUMBER NEWLINE NAME = NUMBER NEWLINE"),
+        ("# only a comment", ""),
+        ("", ""),
+        ("π = 1; é·x = 2", "NAME = NUMBER ; NAME = NUMBER NEWLINE"),
+    ],
+)
+def test_terminals(source, terminals):
+    assert tokenize(source) == terminals.split()
+    assert parses(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "0or 1", "1ex", "1e+x", "1_a", "1__0", "0x", "01", "0_1", "1e", "1.__class__", "0x1and 2", "1as x",
+        "'abc\n'", "'''abc", "x = $", "a ! b", "x = 1 \\ \n", "x\x00", "if x:\n\tpass\n        pass",
+        "if x:\n    a\n  b", "b'é'", "f'{'", "'\\N{nonsense}'", "(" * 201 + ")" * 201, "\ufeffx = 1",
+    ],
+)
+def test_invalid_text_is_rejected_like_cpython(source):
+    assert not parses(source)
+    assert tokenize(source) is None
+
+
+def test_advance_is_incremental():
+    """Lexing a text in pieces gives the same terminals as lexing it whole, with the token in progress kept."""
+    text = "def f(a, b=0x1f):\n    return a  +  b ** 2  # done\n"
+    whole = advance(INITIAL, text)
+    state, collected = INITIAL, []
+    for char in text:
+        state, terminals = advance(state, char)
+        collected += terminals
+    assert collected == whole[1] and state == whole[0]
+
+
+FRAGMENTS = st.sampled_from(
+    ["x", "1", "0", "0x1", "1.5", "e5", "j", " ", "\t", "\n", "\\\n", "#c", "'s'", '"""d"""', "f'{x}'", "(", ")",
+     "[", "]", ":", ",", ".", "..", "=", "==", "if", "else", "or", "and", "in", "not", "lambda", "    ", "\r\n",
+     "pass", "def", "return", "*", "**", "->", "@", ";", "\f", "é", "_"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(FRAGMENTS, max_size=14))
+def test_lexer_never_rejects_what_cpython_parses(fragments):
+    source = "".join(fragments)
+    if parses(source):
+        result = tokenize(source)
+        assert result is not None, source
+        assert result == [token.name for token in reference_tokens(source)], source

@@ -1,0 +1,147 @@
+"""`fimlsp.quotient`: no valid middle is ever rejected, `complete` is exact, invalid prefixes die early."""
+
+from __future__ import annotations
+
+import ast
+import random
+import warnings
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fimlsp import quotient
+from fimlsp.cases import boundary_cases, random_span_cases
+
+SNIPPETS = {
+    "strings": 'x = "a\\"b" + \'c\' + r"\\d" + b"e"\ny = """long\n"quoted" \'\'\' text"""\nz = f"{x!r:>{w}}" f\'\'\n',
+    "comments": "# header\nx = 1  # trailing (\n\n    # indented comment\ny = [\n    2,  # inside brackets\n]\n",
+    "numbers": "n = 0x_1F + 0o17 + 0b1 + 1_000 + 3.14e-10 + .5j + 1. + 0 + 00\nm = n if 1else 0x1for x in y\n",
+    "brackets": "d = {'a': [1, (2, 3)], **e}\ns = d['a'][1:2, ::3]\nf(*args, k=lambda q, /, *r, t=1: q)\n",
+    "blocks": (
+        "class A(B, metaclass=M):\n    @decorator(1)\n    def f(self, a: int = 1, *b, c, **d) -> str:\n"
+        "        if a:\n            return b\n        elif c:\n            pass\n        else:\n"
+        "            for i in d:\n                while i:\n                    break\n            else:\n"
+        "                yield from x\n        try:\n            pass\n        except* E as e:\n"
+        "            raise\n        finally:\n            del a\n\n\ndef g():\n    return (yield)\n"
+    ),
+    "match": "match p:\n    case [1, *rest] if rest:\n        pass\n    case {'k': v, **kw} | Point(x=0):\n        pass\n",
+    "tabs": "if x:\n\tif y:\n\t\tz = 1\n\tw = 2\n",
+    "continuation": "total = 1 + \\\n    2\nasync def h():\n    async with a as (b, c):\n        await d\n",
+}
+
+
+def parses(source: str) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            ast.parse(source)
+        except (SyntaxError, ValueError):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("name", sorted(SNIPPETS))
+def test_every_short_span_is_accepted(name):
+    """With the cursor anywhere (inside strings, comments, numbers, names, brackets, indentation), feeding the
+    deleted text one character at a time is never rejected and ends complete. (70 cursor positions a snippet.)"""
+    text = SNIPPETS[name]
+    assert parses(text)
+    rng = random.Random(name)
+    ends = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, 70)))
+    for end in ends:
+        start = max(0, end - rng.randint(0, 12))
+        state = quotient(text[:start], text[end:])
+        assert state is not None, (text[:start], text[end:])
+        for index, char in enumerate(text[start:end]):
+            state = state.feed(char)
+            assert state is not None, (text[:start], text[start:start + index + 1], text[end:])
+        assert state.complete, (text[:start], text[start:end], text[end:])
+
+
+@pytest.mark.parametrize(
+    "left, middle, right",
+    [
+        ("x = [1, 2", "]]", "\n"),  # unmatched closing bracket
+        ("def f():\n    if x:\n        pass\n", "  y", "\n"),  # dedent to a column never opened
+        ("x = 1\n", "else:", "\n    pass\n"),  # else with no if (rejected once `else` cannot grow into a name)
+        ("s = 'abc", "\n", "'\n"),  # a newline the single-quoted string cannot hold
+        ("x = 0", "or", " 1\n"),  # 0o commits to an octal literal
+        ("x = ", "1 2", "\n"),
+        ("print(", "a b", ")\n"),
+    ],
+)
+def test_invalid_prefix_is_rejected_as_soon_as_it_is_fed(left, middle, right):
+    state = quotient(left, right)
+    assert state is not None
+    for char in middle[:-1]:
+        state = state.feed(char)
+        assert state is not None
+    assert state.feed(middle[-1]) is None
+
+
+def test_contexts_that_admit_no_middle():
+    # The middle can comment out the rest of its line, but no middle repairs a second invalid line.
+    assert quotient("x = 1\n", "\n1 = x\n1 = y\n") is None
+    assert quotient("x = )", "\n") is None
+    assert quotient("x = (", "]\n") is not None  # `1)\ny = [` closes both: context escape is valid Python
+    assert quotient("x = 1\n", "\n  y = 2\n  z = 3\n") is not None  # a middle can open a block: `if x:`
+    assert quotient("", "else:\n    pass\n") is not None  # `if x:\n    pass\n`
+
+
+def test_states_are_values():
+    state = quotient("result = compute(", ")\n")
+    first = state.feed("a, b")
+    second = state.feed("1")
+    assert first.complete and second.complete
+    closed_early = state.feed(")")
+    assert closed_early is not None and not closed_early.complete  # `compute())` needs more: `\nf(`
+    assert state.complete and state.text == "result = compute("  # the state fed from is unchanged
+
+
+def test_empty_middle():
+    assert quotient("x = 1", "\n").complete
+    assert not quotient("x = ", "\n").complete
+
+
+MIDDLE_PIECES = st.sampled_from(
+    ["x", "1", " ", "\n", "    ", "(", ")", "[", "]", ",", ":", "=", "+", "if", "else", "'", '"', "#", "\\",
+     "return", "pass", "def f():", "\t", "lambda", ".", "*"]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(SNIPPETS)), st.integers(0, 10_000), st.lists(MIDDLE_PIECES, max_size=6))
+def test_complete_is_exact_and_valid_middles_are_never_rejected(name, cut, pieces):
+    text = SNIPPETS[name]
+    cut %= len(text) + 1
+    left, right = text[:cut], text[cut:]
+    middle = "".join(pieces)
+    state = quotient(left, right)
+    assert state is not None
+    for index in range(len(middle)):
+        state = state.feed(middle[index])
+        if state is None:
+            assert not any(parses(left + middle[: index + 1] + tail + right) for tail in ("", "\n", ")", "'"))
+            return
+    assert state.complete == parses(left + middle + right)
+
+
+def _stdlib_sample(kind: str, count: int):
+    from benchmarks.quotient_correctness import stdlib_files
+
+    files = [item for item in stdlib_files() if len(item[1]) < 30_000]
+    make = random_span_cases if kind == "randspan" else boundary_cases
+    return list(make(files, seed=7, count=count))
+
+
+@pytest.mark.parametrize("kind", ["randspan", "boundary"])
+def test_standard_library_sample_has_no_false_rejects(kind):
+    """A CI-sized sample of the correctness script (`benchmarks/quotient_correctness.py` runs thousands)."""
+    for case in _stdlib_sample(kind, 60):
+        state = quotient(case.left, case.right)
+        assert state is not None, case.name
+        for index, char in enumerate(case.middle):
+            state = state.feed(char)
+            assert state is not None, (case.name, case.middle[: index + 1])
+        assert state.complete, (case.name, case.middle)
