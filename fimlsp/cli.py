@@ -11,7 +11,10 @@ import importlib
 import sys
 
 SUBCOMMANDS = {
+    "complete": ("fimlsp.commands.complete", "fill in the middle of a Python file at FILE:LINE:COL"),
     "demo": ("fimlsp.commands.demo", "show the Earley quotient on the paper's worked example"),
+    "train": ("fimlsp.commands.train", "train, export and evaluate the small default FIM model"),
+    "evaluate-model": ("fimlsp.commands.evaluate_model", "held-out bits per byte and random-span FIM figures of a model"),
 }
 
 
@@ -31,6 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `-:LINE:COL` names standard input; argparse would take it for an option.
+    stdin_targets = [arg for arg in argv if arg.startswith("-:")]
+    argv = [arg for arg in argv if arg not in stdin_targets] + (["--", *stdin_targets] if stdin_targets else [])
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)

@@ -1,0 +1,89 @@
+"""Fill in the middle of a Python file at LINE:COL (1-based, column in characters) and print the middle.
+
+The file is split at the position; the middle that the model generates, constrained so that the whole file
+stays valid Python, goes to stdout and nothing else does. `-` as the file reads standard input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from fimlsp.cli import UserError
+from fimlsp.decoding import MODES
+from fimlsp.source import SourceError, read_source, split_at
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", metavar="FILE:LINE:COL", help="the file and the cursor position (FILE may be -)")
+    parser.add_argument("--mode", choices=MODES, default="constrained", help="decoding mode (default: constrained)")
+    parser.add_argument("--model", help="model folder or hub id (default: the model shipped with fimlsp)")
+    parser.add_argument("--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if present)")
+    parser.add_argument("--format", dest="fim_format", help="FIM prompt format (default: detected from the model)")
+    parser.add_argument("--order", choices=("psm", "spm"), default="psm", help="FIM prompt order (default: psm)")
+    parser.add_argument("--max-tokens", type=int, default=500, help="most tokens to generate (default: 500)")
+    parser.add_argument("--top-k", type=int, default=50, help="candidates checked per token (default: 50)")
+    parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature; 0 is greedy")
+    parser.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass (default: 1.0)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for sampling (default: 0)")
+    parser.add_argument("--timeout", type=float, help="time budget in seconds for the completion")
+    parser.add_argument("--single-line", action="store_true", help="stop at the first line end where it is valid")
+    parser.add_argument("--json", action="store_true", help="print one JSON object with the middle and its costs")
+
+
+def parse_target(target: str) -> tuple[str, int, int]:
+    path, separator, rest = target.rpartition(":")
+    path, separator2, line = path.rpartition(":")
+    if not separator or not separator2 or not path:
+        raise UserError(f"expected FILE:LINE:COL, got {target!r}")
+    try:
+        return path, int(line), int(rest)
+    except ValueError:
+        raise UserError(f"LINE and COL must be numbers in {target!r}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from fimlsp.decoding import DecodingOptions, complete_middle
+    from fimlsp.model import ModelError, load_model
+
+    path, line, column = parse_target(args.target)
+    try:
+        text = read_source(sys.stdin.buffer.read() if path == "-" else _read_file(path), path)
+        left, right = split_at(text, line, column)
+        options = DecodingOptions(
+            mode=args.mode, max_tokens=args.max_tokens, top_k=args.top_k, temperature=args.temperature,
+            top_p=args.top_p, timeout=args.timeout, seed=args.seed, single_line=args.single_line,
+        )
+    except (SourceError, ValueError) as error:
+        raise UserError(str(error)) from error
+    try:
+        model = load_model(args.model, args.device, args.fim_format, args.order)
+    except ModelError as error:
+        raise UserError(str(error)) from error
+    result = complete_middle(model, left, right, options)
+    succeeded = result.parses or args.mode == "unconstrained"
+    if args.json:
+        print(json.dumps({"file": path, "line": line, "column": column, "model": model.name, **result.to_json()}))
+    elif succeeded:
+        sys.stdout.write(result.middle)
+        sys.stdout.flush()
+    if result.stop == "no_valid_middle":
+        print(f"fimlsp complete: no middle can make {path} valid Python at {line}:{column} (is the file broken "
+              "elsewhere?); try --mode unconstrained", file=sys.stderr)
+    elif not succeeded:
+        print(f"fimlsp complete: no valid middle found ({result.stop} after {result.tokens} tokens); "
+              "try --mode unconstrained", file=sys.stderr)
+    return 0 if succeeded else 1
+
+
+def _read_file(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory") from None
+    except OSError as error:
+        raise UserError(f"{path}: cannot read: {error.strerror}") from None

@@ -1,0 +1,267 @@
+"""Fill-in-the-middle decoding: constrained, checked and unconstrained (Sec. VII-B of the FIM quotient paper).
+
+All three modes share one loop and the same stopping rules; they differ only in how a candidate token and an
+end of sequence are judged:
+
+- `constrained`: a candidate is taken only if the quotient recognizer can still complete the file after it
+  (`FimState.feed`), trying the top `top_k` tokens in order; end of sequence only if the file is complete.
+- `checked`: unconstrained, but end of sequence (and the final choice) only where `ast.parse` of the whole file
+  succeeds (the paper's "checked unconstrained").
+- `unconstrained`: plain greedy or sampled FIM.
+
+When generation ends without an accepted end of sequence (token limit, no candidate, time budget, cancellation),
+the middle is the prefix, at a token boundary, with the best length-weighted end-of-sequence probability among
+those that make the file valid; with none, the result says so.
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+from fimlsp.model import FimModel
+from fimlsp.model.token_text import split_utf8
+from fimlsp.python.quotient import FimState, quotient
+
+MODES = ("constrained", "checked", "unconstrained")
+
+
+@dataclass(frozen=True)
+class DecodingOptions:
+    mode: str = "constrained"
+    max_tokens: int = 500
+    top_k: int = 50
+    temperature: float = 0.0  # 0: greedy
+    top_p: float = 1.0
+    timeout: float | None = None  # seconds for the whole completion
+    seed: int = 0
+    single_line: bool = False  # stop at the end of the first line where the file is valid
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise ValueError(f"unknown mode {self.mode!r}; choose one of {', '.join(MODES)}")
+        if self.max_tokens < 0 or self.top_k < 1 or self.temperature < 0 or not 0 < self.top_p <= 1:
+            raise ValueError("max_tokens >= 0, top_k >= 1, temperature >= 0 and 0 < top_p <= 1 are required")
+        if self.timeout is not None and self.timeout <= 0:
+            raise ValueError("timeout must be positive")
+
+
+@dataclass
+class Completion:
+    """What a completion produced and what it cost."""
+
+    middle: str
+    parses: bool  # ast.parse(left + middle + right) succeeds
+    mode: str
+    stop: str  # eos, line, max_tokens, context_full, no_candidate, timeout, cancelled, no_valid_middle
+    tokens: int = 0
+    candidates_tried: int = 0
+    model_seconds: float = 0.0
+    setup_seconds: float = 0.0  # one-time constraint setup: quotient(left, right)
+    constraint_seconds: float = 0.0  # every feed, membership test and parse check during decoding
+    fallback: bool = False  # the middle was chosen among prefixes, without an end of sequence
+
+    @property
+    def constraint_ms_per_token(self) -> float:
+        return 1e3 * self.constraint_seconds / max(1, self.tokens)
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["constraint_ms_per_token"] = self.constraint_ms_per_token
+        return data
+
+
+def parses(source: str) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            ast.parse(source)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return False
+    return True
+
+
+@dataclass
+class _Prefix:
+    """The middle up to a token boundary, with what is needed to judge it and to continue from it."""
+
+    text: str
+    pending: bytes
+    state: FimState | None
+    tokens: int
+    eos_probability: float = 0.0
+
+
+class _Judge:
+    """Accepts or refuses candidates according to the mode, and keeps time."""
+
+    def __init__(self, mode: str, left: str, right: str):
+        self.mode, self.left, self.right = mode, left, right
+        self.seconds = 0.0
+
+    def extend(self, prefix: _Prefix, text: str) -> tuple[bool, FimState | None]:
+        if self.mode != "constrained" or not text:
+            return True, prefix.state
+        clock = time.perf_counter()
+        state = prefix.state.feed(text)
+        self.seconds += time.perf_counter() - clock
+        return state is not None, state
+
+    def valid_end(self, prefix: _Prefix) -> bool:
+        if prefix.pending:
+            return False
+        if self.mode == "unconstrained":
+            return True
+        clock = time.perf_counter()
+        if self.mode == "constrained":
+            valid = prefix.state.complete
+        else:
+            valid = parses(self.left + prefix.text + self.right)
+        self.seconds += time.perf_counter() - clock
+        return valid
+
+
+def complete_middle(
+    model: FimModel,
+    left: str,
+    right: str,
+    options: DecodingOptions = DecodingOptions(),
+    should_stop: Callable[[], bool] | None = None,
+) -> Completion:
+    """Generate the middle between `left` and `right`. `should_stop` is polled once per token (cancellation)."""
+    import torch
+
+    started = time.perf_counter()
+    deadline = None if options.timeout is None else started + options.timeout
+    mode = options.mode
+    state = None
+    setup_seconds = 0.0
+    if mode == "constrained":
+        state = quotient(left, right)
+        setup_seconds = time.perf_counter() - started
+        if state is None:
+            return Completion("", False, mode, "no_valid_middle", setup_seconds=setup_seconds)
+    judge = _Judge(mode, left, right)
+    prefix = _Prefix("", b"", state, 0)
+    boundaries: list[_Prefix] = []
+    reserve = min(options.max_tokens, model.context_window // 4)
+    prompt = model.prompt(left, right, reserve)
+    generator = torch.Generator().manual_seed(options.seed)
+    input_ids = torch.tensor([prompt], device=model.device)
+    past = None
+    model_seconds = 0.0
+    tried = 0
+    stop = "max_tokens"
+    with torch.inference_mode():
+        while True:
+            if should_stop is not None and should_stop():
+                stop = "cancelled"
+                break
+            if deadline is not None and time.perf_counter() > deadline:
+                stop = "timeout"
+                break
+            if prefix.tokens >= options.max_tokens:
+                break
+            if len(prompt) + prefix.tokens >= model.context_window:
+                stop = "context_full"
+                break
+            clock = time.perf_counter()
+            output = model.model(input_ids=input_ids, past_key_values=past, use_cache=True)
+            past = output.past_key_values
+            logits = output.logits[0, -1].float()
+            model_seconds += time.perf_counter() - clock
+            log_probs = torch.log_softmax(logits, dim=-1)
+            stop_ids = list(model.stop_ids)
+            prefix.eos_probability = float(log_probs[stop_ids].exp().sum()) if stop_ids else 0.0
+            boundaries.append(prefix)
+            ranked = _candidates(log_probs, options, generator, options.top_k)
+            chosen = None
+            for token in ranked:
+                tried += 1
+                if token in model.stop_ids:
+                    if judge.valid_end(prefix):
+                        stop = "eos"
+                        break
+                    continue
+                data = model.token_bytes[token] if token < len(model.token_bytes) else None
+                if data is None:  # control and special tokens are never text
+                    continue
+                split = split_utf8(prefix.pending + data)
+                if split is None:
+                    continue
+                text, pending = split
+                accepted, next_state = judge.extend(prefix, text)
+                if accepted:
+                    chosen = (token, _Prefix(prefix.text + text, pending, next_state, prefix.tokens + 1))
+                    break
+            if stop == "eos":
+                break
+            if chosen is None:
+                stop = "no_candidate"
+                break
+            previous = prefix
+            token, prefix = chosen
+            if options.single_line and "\n" in prefix.text[len(previous.text):]:
+                line_end = _line_end(previous, prefix.text[len(previous.text):], judge)
+                if line_end is not None:
+                    prefix, stop = line_end, "line"
+                    break
+            input_ids = torch.tensor([[token]], device=model.device)
+    fallback = False
+    if stop not in ("eos", "line") and mode != "unconstrained":
+        boundaries.append(prefix)
+        best = _best_valid_prefix(boundaries, judge)
+        if best is not None:
+            prefix, fallback = best, True
+    middle = prefix.text if not prefix.pending else prefix.text + prefix.pending.decode("utf-8", "replace")
+    valid = parses(left + middle + right)
+    return Completion(
+        middle, valid, mode, stop, prefix.tokens, tried, model_seconds, setup_seconds, judge.seconds, fallback,
+    )
+
+
+def _candidates(log_probs, options: DecodingOptions, generator, limit: int) -> list[int]:
+    """Token ids in the order to try them: by probability, or a sample without replacement when sampling."""
+    import torch
+
+    if options.temperature == 0:
+        return torch.topk(log_probs, min(limit, log_probs.numel())).indices.tolist()
+    scaled = log_probs / options.temperature
+    if options.top_p < 1.0:
+        sorted_logits, order = torch.sort(scaled, descending=True)
+        cumulative = torch.softmax(sorted_logits, dim=-1).cumsum(dim=-1)
+        cut = int((cumulative < options.top_p).sum()) + 1
+        keep = order[:cut]
+        masked = torch.full_like(scaled, float("-inf"))
+        masked[keep] = scaled[keep]
+        scaled = masked
+    uniform = torch.rand(scaled.shape, generator=generator).clamp_(1e-12, 1.0)
+    perturbed = scaled - torch.log(-torch.log(uniform))  # Gumbel-top-k: sampling without replacement
+    ranked = torch.topk(perturbed, min(limit, perturbed.numel())).indices.tolist()
+    return [token for token in ranked if scaled[token] != float("-inf")]
+
+
+def _line_end(previous: _Prefix, text: str, judge: _Judge) -> _Prefix | None:
+    """The middle cut at a newline in the newly accepted `text`, if the file is valid there (single-line mode)."""
+    if previous.pending:
+        return None
+    position = text.find("\n")
+    while position != -1:
+        accepted, state = judge.extend(previous, text[:position])
+        candidate = _Prefix(previous.text + text[:position], b"", state, previous.tokens + 1)
+        if accepted and judge.valid_end(candidate):
+            return candidate
+        position = text.find("\n", position + 1)
+    return None
+
+
+def _best_valid_prefix(boundaries: list[_Prefix], judge: _Judge) -> _Prefix | None:
+    """The valid prefix with the best end-of-sequence probability weighted by its length in tokens."""
+    ranked = sorted(boundaries, key=lambda p: (p.eos_probability * (p.tokens + 1), p.tokens), reverse=True)
+    for candidate in ranked:
+        if judge.valid_end(candidate):
+            return candidate
+    return None

@@ -1,0 +1,9 @@
+"""The model layer: loading a FIM model with `transformers`, its prompt format, and exact token-to-text mapping.
+
+Knows nothing of Python's grammar; `fimlsp.decoding` joins this layer with `fimlsp.python`.
+"""
+
+from fimlsp.model.formats import FORMATS, FimFormat, detect_format
+from fimlsp.model.loading import FimModel, ModelError, load_model
+
+__all__ = ["FORMATS", "FimFormat", "FimModel", "ModelError", "detect_format", "load_model"]

@@ -1,0 +1,100 @@
+"""Fill-in-the-middle prompt formats as data, one per model family.
+
+A template is a sequence of pieces: `{left}` and `{right}` for the contexts, control-token names, and literal
+text (CodeLlama puts spaces around its markers). Prefix-suffix-middle (`psm`) is what every family supports;
+suffix-prefix-middle (`spm`) is offered where the family was trained on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+LEFT, RIGHT = "{left}", "{right}"
+
+
+@dataclass(frozen=True)
+class FimFormat:
+    name: str
+    controls: tuple[str, ...]  # control tokens that must exist in the tokenizer's vocabulary
+    templates: dict[str, tuple[str, ...]]  # order -> pieces
+    stops: tuple[str, ...]  # tokens that end the middle
+    families: tuple[str, ...] = field(default=())  # substrings of a model's name or `model_type` that pick this
+
+    @property
+    def orders(self) -> tuple[str, ...]:
+        return tuple(self.templates)
+
+
+_STARCODER_CONTROLS = ("<fim_prefix>", "<fim_suffix>", "<fim_middle>")
+
+FORMATS: dict[str, FimFormat] = {
+    fmt.name: fmt
+    for fmt in (
+        FimFormat(
+            "fimlsp",
+            _STARCODER_CONTROLS,
+            {
+                "psm": ("<fim_prefix>", LEFT, "<fim_suffix>", RIGHT, "<fim_middle>"),
+                "spm": ("<fim_prefix>", "<fim_suffix>", RIGHT, "<fim_middle>", LEFT),
+            },
+            ("<|endoftext|>",),
+            ("fimlsp",),
+        ),
+        FimFormat(
+            "starcoder",
+            _STARCODER_CONTROLS,
+            {
+                "psm": ("<fim_prefix>", LEFT, "<fim_suffix>", RIGHT, "<fim_middle>"),
+                "spm": ("<fim_prefix>", "<fim_suffix>", RIGHT, "<fim_middle>", LEFT),
+            },
+            ("<|endoftext|>", "<file_sep>", "<fim_pad>"),
+            ("starcoder", "gpt_bigcode", "bigcode"),
+        ),
+        FimFormat(
+            "santacoder",
+            ("<fim-prefix>", "<fim-suffix>", "<fim-middle>"),
+            {
+                "psm": ("<fim-prefix>", LEFT, "<fim-suffix>", RIGHT, "<fim-middle>"),
+                "spm": ("<fim-prefix>", "<fim-suffix>", RIGHT, "<fim-middle>", LEFT),
+            },
+            ("<|endoftext|>", "<fim-pad>"),
+            ("santacoder",),
+        ),
+        FimFormat(
+            "deepseek",
+            ("<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"),
+            {"psm": ("<｜fim▁begin｜>", LEFT, "<｜fim▁hole｜>", RIGHT, "<｜fim▁end｜>")},
+            ("<｜end▁of▁sentence｜>", "<|EOT|>"),
+            ("deepseek",),
+        ),
+        FimFormat(
+            "codellama",
+            ("<PRE>", "<SUF>", "<MID>"),
+            {
+                "psm": ("<PRE>", " ", LEFT, " ", "<SUF>", RIGHT, " ", "<MID>"),
+                "spm": ("<PRE>", " ", "<SUF>", RIGHT, " ", "<MID>", " ", LEFT),
+            },
+            ("<EOT>", "</s>"),
+            ("codellama", "code_llama", "llama"),
+        ),
+        FimFormat(
+            "qwen",
+            ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"),
+            {"psm": ("<|fim_prefix|>", LEFT, "<|fim_suffix|>", RIGHT, "<|fim_middle|>")},
+            ("<|endoftext|>", "<|fim_pad|>", "<|file_sep|>", "<|repo_name|>", "<|im_end|>"),
+            ("qwen",),
+        ),
+    )
+}
+
+
+def detect_format(vocabulary: set[str] | dict, name: str = "", model_type: str = "") -> FimFormat | None:
+    """The format whose control tokens the vocabulary has; the model's name breaks ties (ours vs StarCoder)."""
+    candidates = [fmt for fmt in FORMATS.values() if all(token in vocabulary for token in fmt.controls)]
+    if not candidates:
+        return None
+    label = f"{name} {model_type}".lower()
+    for fmt in candidates:
+        if any(family in label for family in fmt.families):
+            return fmt
+    return candidates[0]

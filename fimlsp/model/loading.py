@@ -1,0 +1,133 @@
+"""Load a causal FIM model and its tokenizer with `transformers`, from a local folder or a hub id."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from fimlsp.model.formats import FORMATS, LEFT, RIGHT, FimFormat, detect_format
+from fimlsp.model.token_text import token_bytes
+
+
+class ModelError(Exception):
+    """The model cannot be used: a missing folder, no network for a hub id, not a FIM model."""
+
+
+@dataclass
+class FimModel:
+    """A loaded model with everything decoding needs, computed once."""
+
+    model: object
+    tokenizer: object
+    format: FimFormat
+    order: str
+    device: str
+    token_bytes: list[bytes | None]
+    stop_ids: frozenset[int]
+    context_window: int
+    name: str
+
+    def prompt(self, left: str, right: str, reserve: int) -> list[int]:
+        """Token ids of the FIM prompt, cutting the left context's start and the right context's end by tokens
+        so that `reserve` tokens of middle still fit the context window."""
+        encode = self.tokenizer.encode
+        left_ids = encode(left, add_special_tokens=False) if left else []
+        right_ids = encode(right, add_special_tokens=False) if right else []
+        pieces = []
+        for piece in self.format.templates[self.order]:
+            if piece in (LEFT, RIGHT):
+                pieces.append(piece)
+            elif piece in self.format.controls:
+                pieces.append([self.tokenizer.convert_tokens_to_ids(piece)])
+            else:
+                pieces.append(encode(piece, add_special_tokens=False))
+        fixed = sum(len(piece) for piece in pieces if isinstance(piece, list))
+        room = max(0, self.context_window - reserve - fixed)
+        if len(left_ids) + len(right_ids) > room:
+            keep_right = min(len(right_ids), room // 2 if len(left_ids) > room // 2 else room - len(left_ids))
+            keep_left = min(len(left_ids), room - keep_right)
+            left_ids = left_ids[len(left_ids) - keep_left:]
+            right_ids = right_ids[:keep_right]
+        ids: list[int] = []
+        for piece in pieces:
+            ids.extend(left_ids if piece == LEFT else right_ids if piece == RIGHT else piece)
+        return ids
+
+
+def default_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def load_model(
+    name: str | os.PathLike | None = None,
+    device: str | None = None,
+    fim_format: str | None = None,
+    order: str = "psm",
+) -> FimModel:
+    """Load a model folder or hub id (default: the model shipped with fimlsp) in the dtype it was saved in."""
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from fimlsp.models import default_model_path
+
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
+
+    if name is None:
+        name = default_model_path()
+    location = Path(os.path.expanduser(str(name)))
+    looks_local = location.exists() or str(name).startswith((".", "/", "~")) or str(name).count("/") > 1
+    if looks_local and not location.is_dir():
+        raise ModelError(f"model folder {str(name)!r} does not exist")
+    if looks_local and not (location / "config.json").is_file():
+        raise ModelError(f"{str(name)!r} is not a model folder (it has no config.json)")
+    device = device or default_device()
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ModelError(f"device {device!r} was asked for, but no CUDA device is available")
+    source = str(location) if looks_local else str(name)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=looks_local)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype="auto", local_files_only=looks_local)
+    except (OSError, ValueError, KeyError) as error:
+        where = "folder" if looks_local else "hub id (is the network reachable, or the model in the cache?)"
+        raise ModelError(f"cannot load model {str(name)!r} from this {where}: {_first_line(error)}") from error
+    config = model.config
+    if fim_format is not None:
+        if fim_format not in FORMATS:
+            raise ModelError(f"unknown FIM format {fim_format!r}; known: {', '.join(sorted(FORMATS))}")
+        chosen = FORMATS[fim_format]
+        missing = [token for token in chosen.controls if token not in tokenizer.get_vocab()]
+        if missing:
+            raise ModelError(f"model {str(name)!r} has no {', '.join(missing)} token for format {fim_format!r}")
+    else:
+        chosen = detect_format(tokenizer.get_vocab(), str(name), getattr(config, "model_type", ""))
+        if chosen is None:
+            raise ModelError(
+                f"{str(name)!r} is not a fill-in-the-middle model: its tokenizer has none of the FIM control "
+                f"tokens of {', '.join(sorted(FORMATS))}"
+            )
+    if order not in chosen.orders:
+        raise ModelError(f"format {chosen.name!r} supports the orders {', '.join(chosen.orders)}, not {order!r}")
+    if device == "cpu" and model.dtype == torch.float16:
+        model = model.float()  # half precision has no fast CPU kernels; bf16 and fp32 stay as saved
+    model.to(device)
+    model.eval()
+    vocabulary = tokenizer.get_vocab()
+    stops = {vocabulary[token] for token in chosen.stops if token in vocabulary}
+    if tokenizer.eos_token_id is not None:
+        stops.add(tokenizer.eos_token_id)
+    window = next(
+        (getattr(config, key) for key in ("max_position_embeddings", "n_positions", "n_ctx") if getattr(config, key, None)),
+        2048,
+    )
+    return FimModel(model, tokenizer, chosen, order, device, token_bytes(tokenizer), frozenset(stops), int(window),
+                    str(name))
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

@@ -1,0 +1,150 @@
+"""Decoding end to end: the three modes with the tiny model, and the rules that must hold whatever a model says."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from fimlsp.decoding import DecodingOptions, complete_middle, parses
+from fimlsp.model import load_model
+from fimlsp.model.formats import FORMATS
+
+LEFT = "def total(items):\n    result = sum(item.price for item in "
+RIGHT = ")\n    return result\n"
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_model_path):
+    return load_model(tiny_model_path, "cpu")
+
+
+@pytest.mark.parametrize("mode", ["constrained", "checked", "unconstrained"])
+def test_modes_run_end_to_end(tiny, mode):
+    result = complete_middle(tiny, LEFT, RIGHT, DecodingOptions(mode=mode, max_tokens=24))
+    assert result.mode == mode and 0 < result.tokens <= 24
+    assert result.parses == parses(LEFT + result.middle + RIGHT)
+    if mode != "unconstrained":
+        assert result.parses, result  # the tiny model's noise still contains a valid prefix here
+    assert result.model_seconds > 0
+    assert (result.setup_seconds > 0) == (mode == "constrained")
+
+
+def test_sampling_is_reproducible_and_constrained(tiny):
+    options = DecodingOptions(temperature=0.8, top_p=0.9, seed=3, max_tokens=16)
+    first = complete_middle(tiny, LEFT, RIGHT, options)
+    again = complete_middle(tiny, LEFT, RIGHT, options)
+    assert first.middle == again.middle
+    assert first.parses
+
+
+def test_no_valid_middle_is_reported(tiny):
+    result = complete_middle(tiny, "x = 1\n", "\n1 = x\n1 = y\n", DecodingOptions(max_tokens=5))
+    assert result.stop == "no_valid_middle" and not result.parses and result.middle == ""
+
+
+def test_cancellation_and_time_budget(tiny):
+    calls = []
+    result = complete_middle(
+        tiny, LEFT, RIGHT, DecodingOptions(max_tokens=200), should_stop=lambda: calls.append(1) or len(calls) > 3
+    )
+    assert result.stop == "cancelled" and result.tokens <= 3 and result.candidates_tried >= 3
+    timed = complete_middle(tiny, LEFT, RIGHT, DecodingOptions(max_tokens=10_000, timeout=0.3))
+    assert timed.stop in ("timeout", "context_full") and timed.parses
+
+
+class ScriptedModel(torch.nn.Module):
+    """Proposes a fixed token sequence, then end of sequence, always ranking end of sequence second."""
+
+    def __init__(self, script: list[int], eos: int, vocabulary: int):
+        super().__init__()
+        self.script, self.eos, self.vocabulary = script, eos, vocabulary
+        self.step = 0
+
+    def forward(self, input_ids, past_key_values=None, use_cache=True):
+        logits = torch.zeros(self.vocabulary)
+        wanted = self.script[self.step] if self.step < len(self.script) else self.eos
+        logits[self.eos] = 5.0
+        logits[wanted] = 10.0
+        self.step += 1
+        return SimpleNamespace(logits=logits.view(1, 1, -1), past_key_values=None)
+
+
+def scripted(tiny, tokens: list[int]):
+    return dataclasses.replace(tiny, model=ScriptedModel(tokens, min(tiny.stop_ids), len(tiny.token_bytes)))
+
+
+def byte_token(tiny, value: int) -> int:
+    return tiny.token_bytes.index(bytes([value]))
+
+
+def test_end_of_sequence_is_refused_until_the_file_is_complete(tiny):
+    """The script ends at `x = (` + `1`: the EOS offered at every step is refused until `)` closes the call."""
+    script = [byte_token(tiny, ord("1")), byte_token(tiny, ord(")"))]
+    left, right = "x = f(", "\n"
+    result = complete_middle(scripted(tiny, script), left, right, DecodingOptions(max_tokens=10))
+    assert result.stop == "eos" and result.middle == "1)" and result.parses
+    # Checked mode refuses the early EOS too; unconstrained stops at once.
+    checked = complete_middle(scripted(tiny, script), left, right, DecodingOptions(mode="checked", max_tokens=10))
+    assert checked.middle == "1)" and checked.parses
+    eager = complete_middle(scripted(tiny, []), left, right, DecodingOptions(mode="unconstrained", max_tokens=10))
+    assert eager.stop == "eos" and eager.middle == "" and not eager.parses
+
+
+@pytest.mark.parametrize("left, right", [("café_nam", " = 1\n"), ("s = 'caf", "'\n"), ("é = 'x", "'\n")])
+def test_tokens_that_split_a_utf8_character(tiny, left, right):
+    """`é` arrives as two byte tokens; the parser sees it only once both bytes are there."""
+    first, second = "é".encode()
+    script = [byte_token(tiny, first), byte_token(tiny, second)]
+    result = complete_middle(scripted(tiny, script), left, right, DecodingOptions(max_tokens=5))
+    assert result.middle == "é" and result.parses and result.stop == "eos"
+
+
+def test_prompt_truncation_keeps_the_text_next_to_the_cursor(tiny):
+    left = "x = 1\n" * 400
+    right = "y = 2\n" * 400
+    ids = tiny.prompt(left, right, reserve=100)
+    assert len(ids) <= tiny.context_window - 100
+    text = tiny.tokenizer.decode(ids)
+    assert text.startswith("<fim_prefix>") and text.endswith("<fim_middle>")
+    kept_left = text[len("<fim_prefix>"): text.index("<fim_suffix>")]
+    assert left.endswith(kept_left) and len(kept_left) > 100
+
+
+def test_every_format_has_psm_and_its_controls():
+    for fmt in FORMATS.values():
+        assert "psm" in fmt.orders
+        for pieces in fmt.templates.values():
+            assert all(control in pieces for control in fmt.controls)
+
+
+def run_cli(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "fimlsp", *args], capture_output=True, text=True, input=stdin)
+
+
+def test_cli_json_and_errors(tiny_model_path, tmp_path):
+    source = tmp_path / "example.py"
+    source.write_text("def f(x):\n    return x + \n")
+    result = run_cli("complete", f"{source}:2:16", "--model", str(tiny_model_path), "--max-tokens", "8", "--json")
+    data = json.loads(result.stdout)
+    for key in ("middle", "parses", "mode", "tokens", "candidates_tried", "model_seconds", "setup_seconds",
+                "constraint_ms_per_token"):
+        assert key in data
+    assert result.returncode == (0 if data["parses"] else 1)
+    piped = run_cli("complete", "-:1:5", "--model", str(tiny_model_path), "--max-tokens", "4", stdin="x = \n")
+    assert piped.returncode in (0, 1) and "Traceback" not in piped.stderr
+    for args, message in [
+        ((f"{tmp_path}/missing.py:1:1",), "no such file"),
+        ((f"{source}:7:1",), "line 7 is outside the file"),
+        ((f"{source}:1:40",), "column 40 is outside line 1"),
+        ((f"{source}:1:1", "--model", str(tmp_path / "nowhere")), "does not exist"),
+        ((f"{source}:1:1", "--model", str(tmp_path)), "not a model folder"),
+    ]:
+        failed = run_cli("complete", *args)
+        assert failed.returncode == 2 and message in failed.stderr and "Traceback" not in failed.stderr
+        assert failed.stdout == ""
