@@ -16,15 +16,14 @@ those that make the file valid; with none, the result says so.
 
 from __future__ import annotations
 
-import ast
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from fimlsp.model import FimModel
 from fimlsp.model.token_text import split_utf8
 from fimlsp.python.quotient import FimState, quotient
+from fimlsp.python.syntax import parses
 
 MODES = ("constrained", "checked", "unconstrained")
 
@@ -74,16 +73,6 @@ class Completion:
         return data
 
 
-def parses(source: str) -> bool:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            ast.parse(source)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            return False
-    return True
-
-
 @dataclass
 class _Prefix:
     """The middle up to a token boundary, with what is needed to judge it and to continue from it."""
@@ -130,8 +119,13 @@ def complete_middle(
     right: str,
     options: DecodingOptions = DecodingOptions(),
     should_stop: Callable[[], bool] | None = None,
+    initial_state: FimState | None = None,
 ) -> Completion:
-    """Generate the middle between `left` and `right`. `should_stop` is polled once per token (cancellation)."""
+    """Generate the middle between `left` and `right`. `should_stop` is polled once per token (cancellation).
+
+    `initial_state`, the recognizer after `left` for this `right` (from a cache of an editor's typing, extended
+    with `feed`), saves the constrained mode's one-time setup.
+    """
     import torch
 
     started = time.perf_counter()
@@ -140,7 +134,7 @@ def complete_middle(
     state = None
     setup_seconds = 0.0
     if mode == "constrained":
-        state = quotient(left, right)
+        state = initial_state if initial_state is not None else quotient(left, right)
         setup_seconds = time.perf_counter() - started
         if state is None:
             return Completion("", False, mode, "no_valid_middle", setup_seconds=setup_seconds)

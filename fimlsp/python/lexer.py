@@ -10,11 +10,10 @@ multiples of 8, and the same comparison with tabs as 1 column must agree, or it 
 
 from __future__ import annotations
 
-import ast
-import warnings
 from dataclasses import dataclass, replace
 
 from fimlsp.python import lexemes as lx
+from fimlsp.python.syntax import parses
 
 MAX_INDENT_LEVELS = 100
 MAX_BRACKET_DEPTH = 200
@@ -46,7 +45,7 @@ class LexerState:
 INITIAL = LexerState()
 
 
-def _string_is_valid(text: str) -> bool:
+def string_is_valid(text: str) -> bool:
     """Escapes, f-string fields and bytes' ASCII rule are checked by CPython itself on the lone literal."""
     prefix_length = 0
     while text[prefix_length] not in "'\"":
@@ -54,13 +53,7 @@ def _string_is_valid(text: str) -> bool:
     prefix = text[:prefix_length].lower()
     if "f" not in prefix and "\\" not in text and ("b" not in prefix or text.isascii()):
         return True
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            ast.parse(text, mode="eval")
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            return False
-    return True
+    return parses(text)
 
 
 def normalize_newlines(text: str) -> str:
@@ -82,7 +75,7 @@ def advance(state: LexerState, text: str) -> tuple[LexerState, list[str]] | None
     line_has_tokens, after_number = state.line_has_tokens, state.after_number
     carried = state.text  # text of the token in progress that began before this chunk
     token_start = 0
-    step, kinds = lx.step, lx.KIND
+    step = lx.step
     index = 0
     length = len(text)
     while index < length:
@@ -183,7 +176,7 @@ def _close(
         out.append(lx.NUMBER)
         return depth, following is not None and lx.is_identifier_start(following), True
     if kind == lx.KIND_STRING:
-        if after_number or not _string_is_valid(text):
+        if after_number or not string_is_valid(text):
             return None
         out.append(lx.STRING)
         return depth, False, True

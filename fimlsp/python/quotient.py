@@ -19,7 +19,8 @@ from earley import Recognizer, RecognizerState, left_quotient
 from fimlsp.python import lexemes as lx
 from fimlsp.python.grammar import load_grammar
 from fimlsp.python.lexer import INITIAL, LexerState, advance, close_token, normalize_newlines
-from fimlsp.python.right_context import _parses, _token_end, reversed_right_context_nfa
+from fimlsp.python.right_context import reversed_right_context_nfa, token_end
+from fimlsp.python.syntax import parses
 
 
 class RightContext:
@@ -49,7 +50,7 @@ class RightContext:
             index = 1
         while True:
             if state.token != lx.START:
-                end = _token_end(right, state.token, index, self._token_ends)
+                end = token_end(right, state.token, index, self._token_ends)
                 if end is None:
                     return None
                 advanced = advance(state, right[index:end])
@@ -121,7 +122,7 @@ class FimState:
     def complete(self) -> bool:
         """True iff the text so far followed by the right context is a valid Python module."""
         if self._complete is None:
-            self._complete = self.quotient_accepts() and _parses(self.text + self.context.right)
+            self._complete = self.quotient_accepts() and parses(self.text + self.context.right)
         return self._complete
 
     def quotient_accepts(self) -> bool:

@@ -18,14 +18,13 @@ valid middle; `fimlsp.python.quotient` confirms membership exactly.
 
 from __future__ import annotations
 
-import ast
-import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 
 from earley import NFA, Regex, alt, opt, repeat, star, sym, union_of_sequences
 from fimlsp.python import lexemes as lx
-from fimlsp.python.lexer import MAX_BRACKET_DEPTH, _string_is_valid
+from fimlsp.python.lexer import MAX_BRACKET_DEPTH, string_is_valid
+from fimlsp.python.syntax import syntax_error_line
 
 
 def boundary_indices(right: str) -> list[int]:
@@ -33,7 +32,7 @@ def boundary_indices(right: str) -> list[int]:
     ends = {0}
     memo: dict[tuple[int, int], int | None] = {}
     for state in range(1, lx.N_STATES):
-        end = _token_end(right, state, 0, memo)
+        end = token_end(right, state, 0, memo)
         if end is not None:
             ends.add(end)
     ends.add(_line_start_end(right, 0, memo))
@@ -42,7 +41,7 @@ def boundary_indices(right: str) -> list[int]:
     return sorted(index for index in ends if index is not None)
 
 
-def _token_end(text: str, state: int, index: int, memo: dict[tuple[int, int], int | None]) -> int | None:
+def token_end(text: str, state: int, index: int, memo: dict[tuple[int, int], int | None]) -> int | None:
     """Where a token in `state` before `text[index]` ends; None if it cannot end validly."""
     path = []
     result: int | None = None
@@ -77,13 +76,13 @@ def _line_start_end(text: str, index: int, memo: dict[tuple[int, int], int | Non
         if index == len(text) or text[index] == "\n":
             return index
         if text[index] in "#\\":
-            end = _token_end(text, lx.S_COMMENT if text[index] == "#" else lx.S_BACKSLASH, index + 1, memo)
+            end = token_end(text, lx.S_COMMENT if text[index] == "#" else lx.S_BACKSLASH, index + 1, memo)
             if end is None or text[index] == "#":
                 return end
             index = end
             continue
         first = lx.step(lx.START, text[index])
-        return None if first == lx.DEAD else _token_end(text, first, index + 1, memo)
+        return None if first == lx.DEAD else token_end(text, first, index + 1, memo)
 
 
 @dataclass
@@ -122,7 +121,7 @@ class _Scanner:
                 rest = None if self.runs[run] is None else self.runs[run][position:]
                 break
             first = lx.step(lx.START, char)
-            end = None if first == lx.DEAD else _token_end(text, first, index + 1, self.ends)
+            end = None if first == lx.DEAD else token_end(text, first, index + 1, self.ends)
             if end is None:
                 rest = None
                 break
@@ -152,7 +151,7 @@ def _classify(text: str, first: int, start: int, end: int) -> list[_Token]:
     if kind == lx.KIND_NUMBER:
         return [_Token(lx.NUMBER, start, end)]
     if kind == lx.KIND_STRING:
-        return [_Token(lx.STRING if _string_is_valid(token_text) else "", start, end)]
+        return [_Token(lx.STRING if string_is_valid(token_text) else "", start, end)]
     if kind == lx.KIND_OPERATOR:
         return [_Token(token_text, start, end)]
     return [_Token(None, start, end)]
@@ -172,16 +171,33 @@ _DECORATABLE = frozenset({"def", "class", "async", "@"})
 
 
 class _StandaloneCache:
-    """Whether the text from an index of the right context on is a valid module by itself (memoized)."""
+    """Whether the text from an index of the right context on is a valid module by itself (memoized).
+
+    When that text does not parse, the candidates before the line of the error are given up without parsing
+    them: at worst the window is wider than it could be, and a broken right context costs one parse per error
+    instead of one per top-level statement.
+    """
 
     def __init__(self, right: str):
         self.right = right
         self.known: dict[int, bool] = {}
+        self.hopeless_before = 0
 
     def __call__(self, index: int) -> bool:
+        if index < self.hopeless_before:
+            return False
         found = self.known.get(index)
         if found is None:
-            found = self.known[index] = _parses(self.right[index:])
+            error_line = syntax_error_line(self.right[index:])
+            found = self.known[index] = error_line is None
+            if error_line is not None:
+                offset = index
+                for _ in range(error_line):
+                    offset = self.right.find("\n", offset) + 1
+                    if offset == 0:
+                        offset = len(self.right)
+                        break
+                self.hopeless_before = max(self.hopeless_before, offset)
         return found
 
 
@@ -281,16 +297,6 @@ def _newline(line_has_tokens: bool | None) -> list[Regex]:
     if line_has_tokens is None:
         return [opt(sym(lx.NEWLINE))]
     return [sym(lx.NEWLINE)] if line_has_tokens else []
-
-
-def _parses(source: str) -> bool:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            ast.parse(source)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            return False
-    return True
 
 
 def reversed_right_context_nfa(right: str, window: bool = True) -> tuple[NFA, list[int]]:
