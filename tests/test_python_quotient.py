@@ -27,6 +27,10 @@ SNIPPETS = {
     ),
     "match": "match p:\n    case [1, *rest] if rest:\n        pass\n    case {'k': v, **kw} | Point(x=0):\n        pass\n",
     "tabs": "if x:\n\tif y:\n\t\tz = 1\n\tw = 2\n",
+    "decorators": (
+        "x = compute(\n    1)\n@skip_if(\n    flag,\n)\nclass A:\n    pass\n@d\n@e(\n)\ndef f(): pass\ny = 2\n"
+        "z = [\n1,\n]\nw = 3\n"
+    ),
     "continuation": "total = 1 + \\\n    2\nasync def h():\n    async with a as (b, c):\n        await d\n",
 }
 

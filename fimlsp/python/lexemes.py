@@ -14,6 +14,7 @@ state completes (`None` if it completes none); `TERMINALS_FROM[state]` the termi
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 KEYWORDS = frozenset(
@@ -292,6 +293,12 @@ def _terminals_from(state: int) -> frozenset[str]:
 
 
 TERMINALS_FROM: tuple[frozenset[str], ...] = tuple(_terminals_from(state) for state in range(N_STATES))
+
+# States that stay the same on every character but a few: a scanner may jump to the next of those few.
+SKIP_TO: dict[int, re.Pattern] = {S_COMMENT: re.compile(r"\n")}
+for _quote, _states in S_STRING.items():
+    SKIP_TO[_states["body"]] = re.compile(f"[{_quote}\\\\\n]")
+    SKIP_TO[_states["long"]] = re.compile(f"[{_quote}\\\\]")
 SKIPPED = frozenset({S_COMMENT, S_BACKSLASH, S_CONTINUATION})
 
 

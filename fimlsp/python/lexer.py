@@ -75,12 +75,20 @@ def advance(state: LexerState, text: str) -> tuple[LexerState, list[str]] | None
     line_has_tokens, after_number = state.line_has_tokens, state.after_number
     carried = state.text  # text of the token in progress that began before this chunk
     token_start = 0
-    step = lx.step
+    step, skips = lx.step, lx.SKIP_TO
     index = 0
     length = len(text)
     while index < length:
         char = text[index]
         if token != lx.START:
+            skip = skips.get(token)
+            if skip is not None:  # inside a string or comment: jump to the next character that matters
+                found = skip.search(text, index)
+                if found is None:
+                    break
+                if found.start() != index:
+                    index = found.start()
+                    continue
             following = step(token, char)
             if following != lx.DEAD:
                 token = following

@@ -21,6 +21,7 @@ from fimlsp.python.grammar import load_grammar
 from fimlsp.python.lexer import INITIAL, LexerState, advance, close_token, normalize_newlines
 from fimlsp.python.right_context import reversed_right_context_nfa, token_end
 from fimlsp.python.syntax import parses
+from fimlsp.python.window import left_window
 
 
 class RightContext:
@@ -39,7 +40,8 @@ class RightContext:
         parser = self.recognizer.start()
         if parser is None:
             return None
-        return FimState(self, INITIAL, parser, (None, "")).feed(left)
+        cut = left_window(left)
+        return FimState(self, INITIAL, parser, (None, left[:cut])).feed(left[cut:])
 
     def settle(self, state: LexerState) -> tuple[int, list[str]] | None:
         """Run the lexer into the right context until it is between tokens: the index and terminals on the way."""

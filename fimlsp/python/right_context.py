@@ -18,6 +18,7 @@ valid middle; `fimlsp.python.quotient` confirms membership exactly.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -51,6 +52,10 @@ def token_end(text: str, state: int, index: int, memo: dict[tuple[int, int], int
             result = memo[key]
             break
         path.append(key)
+        skip = lx.SKIP_TO.get(state)
+        if skip is not None:  # inside a string or comment: jump to the next character that matters
+            found = skip.search(text, index)
+            index = found.start() if found else len(text)
         following = lx.step(state, text[index]) if index < len(text) else lx.DEAD
         if following != lx.DEAD:
             state, index = following, index + 1
@@ -93,45 +98,36 @@ class _Token:
 
 
 class _Scanner:
-    """Tokens of the right context from any index, shared between indices.
+    """Tokens of the right context from any index, lexed lazily and shared between indices.
 
-    Lexing from a token boundary is deterministic, so once the scan from one index reaches a token start that
-    another scan passed, the rest is the same: each index costs only the tokens before it joins a known scan.
+    Lexing from a token boundary is deterministic, so the tokens found at a position are the same whichever
+    index the scan began from: they are memoized by position, scans from different indices join as soon as they
+    meet, and a stream cut short by windowing never lexes the rest of the file.
     """
 
     def __init__(self, text: str):
         self.text = text
         self.ends: dict[tuple[int, int], int | None] = {}
-        self.runs: list[list[_Token] | None] = []
-        self.located: dict[int, tuple[int, int]] = {}  # token start -> (run, index in run)
+        self.at: dict[int, tuple[list[_Token], int] | None] = {}  # token start -> (its tokens, next position)
 
-    def tokens_from(self, index: int) -> list[_Token] | None:
-        """The tokens of `text[index:]` lexed from a token boundary; None if it does not lex."""
+    def tokens_from(self, index: int) -> Iterator[_Token | None]:
+        """The tokens of `text[index:]` lexed from a token boundary; a final None if the text does not lex."""
         text = self.text
-        prefix: list[_Token] = []
-        rest: list[_Token] | None = []
         while index < len(text):
             char = text[index]
             if char in lx.WHITESPACE or char == "\n":
                 index += 1
                 continue
-            found = self.located.get(index)
-            if found is not None:
-                run, position = found
-                rest = None if self.runs[run] is None else self.runs[run][position:]
-                break
-            first = lx.step(lx.START, char)
-            end = None if first == lx.DEAD else token_end(text, first, index + 1, self.ends)
-            if end is None:
-                rest = None
-                break
-            prefix.extend(_classify(text, first, index, end))
-            index = end
-        run = len(self.runs)
-        self.runs.append(None if rest is None else prefix + rest)
-        for position, token in enumerate(prefix):
-            self.located.setdefault(token.start, (run, position))
-        return self.runs[run]
+            found = self.at.get(index, False)
+            if found is False:
+                first = lx.step(lx.START, char)
+                end = None if first == lx.DEAD else token_end(text, first, index + 1, self.ends)
+                found = self.at[index] = None if end is None else (_classify(text, first, index, end), end)
+            if found is None:
+                yield None
+                return
+            yield from found[0]
+            index = found[1]
 
 
 def _classify(text: str, first: int, start: int, end: int) -> list[_Token]:
@@ -207,46 +203,34 @@ def stream(scanner: _Scanner, start: int, standalone: _StandaloneCache | None = 
     Returned as a sequence of small expressions, or None if no lexer state makes the text valid (it does not
     lex, or its brackets cannot balance). With `standalone`, the stream stops at the first line at column 0
     after which the rest of the file is a valid module that the text before cannot continue or decorate: there
-    every block is closed, so the language there is the same as at the end of the file (windowing; it keeps the
-    one-time cost proportional to the enclosing top-level statement, not the file).
+    every block is closed and the bracket depth is 0, so the language there is the same as at the end of the
+    file (windowing: the one-time cost is bounded by the enclosing top-level statement, not the file).
     """
-    text = scanner.text
-    tokens = scanner.tokens_from(start)
-    if tokens is None or any(token.terminal == "" for token in tokens):
+    window, cut = _window_tokens(scanner, start, standalone)
+    if window is None:
         return None
     change = lowest_change = 0
-    for token in tokens:
+    for token in window:
         if token.terminal in lx.OPENING_BRACKETS:
             change += 1
         elif token.terminal in lx.CLOSING_BRACKETS:
             change -= 1
             lowest_change = min(lowest_change, change)
-    depth = -change
+    depth = -change  # the file ends, and a window is cut, at depth 0
     if depth < 0 or lowest_change < change or depth > MAX_BRACKET_DEPTH:
         return None
+    text = scanner.text
     parts: list[Regex] = []
     line_has_tokens: bool | None = None
     known_levels: list[int] | None = None
     lowest_level = 0
     position = start
-    line_first: str | None = None  # first terminal of the current logical line, if it began in `text`
-    previous_line_first: str | None = None
-    for token in tokens:
+    for token in window:
         if depth == 0 and "\n" in text[position:token.start]:
             parts.extend(_newline(line_has_tokens))
-            if line_has_tokens is not False:
-                previous_line_first, line_first = line_first, None
             line_has_tokens = False
             if token.terminal is not None:
                 column = _column(text, text.rfind("\n", start, token.start) + 1, token.start)
-                if (
-                    column == 0
-                    and standalone is not None
-                    and token.terminal not in _CONTINUING
-                    and (previous_line_first != "@" if known_levels is not None else token.terminal not in _DECORATABLE)
-                    and standalone(token.start)
-                ):
-                    return parts + [_closing_dedents(known_levels, lowest_level)]
                 if known_levels is None:
                     parts.append(alt(sym(lx.INDENT), star(sym(lx.DEDENT))))
                     known_levels, lowest_level = [column], column
@@ -268,16 +252,60 @@ def stream(scanner: _Scanner, start: int, standalone: _StandaloneCache | None = 
         if token.terminal is None:
             continue
         parts.append(_symbol(token.terminal))
-        if line_has_tokens is False:
-            line_first = token.terminal
         line_has_tokens = True
         if token.terminal in lx.OPENING_BRACKETS:
             depth += 1
         elif token.terminal in lx.CLOSING_BRACKETS:
             depth -= 1
-    parts.extend(_newline(line_has_tokens))
+    parts.extend(_newline(line_has_tokens))  # a cut is at a line start at depth 0: the same as the end of file
     parts.append(_closing_dedents(known_levels, lowest_level))
     return parts
+
+
+def _window_tokens(
+    scanner: _Scanner, start: int, standalone: _StandaloneCache | None
+) -> tuple[list[_Token] | None, int | None]:
+    """The tokens from `start` up to the window's cut (None: the end of the file), or None if they do not lex.
+
+    A cut is a line that starts at column 0 with a token that does not continue the statement before (`else`
+    …), after which the rest of the file parses, and which no decorator precedes: a `def`, `class`, `async` or
+    `@` line is a cut only if the nearest earlier column-0 line that starts a statement (the rest of the file
+    parses from there too) is not a decorator. Lines inside brackets (a decorator's closing `)`) start none.
+    """
+    text = scanner.text
+    window: list[_Token] = []
+    earlier_lines: list[int] = []  # column-0 token lines seen since `start`
+    for token in scanner.tokens_from(start):
+        if token is None or token.terminal == "":
+            return None, None
+        if standalone is not None and token.terminal is not None and _starts_line(text, start, window, token):
+            if (
+                token.terminal not in _CONTINUING
+                and standalone(token.start)
+                and (token.terminal not in _DECORATABLE or _follows_undecorated(text, earlier_lines, standalone))
+            ):
+                return window, token.start
+            earlier_lines.append(token.start)
+        window.append(token)
+    return window, None
+
+
+def _follows_undecorated(text: str, earlier_lines: list[int], standalone: _StandaloneCache) -> bool:
+    """True if the statement before the line being cut is known and is not a decorator."""
+    for line in reversed(earlier_lines):
+        if standalone(line):
+            return text[line] != "@"
+    return False
+
+
+def _starts_line(text: str, start: int, window: list[_Token], token: _Token) -> bool:
+    """True if `token` is at column 0 of a line after `start`, not continued from the line before."""
+    if token.start <= start or text[token.start - 1] != "\n":
+        return False
+    if not window:
+        return True
+    last = window[-1]
+    return last.end < token.start or (last.end == token.start and text[last.start] != "\\")
 
 
 @lru_cache(maxsize=None)
