@@ -55,9 +55,14 @@ def tokens(source: str | bytes) -> list[Terminal]:
             kind = token.type
             if kind in _DROPPED:
                 continue
+            if kind == tokenize.ERRORTOKEN and result and _continues_name(result[-1], token):
+                # tokenize's `\w` misses some identifier characters (U+E0100 in test_unicode_identifiers.py)
+                last = result[-1]
+                text = last.text + token.string
+                result[-1] = Terminal(_name_terminal(text), text, last.start, token.end)
+                continue
             if kind == tokenize.NAME:
-                text = token.string
-                name = text if text in _KEYWORDS or text in _SOFT_KEYWORDS else "NAME"
+                name = _name_terminal(token.string)
             elif kind == tokenize.OP:
                 if token.string not in _OPERATORS:
                     raise BridgeError(f"{token.start}: operator {token.string!r} is no terminal")
@@ -70,6 +75,18 @@ def tokens(source: str | bytes) -> list[Terminal]:
     except (tokenize.TokenError, IndentationError, SyntaxError) as error:
         raise BridgeError(str(error)) from error
     return result
+
+
+def _name_terminal(text: str) -> str:
+    return text if text in _KEYWORDS or text in _SOFT_KEYWORDS else "NAME"
+
+
+def _continues_name(last: Terminal, token: tokenize.TokenInfo) -> bool:
+    return (
+        last.end == token.start
+        and last.text.isidentifier()
+        and (last.text + token.string).isidentifier()
+    )
 
 
 def terminals(source: str | bytes) -> list[str]:
