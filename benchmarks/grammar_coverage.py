@@ -46,7 +46,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from earley import Recognizer  # noqa: E402
-from fimlsp.python.grammar import KEYWORDS, OPERATORS, SOFT_KEYWORDS, load_grammar  # noqa: E402
+from fimlsp.python.grammar import load_grammar  # noqa: E402
+from fimlsp.python.lexemes import KEYWORDS, OPERATORS, SOFT_KEYWORDS  # noqa: E402
 from tests.tokens_bridge import BridgeError, Terminal, tokens  # noqa: E402
 
 _RECOGNIZER: Recognizer | None = None

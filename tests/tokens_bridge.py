@@ -13,7 +13,7 @@ import keyword
 import tokenize
 from typing import NamedTuple
 
-from fimlsp.python.grammar import KEYWORDS, OPERATORS, SOFT_KEYWORDS
+from fimlsp.python.lexemes import KEYWORDS, OPERATORS, SOFT_KEYWORDS
 
 _KEYWORDS = frozenset(KEYWORDS)
 _SOFT_KEYWORDS = frozenset(SOFT_KEYWORDS)
