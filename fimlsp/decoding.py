@@ -149,6 +149,7 @@ def complete_middle(
     model_seconds = 0.0
     tried = 0
     stop = "max_tokens"
+    stop_ids = sorted(model.stop_ids)
     with torch.inference_mode():
         while True:
             if should_stop is not None and should_stop():
@@ -168,7 +169,6 @@ def complete_middle(
             logits = output.logits[0, -1].float()
             model_seconds += time.perf_counter() - clock
             log_probs = torch.log_softmax(logits, dim=-1)
-            stop_ids = list(model.stop_ids)
             prefix.eos_probability = float(log_probs[stop_ids].exp().sum()) if stop_ids else 0.0
             boundaries.append(prefix)
             ranked = _candidates(log_probs, options, generator, options.top_k)

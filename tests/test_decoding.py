@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import torch
 
-from fimlsp.decoding import DecodingOptions, complete_middle, parses
+from fimlsp.decoding import DecodingOptions, complete_middle
 from fimlsp.model import load_model
 from fimlsp.model.formats import FORMATS
+from fimlsp.python.syntax import parses
 
 LEFT = "def total(items):\n    result = sum(item.price for item in "
 RIGHT = ")\n    return result\n"
@@ -148,3 +151,22 @@ def test_cli_json_and_errors(tiny_model_path, tmp_path):
         failed = run_cli("complete", *args)
         assert failed.returncode == 2 and message in failed.stderr and "Traceback" not in failed.stderr
         assert failed.stdout == ""
+
+
+def test_shipped_model_completes_the_readme_fixture_offline():
+    """The README's first command: the default model, no network, a constrained middle that parses."""
+    from fimlsp.models import default_model_path
+
+    if not (default_model_path() / "model.safetensors").is_file():
+        pytest.fail("the shipped model is missing from fimlsp/models/default")
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / "example.py"
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "fimlsp", "complete", f"{fixture}:10:12", "--json", "--max-tokens", "120"],
+        capture_output=True, text=True, env=environment,
+    )
+    data = json.loads(result.stdout)
+    assert result.returncode == 0 and data["parses"], (data, result.stderr)
+    text = fixture.read_text()
+    offset = sum(len(line) for line in text.splitlines(keepends=True)[:9]) + 11
+    assert parses(text[:offset] + data["middle"] + text[offset:])
