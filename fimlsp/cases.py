@@ -6,6 +6,8 @@ is the left context, the span is the expected middle, the rest is the right cont
 
 Cases are deterministic for a seed and independent of the order in which files are given: each file's random
 draw is seeded by the seed and the file's content, and files are visited in an order fixed by the same hash.
+With `per_file=K`, a file gives up to K cases (the paper draws 10 per file): draw 0 is the single-case draw, draw
+k > 0 is seeded by the same key and k; splits that repeat an earlier draw of the same file are skipped.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class Case:
     left: str
     middle: str
     right: str
+    draw: int = 0  # which of the file's draws made it (0 unless `per_file` > 1)
 
 
 def random_span_case(text: str, rng: random.Random) -> tuple[str, str, str]:
@@ -42,18 +45,40 @@ def case_key(seed: int, text: str) -> str:
     return hashlib.sha256(f"{seed}:".encode() + text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def random_span_cases(files: Iterable[tuple[str, str]], seed: int, count: int | None = None) -> Iterator[Case]:
-    """Yield up to `count` cases from (name, text) pairs, one per file, skipping files too small to hold a span."""
+def draw_seed(key: str, draw: int) -> str:
+    """The seed of a file's `draw`-th case: the file's key itself for draw 0, as in the one-case-per-file rule."""
+    return key if draw == 0 else f"{key}:{draw}"
+
+
+def _cases(
+    files: Iterable[tuple[str, str]], seed: int, count: int | None, per_file: int, split, prefix: str = "",
+) -> Iterator[Case]:
+    if per_file < 1:
+        raise ValueError("per_file must be at least 1")
     keyed = sorted(((case_key(seed, text), name, text) for name, text in files), key=lambda item: (item[0], item[1]))
     produced = 0
     for key, name, text in keyed:
-        if count is not None and produced >= count:
-            return
-        left, middle, right = random_span_case(text, random.Random(key))
-        if not middle:
-            continue
-        produced += 1
-        yield Case(name, left, middle, right)
+        seen: set[tuple[int, int]] = set()
+        for draw in range(per_file):
+            if count is not None and produced >= count:
+                return
+            parts = split(text, random.Random(prefix + draw_seed(key, draw)))
+            if parts is None or not parts[1]:
+                continue
+            left, middle, right = parts
+            if (len(left), len(middle)) in seen:
+                continue
+            seen.add((len(left), len(middle)))
+            produced += 1
+            yield Case(name, left, middle, right, draw)
+
+
+def random_span_cases(
+    files: Iterable[tuple[str, str]], seed: int, count: int | None = None, per_file: int = 1,
+) -> Iterator[Case]:
+    """Yield up to `count` cases from (name, text) pairs, `per_file` draws per file (one by default), skipping files
+    too small to hold a span."""
+    return _cases(files, seed, count, per_file, random_span_case)
 
 
 MAX_BOUNDARY_TOKENS = 40
@@ -103,15 +128,8 @@ def boundary_case(text: str, rng: random.Random) -> tuple[str, str, str] | None:
     return None
 
 
-def boundary_cases(files: Iterable[tuple[str, str]], seed: int, count: int | None = None) -> Iterator[Case]:
+def boundary_cases(
+    files: Iterable[tuple[str, str]], seed: int, count: int | None = None, per_file: int = 1,
+) -> Iterator[Case]:
     """Like `random_span_cases`, with `boundary_case` cuts."""
-    keyed = sorted(((case_key(seed, text), name, text) for name, text in files), key=lambda item: (item[0], item[1]))
-    produced = 0
-    for key, name, text in keyed:
-        if count is not None and produced >= count:
-            return
-        split = boundary_case(text, random.Random("boundary:" + key))
-        if split is None:
-            continue
-        produced += 1
-        yield Case(name, *split)
+    return _cases(files, seed, count, per_file, boundary_case, prefix="boundary:")

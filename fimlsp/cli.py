@@ -15,6 +15,7 @@ SUBCOMMANDS = {
     "demo": ("fimlsp.commands.demo", "show the Earley quotient on the paper's worked example"),
     "train": ("fimlsp.commands.train", "train, export and evaluate the small default FIM model"),
     "evaluate-model": ("fimlsp.commands.evaluate_model", "held-out bits per byte and random-span FIM figures of a model"),
+    "serve": ("fimlsp.commands.serve", "run the language server (LSP over stdio, or TCP with --tcp HOST:PORT)"),
     "eval": ("fimlsp.commands.eval", "run FIM cases of a corpus in each decoding mode: the paper's tables and timings"),
     "bench": ("fimlsp.commands.bench", "the constraint's setup and per-token cost alone, next to ast.parse"),
 }

@@ -1,0 +1,69 @@
+"""Measure a FIM model on the held-out files recorded in its corpus manifest.
+
+Prints held-out loss and bits per byte, and for random-span FIM cases (Sec. VII-A of Melcer et al.) the share of
+greedy unconstrained middles with which the file parses and the share equal to the deleted text. The model
+folder must hold a `corpus.json` manifest (as `fimlsp train` exports); its held-out files are looked up on this
+machine and those whose content changed are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from fimlsp.commands.train import DefaultsFormatter
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = DefaultsFormatter
+    parser.add_argument("--model", type=Path, default=None,
+                        help="model folder with a corpus.json manifest; the shipped default model when not given")
+    parser.add_argument("--cases", type=int, default=300, help="random-span FIM cases to evaluate")
+    parser.add_argument("--seed", type=int, default=1234, help="seed of the random-span cases")
+    parser.add_argument("--eval-bytes", type=int, default=1_000_000,
+                        help="held-out bytes over which loss and bits per byte are measured")
+    parser.add_argument("--max-new-tokens", type=int, default=128, help="longest middle generated, in tokens")
+    parser.add_argument("--device", default="auto", help="torch device: auto, cpu, cuda, ...")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads; torch's choice when not given")
+    parser.add_argument("--json", type=Path, default=None, help="also write the full results to this file")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fimlsp.cli import UserError
+    from fimlsp.models import default_model_path
+
+    model = args.model or default_model_path()
+    manifest_path = model / "corpus.json"
+    if not (model / "config.json").is_file():
+        raise UserError(f"{model} is not a model folder (no config.json)")
+    if not manifest_path.is_file():
+        raise UserError(f"{model} has no corpus.json manifest naming its held-out files")
+    if args.cases < 0 or args.eval_bytes <= 0 or args.max_new_tokens <= 0:
+        raise UserError("--cases must not be negative; --eval-bytes and --max-new-tokens must be positive")
+
+    import torch
+
+    from fimlsp.training import corpus, evaluate
+    from fimlsp.training.train import resolve_device
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    heldout, missing = corpus.resolve_files(corpus.load_manifest(manifest_path), "heldout")
+    if not heldout:
+        raise UserError(f"none of the held-out files of {manifest_path} are on this machine unchanged")
+    results = evaluate.evaluate_model(
+        model, heldout, seed=args.seed, cases=args.cases, max_bytes=args.eval_bytes,
+        device=resolve_device(args.device), max_new_tokens=args.max_new_tokens, progress=True,
+    )
+    results["heldout_files_missing"] = missing
+    loss, fim = results["heldout"], results["fim"]
+    print(f"held-out loss {loss['loss']:.4f} nats/token, {loss['bits_per_byte']:.4f} bits/byte "
+          f"({loss['files']} files, {loss['bytes']} bytes, {loss['tokens']} tokens)")
+    print(f"FIM random-span cases: {fim['cases']}, parse rate {fim['parse_rate']:.1%}, "
+          f"exact match {fim['exact_match_rate']:.1%}")
+    if missing:
+        print(f"{missing} held-out files of the manifest were missing or changed and were skipped")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0

@@ -1,0 +1,163 @@
+"""Train fimlsp's small fill-in-the-middle model from the Python files on this machine, export and evaluate it.
+
+The run lives in --output: corpus manifest, tokenizer, packed data, checkpoints and log. Run the same command
+again after an interruption to resume from the last checkpoint; the result is the same as an uninterrupted run.
+When training ends, the model (safetensors, float16), its tokenizer, the corpus manifest, the training record,
+the evaluation and a model card are written to --export.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shlex
+import sys
+from pathlib import Path
+
+OPTION_HELP = {
+    "seed": "seed of the file split, the FIM transformation, the data order, the initial weights and the evaluation cases",
+    "heldout_fraction": "share of the deduplicated files held out from training, chosen by a seeded content hash",
+    "max_train_mb": "training corpus budget in MB of source; files are taken in seeded order until it is full",
+    "max_heldout_mb": "held-out corpus budget in MB of source",
+    "max_file_kb": "skip source files larger than this many kB (huge and data-like files)",
+    "vocab_size": "byte-level BPE vocabulary size, the five special tokens included",
+    "tokenizer_mb": "MB of training source used to train the tokenizer",
+    "n_layer": "number of transformer layers",
+    "n_embd": "hidden size: the width of the embeddings and of every layer",
+    "n_head": "attention heads (queries; there is one shared key/value head: multi-query attention)",
+    "seq_len": "context length in tokens, for training windows and the model's positions",
+    "fim_rate": "probability that a segment is FIM-transformed",
+    "spm_rate": "share of FIM samples in suffix-prefix-middle order (the rest are prefix-suffix-middle)",
+    "tokens": "training token budget; it fixes the number of steps and with it the cosine schedule",
+    "batch_size": "windows per optimizer step",
+    "lr": "peak learning rate of AdamW",
+    "min_lr_ratio": "the cosine schedule ends at this fraction of the peak learning rate",
+    "warmup_steps": "steps of linear learning-rate warmup",
+    "weight_decay": "AdamW weight decay of weight matrices",
+    "grad_clip": "clip the gradient norm to this value",
+    "precision": "bf16: bfloat16 autocast (weights and optimizer stay float32); fp32: plain float32",
+}
+CHOICES = {"precision": ("bf16", "fp32")}
+
+
+class DefaultsFormatter(argparse.HelpFormatter):
+    """Shows an option's default in its help when it has a meaningful one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        help_text = action.help or ""
+        if action.default not in (None, False, argparse.SUPPRESS) and action.option_strings:
+            help_text += " (default: %(default)s)"
+        return help_text
+
+
+def option_flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from fimlsp.training.train import RunControl, TrainOptions
+
+    parser.formatter_class = DefaultsFormatter
+    run = parser.add_argument_group("run")
+    run.add_argument("--output", type=Path, default=Path("runs/default"),
+                     help="run folder: manifest, tokenizer, data, checkpoints, log; reused to resume")
+    run.add_argument("--export", type=Path, default=None,
+                     help="where the finished model goes; OUTPUT/model when not given")
+    run.add_argument("--corpus-root", action="append", type=Path, default=None, metavar="DIR",
+                     help="use this folder of Python files instead of the standard library and site-packages "
+                          "(repeatable; labelled by folder name)")
+    run.add_argument("--device", default=RunControl.device,
+                     help="torch device: auto (a GPU when present, else CPU), cpu, cuda, cuda:1, ...")
+    run.add_argument("--threads", type=int, default=None, help="torch CPU threads; torch's choice when not given")
+    run.add_argument("--checkpoint-every", type=int, default=RunControl.checkpoint_every,
+                     help="save a checkpoint every this many steps")
+    run.add_argument("--keep-checkpoints", type=int, default=RunControl.keep_checkpoints,
+                     help="how many recent checkpoints to keep")
+    run.add_argument("--max-minutes", type=float, default=None,
+                     help="wall-clock budget of this invocation: when spent, training ends cleanly (checkpoint, "
+                          "export, evaluation) with the schedule still planned for --tokens")
+    run.add_argument("--stop-after", type=int, default=None, metavar="STEPS",
+                     help="pause after this many steps in this invocation (checkpoint, no export); rerun to resume")
+    run.add_argument("--eval-cases", type=int, default=RunControl.eval_cases,
+                     help="random-span FIM cases evaluated on held-out files after training")
+    run.add_argument("--eval-bytes", type=int, default=RunControl.eval_bytes,
+                     help="held-out bytes over which loss and bits per byte are measured")
+    run.add_argument("--no-progress", action="store_true", help="no progress bars")
+    model = parser.add_argument_group("result (a run folder keeps the values it was started with)")
+    for field in dataclasses.fields(TrainOptions):
+        model.add_argument(option_flag(field.name), type=type(field.default), default=field.default,
+                           choices=CHOICES.get(field.name), help=OPTION_HELP[field.name])
+
+
+def options_from(args: argparse.Namespace):
+    from fimlsp.training.train import TrainOptions
+
+    return TrainOptions(**{field.name: getattr(args, field.name) for field in dataclasses.fields(TrainOptions)})
+
+
+def validate(args: argparse.Namespace) -> None:
+    from fimlsp.cli import UserError
+
+    positive = ["vocab_size", "n_layer", "n_embd", "n_head", "seq_len", "tokens", "batch_size", "warmup_steps",
+                "checkpoint_every", "keep_checkpoints", "eval_bytes"]
+    for name in positive:
+        if getattr(args, name) <= 0:
+            raise UserError(f"{option_flag(name)} must be positive")
+    for name in ["heldout_fraction", "fim_rate", "spm_rate", "min_lr_ratio"]:
+        if not 0 <= getattr(args, name) <= 1:
+            raise UserError(f"{option_flag(name)} must be between 0 and 1")
+    if args.n_embd % args.n_head:
+        raise UserError("--n-embd must be a multiple of --n-head")
+    if args.vocab_size < 300:
+        raise UserError("--vocab-size must be at least 300 (256 bytes, 5 special tokens and some merges)")
+    if args.eval_cases < 0:
+        raise UserError("--eval-cases must not be negative")
+    if args.stop_after is not None and args.stop_after < 0:
+        raise UserError("--stop-after must not be negative")
+    if args.max_minutes is not None and args.max_minutes <= 0:
+        raise UserError("--max-minutes must be positive")
+    if args.output.exists() and not args.output.is_dir():
+        raise UserError(f"--output {args.output} is not a folder")
+    for root in args.corpus_root or []:
+        if not root.is_dir():
+            raise UserError(f"--corpus-root {root} is not a folder")
+    if args.device not in ("auto", "cpu") and not args.device.startswith(("cuda", "mps", "xpu")):
+        raise UserError(f"--device {args.device} is not a torch device name")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fimlsp.cli import UserError
+    from fimlsp.training import corpus
+    from fimlsp.training.train import RunControl, TrainingError, TrainingRun
+
+    validate(args)
+    if args.corpus_root:
+        roots = {root.resolve().name: root.resolve() for root in args.corpus_root}
+        if len(roots) != len(args.corpus_root):
+            raise UserError("--corpus-root folders must have different names")
+    else:
+        roots = corpus.default_roots()
+    control = RunControl(
+        output=args.output,
+        export=args.export or args.output / "model",
+        roots=roots,
+        device=args.device,
+        threads=args.threads,
+        checkpoint_every=args.checkpoint_every,
+        keep_checkpoints=args.keep_checkpoints,
+        max_minutes=args.max_minutes,
+        stop_after=args.stop_after,
+        eval_cases=args.eval_cases,
+        eval_bytes=args.eval_bytes,
+        progress=not args.no_progress,
+        command="fimlsp train " + shlex.join(sys.argv[2:]) if sys.argv[1:2] == ["train"] else None,
+    )
+    try:
+        result = TrainingRun(options_from(args), control).train()
+    except TrainingError as error:
+        raise UserError(str(error)) from None
+    if result is None:
+        print(f"paused; rerun the same command to resume from {args.output / 'checkpoints'}")
+    else:
+        print(f"model written to {result}")
+    return 0

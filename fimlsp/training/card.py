@@ -1,0 +1,101 @@
+"""Write the model card (README.md of the model folder) from the training record and the evaluation results."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from fimlsp.training.evaluate import RESULTS
+from fimlsp.training.train import MANIFEST, TRAINING_RECORD, TrainOptions
+
+CARD = "README.md"
+
+
+def train_command(options: dict, output: str, export: str) -> str:
+    """The `fimlsp train` command line that reproduces these options (defaults left out)."""
+    defaults = dataclasses.asdict(TrainOptions())
+    flags = [f"--{name.replace('_', '-')} {value}" for name, value in options.items() if defaults.get(name) != value]
+    return " ".join(["fimlsp train", f"--output {output}", f"--export {export}", *flags])
+
+
+def write_card(directory: Path, output: str, export: str) -> Path:
+    """Render the card; the commands it quotes rebuild this model from the same options."""
+    record = json.loads((directory / TRAINING_RECORD).read_text(encoding="utf-8"))
+    results = json.loads((directory / RESULTS).read_text(encoding="utf-8"))
+    manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+    config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    options, hardware, software = record["options"], record["hardware"], record["software"]
+    heldout, fim = results["heldout"], results["fim"]
+    size_mb = sum(p.stat().st_size for p in directory.iterdir() if p.is_file()) / 1e6
+    minutes = record["train_seconds"] / 60
+    where = hardware.get("gpu") or f"{hardware['cpu']}, {hardware['cpu_cores']} cores, torch threads: {hardware['torch_threads']}"
+    sources = ", ".join(f"`{label}`" for label in manifest["roots"])
+    stopped = "" if record["steps"] >= record["planned_steps"] else " (ended early by --max-minutes)"
+    built_with = [f"This model was built with `{record['command']}`.", ""] if record.get("command") else []
+    rejected = ", ".join(f"{reason} {count}" for reason, count in manifest["rejected"].items()) or "none"
+    lines = [
+        "# fimlsp default FIM model",
+        "",
+        "A small fill-in-the-middle code model for Python that ships with fimlsp, so completion works offline, in CI",
+        "and on a laptop without a GPU. It is built by `fimlsp train` (package `fimlsp.training`) and is far weaker",
+        "than SantaCoder or StarCoder: point `--model` at real weights for useful completions.",
+        "",
+        "## Model",
+        "",
+        f"- Architecture: GPTBigCode (SantaCoder's family), multi-query attention, {config['n_layer']} layers, "
+        f"{config['n_embd']} dims, {config['n_head']} heads, context {config['n_positions']} tokens, tied embeddings",
+        f"- Parameters: {record['parameters']:,}",
+        f"- Tokenizer: byte-level BPE, vocabulary {config['vocab_size']:,}, special tokens `<|endoftext|>` (EOS), "
+        "`<fim_prefix>`, `<fim_middle>`, `<fim_suffix>`, `<fim_pad>` (ids 0-4)",
+        "- FIM format (PSM): `<fim_prefix>` left `<fim_suffix>` right `<fim_middle>` → middle, ended by `<|endoftext|>`",
+        f"- Weights: safetensors, float16; folder size {size_mb:.1f} MB",
+        "",
+        "## Training",
+        "",
+        f"- Corpus: Python files under {sources} on the training machine, {manifest['scanned_files']:,} "
+        f"candidates scanned, left out: {rejected}. Train: {manifest['train_files']:,} files, "
+        f"{manifest['train_bytes'] / 1e6:.1f} MB; held out (by file, seed {manifest['seed']}): "
+        f"{manifest['heldout_files']:,} files, {manifest['heldout_bytes'] / 1e6:.1f} MB. "
+        f"The file list with content hashes is `{MANIFEST}`.",
+        f"- FIM: Bavarian et al. character-level random spans per context-sized segment, FIM rate {options['fim_rate']}, "
+        f"SPM share {options['spm_rate']}; documents packed into {options['seq_len']}-token windows",
+        f"- Optimiser: AdamW (β 0.9/0.95, weight decay {options['weight_decay']}), peak LR {options['lr']}, "
+        f"{options['warmup_steps']} warmup steps, cosine to {options['min_lr_ratio']}×, batch "
+        f"{options['batch_size']}×{options['seq_len']} tokens, {options['precision']} autocast",
+        f"- Steps: {record['steps']:,} of {record['planned_steps']:,} planned{stopped}; tokens seen: {record['tokens_seen']:,}",
+        f"- Training time (optimizer steps): {minutes:.1f} minutes on {hardware['device'].upper()} ({where}); {hardware['platform']}",
+        f"- Software: Python {software['python']}, torch {software['torch']}, transformers {software['transformers']}, "
+        f"tokenizers {software['tokenizers']}",
+        f"- Final training loss (mean of the last 50 steps): {record['final_loss']}",
+        "",
+        "## Evaluation (held-out files)",
+        "",
+        f"- Held-out loss: {heldout['loss']:.4f} nats/token over {heldout['tokens']:,} tokens "
+        f"({heldout['files']} files, {heldout['bytes']:,} bytes)",
+        f"- Bits per byte: {heldout['bits_per_byte']:.4f}",
+        f"- Random-span FIM (Sec. VII-A of Melcer et al.), {fim['cases']} cases, greedy unconstrained decoding, at most "
+        f"{fim['max_new_tokens']} new tokens:",
+        f"  - `ast.parse(left + middle + right)` succeeds: {fim['parse_rate']:.1%}",
+        f"  - middle exactly equals the deleted text: {fim['exact_match_rate']:.1%}",
+        "",
+        "## Reproduce",
+        "",
+        "Training (resumable: rerun the same command after an interruption), which also writes the evaluation and",
+        "this card:",
+        "",
+        "```",
+        train_command(options, output, export),
+        "```",
+        "",
+        *built_with,
+        "Evaluation alone:",
+        "",
+        "```",
+        f"fimlsp evaluate-model --model {export} --cases {fim['cases']} --seed {fim['seed']} --eval-bytes {heldout['max_bytes']}",
+        "```",
+        "",
+    ]
+    path = directory / CARD
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path

@@ -1,0 +1,464 @@
+"""Run the training: prepare corpus, tokenizer and data, optimise a GPTBigCode model, export it.
+
+Everything a run produces lives under its output folder, so a run that is interrupted (Ctrl-C, a killed job, or
+`--stop-after`) and started again with the same options continues from its last checkpoint and ends with the
+same weights as a run that never stopped: the corpus manifest and tokenizer are reused, the packed data of each
+epoch is a pure function of the seed, and the batch of step s depends only on s.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import math
+import os
+import platform
+import random
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from fimlsp.training import corpus as corpus_module
+from fimlsp.training.fim import FimTokens, FimTransform, pack, window, window_count
+from fimlsp.training.tokenizer import EOS, FIM_MIDDLE, FIM_PREFIX, FIM_SUFFIX, load_tokenizer, special_token_ids, train_tokenizer
+
+MANIFEST = "corpus.json"
+RUN_OPTIONS = "run.json"
+TOKENIZER_DIR = "tokenizer"
+DATA_DIR = "data"
+CHECKPOINT_DIR = "checkpoints"
+LOG = "log.jsonl"
+TRAINING_RECORD = "training.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainOptions:
+    """Everything that determines the trained weights. Changing any of these needs a fresh output folder."""
+
+    seed: int = 1234
+    heldout_fraction: float = 0.05
+    max_train_mb: float = 66.0
+    max_heldout_mb: float = 6.0
+    max_file_kb: float = 200.0
+    vocab_size: int = 8192
+    tokenizer_mb: float = 16.0
+    n_layer: int = 4
+    n_embd: int = 256
+    n_head: int = 4
+    seq_len: int = 512
+    fim_rate: float = 0.9
+    spm_rate: float = 0.5
+    tokens: int = 7_000_000
+    batch_size: int = 16
+    lr: float = 1.5e-3
+    min_lr_ratio: float = 0.1
+    warmup_steps: int = 100
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
+    precision: str = "bf16"
+
+    @property
+    def planned_steps(self) -> int:
+        return max(1, math.ceil(self.tokens / (self.batch_size * self.seq_len)))
+
+
+@dataclasses.dataclass(frozen=True)
+class RunControl:
+    """How this invocation runs, without changing the result: where, on what, and for how long."""
+
+    output: Path
+    export: Path
+    roots: dict[str, Path]
+    device: str = "auto"
+    threads: int | None = None
+    checkpoint_every: int = 200
+    keep_checkpoints: int = 2
+    max_minutes: float | None = None
+    stop_after: int | None = None
+    eval_cases: int = 300
+    eval_bytes: int = 1_000_000
+    progress: bool = True
+    command: str | None = None
+
+
+class TrainingError(Exception):
+    """The run cannot go on as asked (e.g. resuming a folder made with other options)."""
+
+
+def lr_at(step: int, options: TrainOptions) -> float:
+    """Linear warmup, then cosine decay to min_lr_ratio * lr at the planned last step."""
+    if step < options.warmup_steps:
+        return options.lr * (step + 1) / options.warmup_steps
+    span = max(1, options.planned_steps - options.warmup_steps)
+    progress = min(1.0, (step - options.warmup_steps) / span)
+    floor = options.lr * options.min_lr_ratio
+    return floor + (options.lr - floor) * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def model_config(options: TrainOptions, tokenizer):
+    """SantaCoder's architecture family: GPTBigCode with multi-query attention, sized by the options."""
+    from transformers import GPTBigCodeConfig
+
+    ids = special_token_ids(tokenizer)
+    return GPTBigCodeConfig(
+        vocab_size=len(tokenizer),
+        n_positions=options.seq_len,
+        n_embd=options.n_embd,
+        n_layer=options.n_layer,
+        n_head=options.n_head,
+        n_inner=4 * options.n_embd,
+        multi_query=True,
+        activation_function="gelu_pytorch_tanh",
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        bos_token_id=ids[EOS],
+        eos_token_id=ids[EOS],
+        pad_token_id=ids[EOS],
+        tie_word_embeddings=True,
+    )
+
+
+def resolve_device(name: str):
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+class TrainingRun:
+    """One output folder: its preparation steps, its data, its model and its checkpoints."""
+
+    def __init__(self, options: TrainOptions, control: RunControl):
+        self.options = options
+        self.control = control
+        self.output = control.output
+        self.started = time.monotonic()
+
+    # Preparation -------------------------------------------------------------------------------------------
+
+    def check_options(self) -> None:
+        """Write the options on first use; refuse to continue a folder that was made with different ones."""
+        path = self.output / RUN_OPTIONS
+        current = dataclasses.asdict(self.options)
+        if path.exists():
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            changed = sorted(k for k in current if saved.get(k) != current[k])
+            if changed:
+                raise TrainingError(
+                    f"{self.output} was started with other options ({', '.join(changed)}); "
+                    "use the same options to resume or a new --output"
+                )
+        else:
+            self.output.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(current, indent=1) + "\n", encoding="utf-8")
+
+    def manifest(self) -> dict:
+        path = self.output / MANIFEST
+        if not path.exists():
+            built = corpus_module.build_corpus(
+                self.control.roots,
+                seed=self.options.seed,
+                heldout_fraction=self.options.heldout_fraction,
+                max_train_bytes=int(self.options.max_train_mb * 1e6),
+                max_heldout_bytes=int(self.options.max_heldout_mb * 1e6),
+                max_file_bytes=int(self.options.max_file_kb * 1e3),
+            )
+            if not built.train or not built.heldout:
+                raise TrainingError("the corpus roots hold no usable Python files for both splits")
+            corpus_module.write_manifest(built, path.with_suffix(".tmp"))
+            path.with_suffix(".tmp").replace(path)
+        return corpus_module.load_manifest(path)
+
+    def documents(self, split: str) -> list[str]:
+        manifest = self.manifest()
+        paths, missing = corpus_module.resolve_files(manifest, split)
+        if missing:
+            raise TrainingError(f"{missing} {split} files of {self.output / MANIFEST} changed or vanished since it was made")
+        return [path.read_text(encoding="utf-8") for _name, path in paths]
+
+    def tokenizer(self):
+        directory = self.output / TOKENIZER_DIR
+        if not (directory / "tokenizer.json").exists():
+            budget = int(self.options.tokenizer_mb * 1e6)
+            texts, used = [], 0
+            for text in self.documents("train"):
+                if used >= budget:
+                    break
+                texts.append(text)
+                used += len(text)
+            staging = directory.with_name(TOKENIZER_DIR + ".tmp")
+            shutil.rmtree(staging, ignore_errors=True)
+            train_tokenizer(texts, self.options.vocab_size, staging)
+            shutil.rmtree(directory, ignore_errors=True)
+            staging.replace(directory)
+        return load_tokenizer(directory)
+
+    def epoch_stream(self, epoch: int, tokenizer) -> np.ndarray:
+        """The packed FIM token stream of one pass over the training files (cached; a function of the seed)."""
+        path = self.output / DATA_DIR / f"train-epoch{epoch}.npy"
+        if path.exists():
+            return np.load(path, mmap_mode="r")
+        ids = special_token_ids(tokenizer)
+        transform = FimTransform(
+            tokenizer,
+            FimTokens(prefix=ids[FIM_PREFIX], middle=ids[FIM_MIDDLE], suffix=ids[FIM_SUFFIX], eos=ids[EOS]),
+            segment_tokens=self.options.seq_len - 4,
+            fim_rate=self.options.fim_rate,
+            spm_rate=self.options.spm_rate,
+        )
+        rng = random.Random(f"{self.options.seed}:fim:{epoch}")
+        documents = self.documents("train")
+        random.Random(f"{self.options.seed}:order:{epoch}").shuffle(documents)
+        stream = pack(transform.samples(documents, rng)).astype(np.uint16 if len(tokenizer) <= 65536 else np.int32)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path.with_suffix(".tmp"), "wb") as handle:
+            np.save(handle, stream)
+        path.with_suffix(".tmp").replace(path)
+        return stream
+
+    # Training ----------------------------------------------------------------------------------------------
+
+    def batches(self, tokenizer) -> Callable[[int], np.ndarray]:
+        """A function from step number to its batch of windows, walking seeded permutations epoch by epoch.
+
+        Every epoch contributes as many windows as epoch 0 holds (later epochs, FIM-transformed with other random
+        spans, differ slightly in length), so the position of a step's windows never depends on later data.
+        """
+        seq_len, batch_size = self.options.seq_len, self.options.batch_size
+        cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+        def epoch_data(epoch: int) -> tuple[np.ndarray, np.ndarray]:
+            if epoch not in cache:
+                cache.clear()
+                stream = self.epoch_stream(epoch, tokenizer)
+                count = window_count(len(stream), seq_len)
+                if count == 0:
+                    raise TrainingError("the training corpus is shorter than one context window")
+                order = np.random.default_rng([self.options.seed, epoch]).permutation(count)
+                cache[epoch] = (stream, order)
+            return cache[epoch]
+
+        windows_per_epoch = len(epoch_data(0)[1])
+
+        def batch(step: int) -> np.ndarray:
+            rows = []
+            for position in range(step * batch_size, (step + 1) * batch_size):
+                epoch, offset = divmod(position, windows_per_epoch)
+                stream, order = epoch_data(epoch)
+                rows.append(np.asarray(window(stream, int(order[offset % len(order)]), seq_len), dtype=np.int64))
+            return np.stack(rows)
+
+        return batch
+
+    def train(self) -> Path | None:
+        """Train to the planned step (or until a stop option says so); returns the export folder when finished."""
+        import torch
+        from tqdm.auto import tqdm
+        from transformers import GPTBigCodeForCausalLM
+
+        if self.control.threads:
+            torch.set_num_threads(self.control.threads)
+        if not self.control.progress:
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()
+        self.check_options()
+        tokenizer = self.tokenizer()
+        batch_of = self.batches(tokenizer)
+        device = resolve_device(self.control.device)
+        torch.manual_seed(self.options.seed)
+        model = GPTBigCodeForCausalLM(model_config(self.options, tokenizer)).to(device)
+        optimizer = torch.optim.AdamW(
+            self.parameter_groups(model), lr=self.options.lr, betas=(0.9, 0.95), eps=1e-8
+        )
+        state = self.load_checkpoint(model, optimizer, device)
+        step, tokens_seen, train_seconds = state["step"], state["tokens_seen"], state["train_seconds"]
+        planned = self.options.planned_steps
+        autocast = self.options.precision == "bf16"
+        stopped_early = False
+        bar = tqdm(total=planned, initial=step, unit="step", disable=not self.control.progress, dynamic_ncols=True)
+        smoothed = None
+        steps_this_run = 0
+        model.train()
+        while step < planned:
+            if self.control.stop_after is not None and steps_this_run >= self.control.stop_after:
+                break
+            if self.out_of_time():
+                stopped_early = True
+                break
+            tick = time.monotonic()
+            batch = torch.from_numpy(batch_of(step)).to(device)
+            for group in optimizer.param_groups:
+                group["lr"] = lr_at(step, self.options)
+            with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=autocast):
+                logits = model(input_ids=batch[:, :-1]).logits
+            loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), batch[:, 1:].flatten())
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), self.options.grad_clip)
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            step += 1
+            steps_this_run += 1
+            step_tokens = batch.shape[0] * (batch.shape[1] - 1)
+            tokens_seen += step_tokens
+            elapsed = time.monotonic() - tick
+            train_seconds += elapsed
+            value = loss.item()
+            smoothed = value if smoothed is None else 0.95 * smoothed + 0.05 * value
+            bar.set_postfix(loss=f"{smoothed:.3f}", tok_s=f"{step_tokens / elapsed:.0f}", lr=f"{lr_at(step - 1, self.options):.2e}")
+            bar.update(1)
+            self.log({"step": step, "loss": value, "lr": lr_at(step - 1, self.options), "tokens_seen": tokens_seen,
+                      "tokens_per_s": step_tokens / elapsed, "train_seconds": train_seconds})
+            if step % self.control.checkpoint_every == 0 or step == planned:
+                self.save_checkpoint(model, optimizer, step, tokens_seen, train_seconds)
+        bar.close()
+        if step < planned:
+            self.save_checkpoint(model, optimizer, step, tokens_seen, train_seconds)
+            if not stopped_early:
+                return None
+        return self.export(model, tokenizer, step, tokens_seen, train_seconds, device)
+
+    def parameter_groups(self, model) -> list[dict]:
+        """Weight decay on matrices only; biases, norms and embeddings' positions decay-free (GPT convention)."""
+        decay, plain = [], []
+        for name, parameter in model.named_parameters():
+            (decay if parameter.dim() >= 2 and "wpe" not in name else plain).append(parameter)
+        return [{"params": decay, "weight_decay": self.options.weight_decay}, {"params": plain, "weight_decay": 0.0}]
+
+    def out_of_time(self) -> bool:
+        limit = self.control.max_minutes
+        return limit is not None and time.monotonic() - self.started > limit * 60
+
+    def log(self, record: dict) -> None:
+        with open(self.output / LOG, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+
+    # Checkpoints -------------------------------------------------------------------------------------------
+
+    def checkpoints(self) -> list[Path]:
+        return sorted((self.output / CHECKPOINT_DIR).glob("step-*.pt"))
+
+    def save_checkpoint(self, model, optimizer, step: int, tokens_seen: int, train_seconds: float) -> None:
+        import torch
+
+        directory = self.output / CHECKPOINT_DIR
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"step-{step:07d}.pt"
+        staging = path.with_suffix(".tmp")
+        torch.save(
+            {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
+             "tokens_seen": tokens_seen, "train_seconds": train_seconds},
+            staging,
+        )
+        staging.replace(path)
+        for old in self.checkpoints()[: -self.control.keep_checkpoints]:
+            old.unlink()
+        self.truncate_log(step)
+
+    def load_checkpoint(self, model, optimizer, device) -> dict:
+        import torch
+
+        existing = self.checkpoints()
+        if not existing:
+            self.truncate_log(0)
+            return {"step": 0, "tokens_seen": 0, "train_seconds": 0.0}
+        state = torch.load(existing[-1], map_location=device, weights_only=True)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        self.truncate_log(state["step"])
+        return state
+
+    def truncate_log(self, step: int) -> None:
+        """Drop log lines past the last checkpoint, so a resumed run's log reads as one run."""
+        path = self.output / LOG
+        if not path.exists():
+            return
+        kept = [line for line in path.read_text(encoding="utf-8").splitlines() if json.loads(line)["step"] <= step]
+        path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+
+    # Export ------------------------------------------------------------------------------------------------
+
+    def export(self, model, tokenizer, step: int, tokens_seen: int, train_seconds: float, device) -> Path:
+        """Write the fp16 safetensors model, its tokenizer, corpus manifest and training record; then evaluate."""
+        import torch
+
+        from fimlsp.training import card, evaluate
+
+        target = self.control.export
+        staging = target.with_name(target.name + ".tmp")
+        shutil.rmtree(staging, ignore_errors=True)
+        copy.deepcopy(model).to(torch.float16).save_pretrained(staging, safe_serialization=True)
+        tokenizer.save_pretrained(staging)
+        shutil.copyfile(self.output / MANIFEST, staging / MANIFEST)
+        record = {
+            "options": dataclasses.asdict(self.options),
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "steps": step,
+            "planned_steps": self.options.planned_steps,
+            "tokens_seen": tokens_seen,
+            "train_seconds": round(train_seconds, 1),
+            "hardware": hardware(device),
+            "software": software(),
+            "final_loss": self.recent_loss(),
+            "command": self.control.command,
+        }
+        (staging / TRAINING_RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        if target.exists():
+            shutil.rmtree(target)
+        staging.replace(target)
+        manifest = self.manifest()
+        heldout, _missing = corpus_module.resolve_files(manifest, "heldout")
+        results = evaluate.evaluate_model(
+            target, heldout, seed=self.options.seed, cases=self.control.eval_cases,
+            max_bytes=self.control.eval_bytes, device=device, progress=self.control.progress,
+        )
+        evaluate.write_results(results, target)
+        card.write_card(target, output=str(self.output), export=str(target))
+        return target
+
+    def recent_loss(self, last: int = 50) -> float | None:
+        path = self.output / LOG
+        if not path.exists():
+            return None
+        losses = [json.loads(line)["loss"] for line in path.read_text(encoding="utf-8").splitlines()[-last:]]
+        return round(sum(losses) / len(losses), 4) if losses else None
+
+
+def hardware(device) -> dict:
+    """Where the model was trained, in words a model card can quote."""
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    record = {
+        "device": device.type,
+        "cpu": cpu,
+        "cpu_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "platform": platform.platform(),
+    }
+    if device.type == "cuda":
+        record["gpu"] = torch.cuda.get_device_name(device)
+    return record
+
+
+def software() -> dict:
+    import tokenizers
+    import torch
+    import transformers
+
+    return {"python": sys.version.split()[0], "torch": torch.__version__, "transformers": transformers.__version__,
+            "tokenizers": tokenizers.__version__}

@@ -1,0 +1,69 @@
+"""The random-span FIM case rule of Sec. VII-A: span size, start region, determinism, order independence."""
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fimlsp.cases import MAX_SPAN_CHARS, random_span_case, random_span_cases
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(min_size=1, max_size=3000), seed=st.integers(0, 2**32))
+def test_span_respects_the_rule(text, seed):
+    left, middle, right = random_span_case(text, random.Random(seed))
+    assert left + middle + right == text
+    assert len(middle) <= MAX_SPAN_CHARS
+    assert len(middle) <= 0.2 * len(text)
+    assert len(left) < max(1, int(0.9 * len(text)))
+    expected = min(MAX_SPAN_CHARS, int(0.2 * len(text)), len(text) - len(left))
+    assert len(middle) == expected
+
+
+def test_long_file_deletes_exactly_100_characters_unless_the_file_ends():
+    text = "x = 1\n" * 2000
+    lengths = {len(random_span_case(text, random.Random(seed))[1]) for seed in range(200)}
+    assert lengths == {100}
+
+
+def test_start_point_covers_the_first_90_percent_and_no_more():
+    text = "a" * 1000
+    starts = [len(random_span_case(text, random.Random(seed))[0]) for seed in range(3000)]
+    assert min(starts) < 50
+    assert 850 < max(starts) < 900
+
+
+def test_span_near_the_end_stops_at_the_end_of_the_file():
+    text = "b" * 300  # span min(100, 60) = 60 characters, longer than the last 10% of the file
+    cases = [random_span_case(text, random.Random(seed)) for seed in range(3000)]
+    late = [(left, middle, right) for left, middle, right in cases if len(left) > 300 - 60]
+    assert late
+    assert all(right == "" and len(middle) == 300 - len(left) for left, middle, right in late)
+    assert all(len(middle) == 60 for left, middle, right in cases if len(left) <= 300 - 60)
+
+
+FILES = [(f"pkg/module_{index}.py", f"def function_{index}(x):\n    return x * {index}\n" * 20) for index in range(40)]
+
+
+def test_cases_are_deterministic_for_a_seed_and_independent_of_file_order():
+    first = list(random_span_cases(FILES, seed=7, count=25))
+    again = list(random_span_cases(FILES, seed=7, count=25))
+    shuffled = FILES[:]
+    random.Random(0).shuffle(shuffled)
+    reordered = list(random_span_cases(shuffled, seed=7, count=25))
+    assert first == again == reordered
+    assert len(first) == 25
+    assert len({case.name for case in first}) == 25
+
+
+def test_another_seed_gives_other_cases():
+    first = [(case.name, case.left) for case in random_span_cases(FILES, seed=7, count=25)]
+    other = [(case.name, case.left) for case in random_span_cases(FILES, seed=8, count=25)]
+    assert first != other
+
+
+def test_files_too_small_for_a_span_are_skipped():
+    files = [("tiny.py", "x"), ("empty.py", ""), ("real.py", "import os\n" * 30)]
+    cases = list(random_span_cases(files, seed=1))
+    assert [case.name for case in cases] == ["real.py"]
+    assert cases[0].left + cases[0].middle + cases[0].right == "import os\n" * 30
