@@ -211,7 +211,8 @@ def complete_middle(
         if best is not None:
             prefix, fallback = best, True
     middle = prefix.text if not prefix.pending else prefix.text + prefix.pending.decode("utf-8", "replace")
-    valid = parses(left + middle + right)
+    confirmed = mode != "unconstrained" and (stop in ("eos", "line") or fallback)  # judge.valid_end said so
+    valid = confirmed or parses(left + middle + right)
     return Completion(
         middle, valid, mode, stop, prefix.tokens, tried, model_seconds, setup_seconds, judge.seconds, fallback,
     )

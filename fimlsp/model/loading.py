@@ -31,9 +31,6 @@ class FimModel:
     def prompt(self, left: str, right: str, reserve: int) -> list[int]:
         """Token ids of the FIM prompt, cutting the left context's start and the right context's end by tokens
         so that `reserve` tokens of middle still fit the context window."""
-        encode = self.tokenizer.encode
-        left_ids = encode(left, add_special_tokens=False) if left else []
-        right_ids = encode(right, add_special_tokens=False) if right else []
         pieces = []
         for piece in self.format.templates[self.order]:
             if piece in (LEFT, RIGHT):
@@ -41,9 +38,11 @@ class FimModel:
             elif piece in self.format.controls:
                 pieces.append([self.tokenizer.convert_tokens_to_ids(piece)])
             else:
-                pieces.append(encode(piece, add_special_tokens=False))
+                pieces.append(self.tokenizer.encode(piece, add_special_tokens=False))
         fixed = sum(len(piece) for piece in pieces if isinstance(piece, list))
         room = max(0, self.context_window - reserve - fixed)
+        left_ids = self._encode_end(left, room, from_end=True)
+        right_ids = self._encode_end(right, room, from_end=False)
         if len(left_ids) + len(right_ids) > room:
             keep_right = min(len(right_ids), room // 2 if len(left_ids) > room // 2 else room - len(left_ids))
             keep_left = min(len(left_ids), room - keep_right)
@@ -53,6 +52,17 @@ class FimModel:
         for piece in pieces:
             ids.extend(left_ids if piece == LEFT else right_ids if piece == RIGHT else piece)
         return ids
+
+    def _encode_end(self, text: str, tokens: int, from_end: bool) -> list[int]:
+        """At least `tokens` tokens of `text` next to the cursor (all of it if shorter), without encoding a large
+        file whole: the slice grows until it yields enough tokens."""
+        reach = 8 * max(tokens, 1)
+        while True:
+            piece = text[-reach:] if from_end else text[:reach]
+            ids = self.tokenizer.encode(piece, add_special_tokens=False) if piece else []
+            if len(ids) >= tokens or reach >= len(text):
+                return ids
+            reach *= 4
 
 
 def default_device() -> str:

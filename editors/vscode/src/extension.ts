@@ -1,0 +1,138 @@
+// fimlsp for VS Code: starts `fimlsp serve` for Python files and shows its inline completions (ghost text).
+//
+// The language client's proposed features include LSP 3.18's textDocument/inlineCompletion; the server also
+// answers textDocument/completion. Settings under `fimlsp.*` go to the server as initializationOptions and,
+// when they change, as workspace/didChangeConfiguration; a change of the server command restarts the server.
+import * as vscode from "vscode";
+import {
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  TransportKind,
+} from "vscode-languageclient/node";
+
+const SECTION = "fimlsp";
+const MODEL_STATUS = "fimlsp.modelStatus";
+const SERVER_SETTINGS = ["model", "device", "mode", "singleLine", "maxTokens", "timeBudget"] as const;
+
+interface ModelStatus {
+  ready: boolean;
+  model: string | null;
+  error: string | null;
+}
+
+let client: LanguageClient | undefined;
+let status: vscode.StatusBarItem;
+
+function serverSettings(): Record<string, unknown> {
+  const configuration = vscode.workspace.getConfiguration(SECTION);
+  const settings: Record<string, unknown> = {};
+  for (const key of SERVER_SETTINGS) {
+    const value = configuration.get(key);
+    if (value !== undefined && value !== null && value !== "") {
+      settings[key] = value;
+    }
+  }
+  return settings;
+}
+
+function serverCommand(): string[] {
+  const command = vscode.workspace.getConfiguration(SECTION).get<string[]>("server.command");
+  return command && command.length > 0 ? command : ["fimlsp", "serve"];
+}
+
+function showLoading(): void {
+  status.text = "$(loading~spin) fimlsp";
+  status.tooltip = "fimlsp: loading the model";
+  status.show();
+}
+
+async function watchModel(current: LanguageClient): Promise<void> {
+  showLoading();
+  try {
+    const answer = (await current.sendRequest(ExecuteCommandRequest.type, {
+      command: MODEL_STATUS,
+      arguments: [],
+    })) as ModelStatus;
+    if (current !== client) {
+      return;
+    }
+    if (answer.ready) {
+      status.text = "$(sparkle) fimlsp";
+      status.tooltip = `fimlsp: ${answer.model}`;
+    } else {
+      status.text = "$(error) fimlsp";
+      status.tooltip = `fimlsp: ${answer.error ?? "no model"}`;
+    }
+  } catch (error) {
+    if (current === client) {
+      status.text = "$(error) fimlsp";
+      status.tooltip = `fimlsp: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  }
+}
+
+async function start(): Promise<void> {
+  const [command, ...args] = serverCommand();
+  const serverOptions: ServerOptions = { command, args, transport: TransportKind.stdio };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: "file", language: "python" },
+      { scheme: "untitled", language: "python" },
+    ],
+    initializationOptions: serverSettings(),
+  };
+  const created = new LanguageClient(SECTION, "fimlsp", serverOptions, clientOptions);
+  created.registerProposedFeatures(); // textDocument/inlineCompletion
+  client = created;
+  showLoading();
+  try {
+    await created.start();
+  } catch (error) {
+    status.text = "$(error) fimlsp";
+    status.tooltip = `fimlsp: cannot start ${command}: ${error instanceof Error ? error.message : String(error)}`;
+    return;
+  }
+  void watchModel(created);
+}
+
+async function stop(): Promise<void> {
+  const current = client;
+  client = undefined;
+  if (current) {
+    await current.stop();
+  }
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
+  status.name = "fimlsp";
+  context.subscriptions.push(status);
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (!event.affectsConfiguration(SECTION)) {
+        return;
+      }
+      if (event.affectsConfiguration(`${SECTION}.server`)) {
+        await stop();
+        await start();
+        return;
+      }
+      const current = client;
+      if (current && current.isRunning()) {
+        await current.sendNotification("workspace/didChangeConfiguration", {
+          settings: { [SECTION]: serverSettings() },
+        });
+        if (event.affectsConfiguration(`${SECTION}.model`) || event.affectsConfiguration(`${SECTION}.device`)) {
+          void watchModel(current);
+        }
+      }
+    }),
+  );
+  await start();
+}
+
+export async function deactivate(): Promise<void> {
+  await stop();
+}

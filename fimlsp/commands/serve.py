@@ -1,0 +1,69 @@
+"""Run the fimlsp language server: LSP over stdio (the default) or over TCP with --tcp HOST:PORT.
+
+Completions come through the standard methods textDocument/inlineCompletion (ghost text) and
+textDocument/completion. The options below are the server's starting settings; a client can change them with
+initializationOptions and workspace/didChangeConfiguration. Logs go to stderr and to the client
+(window/logMessage); stdout carries only the protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from fimlsp.cli import UserError
+from fimlsp.decoding import MODES
+from fimlsp.server.config import SINGLE_LINE
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP socket instead of stdio")
+    parser.add_argument("--model", help="model folder or hub id (default: the model shipped with fimlsp)")
+    parser.add_argument("--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if present)")
+    parser.add_argument("--mode", choices=MODES, default="constrained", help="decoding mode (default: constrained)")
+    parser.add_argument("--max-tokens", type=int, default=128, help="most tokens per completion (default: 128)")
+    parser.add_argument("--time-budget", type=float, default=2.0, metavar="SECONDS",
+                        help="time per completion; when it runs out a shorter valid middle or none (default: 2)")
+    parser.add_argument("--single-line", choices=SINGLE_LINE, default="auto",
+                        help="single-line completions: auto is single-line for automatic triggers (default: auto)")
+    parser.add_argument("--no-cache", dest="cache", action="store_false",
+                        help="rebuild the constraint for every request and serve nothing from earlier suggestions")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="log level (default: info)")
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    host, separator, port = address.rpartition(":")
+    if not separator or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UserError(f"--tcp expects HOST:PORT with a port from 1 to 65535, got {address!r}")
+    return host, int(port)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.max_tokens < 1:
+        raise UserError("--max-tokens must be at least 1")
+    if not args.time_budget > 0:
+        raise UserError("--time-budget must be positive")
+    address = parse_address(args.tcp) if args.tcp else None
+
+    from fimlsp.server.config import Settings
+    from fimlsp.server.server import build_server
+
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("fimlsp").setLevel(args.log_level.upper())
+    settings = Settings(model=args.model, device=args.device, mode=args.mode, max_tokens=args.max_tokens,
+                        time_budget=args.time_budget, single_line=args.single_line, cache=args.cache)
+    server = build_server(settings)
+    if address is not None:
+        server.start_tcp(*address)
+        return 0
+    # The protocol owns stdout: anything else written to it (a library's print, a C extension's message) would
+    # corrupt the stream, so file descriptor 1 and sys.stdout now lead to stderr.
+    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    server.start_io(sys.stdin.buffer, protocol_out)
+    return 0

@@ -1,0 +1,96 @@
+"""LSP positions and string offsets.
+
+An LSP position is a 0-based line and a 0-based column counted in code units of the negotiated position
+encoding: UTF-16 by default (a character outside the Basic Multilingual Plane counts 2), or UTF-8 / UTF-32.
+Lines end at `\\n`, `\\r\\n` or `\\r` and nowhere else: unlike `str.splitlines`, a form feed or U+2028 inside a
+line does not end it. A column past the end of its line means the line end, as the protocol says; a column in
+the middle of a character (half a surrogate pair) means the start of that character.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
+ENCODINGS = (UTF8, UTF16, UTF32)
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class PositionError(ValueError):
+    """The position is not in the document."""
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset of the first character of every line; a trailing line break opens a last, empty line."""
+    return [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
+
+
+def _line_content_end(text: str, starts: list[int], line: int) -> int:
+    """The offset of the end of `line`, before its line break."""
+    if line + 1 < len(starts):
+        end = starts[line + 1]
+        return end - 2 if text.startswith("\r\n", end - 2) else end - 1
+    return len(text)
+
+
+def _units(character: str, encoding: str) -> int:
+    code = ord(character)
+    if encoding == UTF16:
+        return 2 if code > 0xFFFF else 1
+    if encoding == UTF8:
+        return 1 if code < 0x80 else 2 if code < 0x800 else 3 if code < 0x10000 else 4
+    return 1
+
+
+def offset_at(text: str, line: int, character: int, encoding: str = UTF16, *, starts: list[int] | None = None) -> int:
+    """The string offset of an LSP position; raises PositionError for a line outside the document."""
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown position encoding {encoding!r}")
+    starts = line_starts(text) if starts is None else starts
+    if line < 0 or character < 0:
+        raise PositionError(f"position {line}:{character} is negative")
+    if line >= len(starts):
+        raise PositionError(f"line {line} is outside the document (it has {len(starts)} lines)")
+    start, end = starts[line], _line_content_end(text, starts, line)
+    if encoding == UTF32:
+        return min(start + character, end)
+    offset, units = start, 0
+    while offset < end:
+        units += _units(text[offset], encoding)
+        if units > character:
+            break
+        offset += 1
+    return offset
+
+
+def position_at(text: str, offset: int, encoding: str = UTF16) -> tuple[int, int]:
+    """The LSP (line, character) of a string offset (clamped to the document)."""
+    offset = max(0, min(offset, len(text)))
+    starts = line_starts(text)
+    line = bisect_right(starts, offset) - 1
+    start = starts[line]
+    offset = min(offset, _line_content_end(text, starts, line))
+    if encoding == UTF32:
+        return line, offset - start
+    return line, sum(_units(character, encoding) for character in text[start:offset])
+
+
+def apply_change(text: str, start: tuple[int, int], end: tuple[int, int], new_text: str, encoding: str = UTF16) -> str:
+    """The text after replacing the range from `start` to `end` (LSP positions) by `new_text`.
+
+    Lines past the document's end mean its end, so that a client's edit at the very end always applies.
+    """
+    starts = line_starts(text)
+
+    def offset(position: tuple[int, int]) -> int:
+        line, character = position
+        if line >= len(starts):
+            return len(text)
+        return offset_at(text, max(0, line), max(0, character), encoding, starts=starts)
+
+    first, last = offset(start), offset(end)
+    if last < first:
+        first, last = last, first
+    return text[:first] + new_text + text[last:]

@@ -1,0 +1,320 @@
+"""The language server: pygls wiring of documents, settings, model loading and the two completion methods.
+
+- `textDocument/inlineCompletion` (LSP 3.18, advertised through `InlineCompletionOptions`) answers ghost text;
+  `textDocument/completion` answers one item whose `textEdit` inserts the middle at the cursor.
+- Documents are synced incrementally into `fimlsp.server.documents` with LSP's line rules.
+- Settings come from `initializationOptions` and `workspace/didChangeConfiguration` (pushed, or pulled with
+  `workspace/configuration` when the notification carries none).
+- The model loads once, in the background, with `window/workDoneProgress`; it reloads when the model or the
+  device setting changes.
+- `workspace/executeCommand` `fimlsp.modelStatus` answers when the model has loaded (for a client's status bar).
+- Every handler answers: a bad request is logged and gets an empty answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import threading
+import uuid
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
+
+from fimlsp import __version__
+from fimlsp.server import config
+from fimlsp.server.completion import CompletionEngine, ModelLoadError, Request
+from fimlsp.server.documents import Documents
+from fimlsp.server.positions import UTF16, PositionError, offset_at
+
+log = logging.getLogger("fimlsp.server")
+
+MODEL_STATUS = "fimlsp.modelStatus"  # workspace/executeCommand: wait for the model, then say how it went
+
+_MESSAGE_TYPES = (
+    (logging.ERROR, types.MessageType.Error),
+    (logging.WARNING, types.MessageType.Warning),
+    (logging.INFO, types.MessageType.Info),
+)
+
+
+class FimProtocol(LanguageServerProtocol):
+    """Leaves text synchronisation to `Documents`: pygls' own copy splits lines with `str.splitlines`, which ends
+    lines at form feeds and U+2028 where LSP does not, and would misplace edits in such files."""
+
+    def _user_handler(self, method: str, params):
+        if (handler := self.fm.features.get(method)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+
+class ClientLogHandler(logging.Handler):
+    """Forwards log records to the client as `window/logMessage`, from any thread."""
+
+    def __init__(self, server: FimServer):
+        super().__init__(logging.INFO)
+        self.server = server
+
+    def emit(self, record: logging.LogRecord) -> None:
+        loop = self.server.loop
+        if loop is None or loop.is_closed():
+            return
+        kind = next((kind for level, kind in _MESSAGE_TYPES if record.levelno >= level), types.MessageType.Log)
+        params = types.LogMessageParams(type=kind, message=f"fimlsp: {record.getMessage()}")
+        try:
+            if threading.current_thread() is threading.main_thread():
+                self.server.window_log_message(params)
+            else:
+                loop.call_soon_threadsafe(self.server.window_log_message, params)
+        except Exception:  # logging must never take the server down (a closed pipe, a stopped loop)
+            self.handleError(record)
+
+
+class FimServer(LanguageServer):
+    def __init__(self, settings: config.Settings):
+        super().__init__("fimlsp", __version__, protocol_cls=FimProtocol,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.base_settings = settings
+        self.engine = CompletionEngine(settings)
+        self.documents = Documents()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.loading: asyncio.Future | None = None  # the latest model load
+        self.model_status = {"ready": False, "model": None, "error": None}
+
+    def shutdown(self) -> None:
+        """Stop the generation too when the connection ends, so the process can exit at once."""
+        self.engine.shutdown()
+        super().shutdown()
+
+    @property
+    def settings(self) -> config.Settings:
+        return self.engine.settings
+
+    @property
+    def position_encoding(self) -> str:
+        capabilities = getattr(self.protocol, "server_capabilities", None)
+        encoding = getattr(capabilities, "position_encoding", None) or UTF16
+        return getattr(encoding, "value", encoding)
+
+    def apply_settings(self, options, origin: str) -> None:
+        """Apply client settings; reload the model in the background if the model or the device changed."""
+        previous = self.settings
+        settings, problems = config.update(previous, options, self.base_settings)
+        for problem in problems:
+            log.warning("%s: %s", origin, problem)
+        if settings == previous:
+            return
+        self.engine.settings = settings
+        self.engine.suggestions.clear()
+        log.info("settings: %s", _describe(settings))
+        if settings.model_key() != previous.model_key() and self.loading is not None:
+            self.engine.supersede()
+            asyncio.ensure_future(self.load_model())
+
+    async def load_model(self) -> None:
+        """Load the configured model in the worker, with a progress report if the client supports one."""
+        settings = self.settings
+        # Queued first, so that requests wait behind it.
+        self.loading = asyncio.ensure_future(self._record_load(self.engine.load(settings)))
+        loading = self.loading
+        token = None
+        window = getattr(self.client_capabilities, "window", None)
+        if window is not None and window.work_done_progress:
+            token = f"fimlsp-load-{uuid.uuid4()}"
+            try:
+                await self.work_done_progress.create_async(token)
+                self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+                    title="fimlsp", message=f"loading {settings.model or 'the default model'}", cancellable=False))
+            except Exception as error:
+                log.debug("no progress report: %s", error)
+                token = None
+        status = await loading
+        if token is not None:
+            done = f"{status['model']} ready" if status["ready"] else "no model: completions are off"
+            self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=done))
+
+    async def _record_load(self, loading: asyncio.Future) -> dict:
+        try:
+            name = await loading
+        except ModelLoadError as error:
+            log.error("%s", error)
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"fimlsp: {error}"))
+            self.model_status = {"ready": False, "model": None, "error": str(error)}
+        else:
+            log.info("model %s ready", name)
+            self.model_status = {"ready": True, "model": name, "error": None}
+        return self.model_status
+
+    async def middle(self, uri: str, position: types.Position, single_line: bool) -> str | None:
+        document = self.documents.get(uri)
+        if document is None:
+            log.warning("%s: completion asked for a document that is not open", uri)
+            return None
+        if not document.is_python:
+            return None
+        where = f"{uri}:{position.line + 1}:{position.character + 1}"
+        try:
+            offset = offset_at(document.text, position.line, position.character, self.position_encoding)
+        except PositionError as error:
+            log.warning("%s: %s: no completion", where, error)
+            return None
+        text = document.text
+        return await self.engine.complete(Request(uri, text[:offset], text[offset:], single_line, where))
+
+    def single_line(self, automatic: bool) -> bool:
+        """Single-line mode from the setting; `auto` is single-line for automatic triggers only."""
+        mode = self.settings.single_line
+        return mode == "always" or (mode == "auto" and automatic)
+
+
+def _describe(settings: config.Settings) -> str:
+    return ", ".join(f"{key}={getattr(settings, name)!r}" for key, (name, _) in config.KEYS.items())
+
+
+def _answers_empty(empty):
+    """A request handler that logs any failure and answers `empty` instead of an error."""
+
+    def decorate(handler):
+        @functools.wraps(handler)
+        async def wrapper(server: FimServer, params):
+            try:
+                return await handler(server, params)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                log.error("%s failed: %s: %s", handler.__name__, type(error).__name__, error)
+                log.debug("handler failed", exc_info=True)
+                return empty()
+
+        return wrapper
+
+    return decorate
+
+
+def _never_fails(handler):
+    """A notification handler that logs any failure."""
+
+    @functools.wraps(handler)
+    def wrapper(server: FimServer, params):
+        try:
+            handler(server, params)
+        except Exception as error:
+            log.error("%s failed: %s: %s", handler.__name__, type(error).__name__, error)
+            log.debug("handler failed", exc_info=True)
+
+    return wrapper
+
+
+def build_server(settings: config.Settings) -> FimServer:
+    server = FimServer(settings)
+
+    @server.feature(types.INITIALIZE)
+    @_never_fails
+    def initialize(ls: FimServer, params: types.InitializeParams):
+        ls.loop = asyncio.get_running_loop()
+        logging.getLogger("fimlsp").addHandler(ClientLogHandler(ls))
+        ls.apply_settings(params.initialization_options, "initializationOptions")
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: FimServer, params: types.InitializedParams):
+        await ls.load_model()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: FimServer, params: types.DidChangeConfigurationParams):
+        settings = params.settings
+        if not config.section(settings):
+            workspace = getattr(ls.client_capabilities, "workspace", None)
+            if workspace is None or not workspace.configuration:
+                return
+            try:
+                answer = await ls.workspace_configuration_async(types.ConfigurationParams(
+                    items=[types.ConfigurationItem(section=config.SECTION)]))
+            except Exception as error:
+                log.warning("workspace/configuration failed: %s", error)
+                return
+            settings = answer[0] if answer else None
+        ls.apply_settings(settings, "workspace/didChangeConfiguration")
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @_never_fails
+    def did_open(ls: FimServer, params: types.DidOpenTextDocumentParams):
+        document = params.text_document
+        ls.documents.open(document.uri, document.text, document.version, document.language_id)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @_never_fails
+    def did_change(ls: FimServer, params: types.DidChangeTextDocumentParams):
+        document = params.text_document
+        if ls.documents.change(document.uri, document.version, params.content_changes, ls.position_encoding) is None:
+            log.warning("%s: change to a document that is not open ignored", document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @_never_fails
+    def did_close(ls: FimServer, params: types.DidCloseTextDocumentParams):
+        ls.documents.close(params.text_document.uri)
+        ls.engine.forget(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
+    @_answers_empty(lambda: types.InlineCompletionList(items=[]))
+    async def inline_completion(ls: FimServer, params: types.InlineCompletionParams):
+        automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
+        middle = await ls.middle(params.text_document.uri, params.position, ls.single_line(automatic))
+        if not middle:
+            return types.InlineCompletionList(items=[])
+        cursor = types.Range(start=params.position, end=params.position)
+        return types.InlineCompletionList(items=[types.InlineCompletionItem(insert_text=middle, range=cursor)])
+
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())
+    @_answers_empty(lambda: types.CompletionList(is_incomplete=True, items=[]))
+    async def completion(ls: FimServer, params: types.CompletionParams):
+        middle = await ls.middle(params.text_document.uri, params.position, ls.single_line(True))
+        if not middle:
+            return types.CompletionList(is_incomplete=True, items=[])
+        cursor = types.Range(start=params.position, end=params.position)
+        item = types.CompletionItem(
+            label=_label(middle),
+            kind=types.CompletionItemKind.Text,
+            detail="fimlsp",
+            documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"```python\n{middle}\n```"),
+            filter_text=middle,
+            sort_text="0",
+            insert_text_format=types.InsertTextFormat.PlainText,
+            text_edit=types.TextEdit(range=cursor, new_text=middle),
+        )
+        # Incomplete: the client asks again as the user types, and gets the rest of this item from the cache.
+        return types.CompletionList(is_incomplete=True, items=[item])
+
+    @server.command(MODEL_STATUS)
+    async def model_status(ls: FimServer, *args):
+        """Answers once the latest model load has finished: {"ready", "model", "error"} (for status displays)."""
+        while ls.loading is not None and not ls.loading.done():
+            await asyncio.wait([ls.loading])
+        return ls.model_status
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: FimServer, params):
+        ls.engine.shutdown()
+
+    return server
+
+
+def _label(middle: str, width: int = 60) -> str:
+    """The middle's first non-blank line, shortened, as the completion item's label."""
+    lines = [line.strip() for line in middle.splitlines() if line.strip()]
+    label = lines[0] if lines else repr(middle)
+    if len(label) > width or len(lines) > 1:
+        label = label[:width].rstrip() + " …"
+    return label

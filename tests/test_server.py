@@ -1,0 +1,295 @@
+"""End to end: `fimlsp serve` over stdio, driven by a pytest-lsp client, with the tiny random model."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextlib
+import sys
+import time
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
+from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
+
+pytestmark = pytest.mark.asyncio
+
+SOURCE = '''import os
+
+
+def greet(name, greeting="hello"):
+    message = f"{greeting}, {name}"
+    return message
+
+
+class Counter:
+    def __init__(self):
+        self.count = 0
+
+    def bump(self, step=1):
+        self.count += step
+        return self.count
+
+
+print(greet("world"), Counter().bump())
+'''
+URI = "file:///work/example.py"
+# (line, character) pairs, 0-based: inside an expression, at a line end, at the start of a statement line,
+# after a call's open parenthesis, and at the very end of the file.
+POSITIONS = [(4, 14), (5, 18), (13, 8), (17, 6), (18, 0)]
+
+
+@contextlib.asynccontextmanager
+async def serve(options: dict, capabilities: types.ClientCapabilities | None = None):
+    """A client connected to a fresh server, initialized with `options` and the model loaded."""
+    client = make_test_lsp_client()
+    await client.start_io(sys.executable, "-m", "fimlsp", "serve", "--log-level", "debug")
+    graceful = False
+    try:
+        await client.initialize_session(types.InitializeParams(
+            capabilities=capabilities or client_capabilities("visual-studio-code"),
+            initialization_options=options,
+        ))
+        await wait_for_model(client)
+        yield client
+        await asyncio.wait_for(client.shutdown_session(), 30)
+        graceful = True
+    finally:
+        await stop(client, graceful)
+
+
+async def stop(client: LanguageClient, graceful: bool) -> None:
+    """Stop the client; a server that was not shut down (a failed test) is killed rather than waited for."""
+    server = client._server
+    if not graceful and server is not None and server.returncode is None:
+        server.kill()
+    await client.stop()
+
+
+async def wait_for_model(client: LanguageClient, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ends = [report for reports in client.progress_reports.values() for report in reports
+                if isinstance(report, types.WorkDoneProgressEnd)]
+        if ends:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the model did not finish loading")
+
+
+def options_for(model, **extra) -> dict:
+    return {"fimlsp": {"model": str(model), "device": "cpu", "maxTokens": 24, "timeBudget": 20, **extra}}
+
+
+def open_document(client: LanguageClient, text: str, uri: str = URI, language: str = "python") -> None:
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)))
+
+
+def split(text: str, line: int, character: int) -> tuple[str, str]:
+    lines = text.splitlines(keepends=True) + [""]
+    offset = sum(len(previous) for previous in lines[:line]) + character
+    return text[:offset], text[offset:]
+
+
+def parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except SyntaxError:
+        return False
+    return True
+
+
+def inline_params(line: int, character: int, uri: str = URI, automatic: bool = False):
+    kind = types.InlineCompletionTriggerKind.Automatic if automatic else types.InlineCompletionTriggerKind.Invoked
+    return types.InlineCompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        position=types.Position(line=line, character=character),
+        context=types.InlineCompletionContext(trigger_kind=kind),
+    )
+
+
+def completion_params(line: int, character: int, uri: str = URI):
+    return types.CompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character))
+
+
+async def test_inline_completion_and_completion_make_the_file_parse(tiny_model_path):
+    async with serve(options_for(tiny_model_path)) as client:
+        open_document(client, SOURCE)
+        shown = 0
+        for line, character in POSITIONS:
+            left, right = split(SOURCE, line, character)
+            inline = await client.text_document_inline_completion_async(inline_params(line, character))
+            for item in inline.items:
+                assert isinstance(item.insert_text, str)
+                assert item.range.start == types.Position(line=line, character=character)
+                assert parses(left + item.insert_text + right), (line, character, item.insert_text)
+                shown += 1
+            listed = await client.text_document_completion_async(completion_params(line, character))
+            assert len(listed.items) <= 1
+            for item in listed.items:
+                assert item.text_edit.range.start == item.text_edit.range.end == types.Position(
+                    line=line, character=character)
+                assert parses(left + item.text_edit.new_text + right), (line, character, item.text_edit.new_text)
+                shown += 1
+        assert shown >= len(POSITIONS), "the tiny model's constrained completions should mostly be non-empty"
+
+
+async def test_server_advertises_both_methods_and_incremental_sync(tiny_model_path):
+    client = make_test_lsp_client()
+    await client.start_io(sys.executable, "-m", "fimlsp", "serve")
+    graceful = False
+    try:
+        result = await client.initialize_session(types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"), initialization_options=options_for(tiny_model_path)))
+        capabilities = result.capabilities
+        assert capabilities.inline_completion_provider is not None
+        assert capabilities.completion_provider is not None
+        sync = capabilities.text_document_sync
+        assert getattr(sync, "change", sync) == types.TextDocumentSyncKind.Incremental
+        await wait_for_model(client)
+        await asyncio.wait_for(client.shutdown_session(), 30)
+        graceful = True
+    finally:
+        await stop(client, graceful)
+
+
+async def test_a_change_is_seen_by_the_next_request(tiny_model_path):
+    async with serve(options_for(tiny_model_path)) as client:
+        open_document(client, SOURCE)
+        # Turn `message = f"..."` into an open call: only a middle that closes the bracket can make it parse.
+        edit = types.TextDocumentContentChangePartial(
+            range=types.Range(start=types.Position(line=4, character=14), end=types.Position(line=4, character=34)),
+            text="len(",
+        )
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=URI, version=2), content_changes=[edit]))
+        changed = SOURCE.replace('message = f"{greeting}, {name}"', "message = len(")
+        assert not parses(changed)
+        left, right = split(changed, 4, 18)
+        inline = await client.text_document_inline_completion_async(inline_params(4, 18))
+        for item in inline.items:
+            assert parses(left + item.insert_text + right), item.insert_text
+            assert ")" in item.insert_text
+
+
+async def test_cancellation_and_superseding_answer_promptly(tmp_path):
+    import torch
+
+    from fimlsp.training.tiny import build_tiny_model
+
+    torch.set_num_threads(1)
+    # A wider context than the tiny fixture's, so that a generation can run for many seconds.
+    model = build_tiny_model(tmp_path / "long-model", n_positions=4096)
+    options = options_for(model, maxTokens=3000, timeBudget=60, cache=False)
+    async with serve(options) as client:
+        open_document(client, SOURCE)
+        protocol = client.protocol
+        # $/cancelRequest: the request answers with RequestCancelled, promptly.
+        started = time.monotonic()
+        request = asyncio.ensure_future(protocol.send_request_async(
+            types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(13, 8), msg_id="long-1"))
+        await asyncio.sleep(1.0)
+        assert not request.done(), "the generation should still be running"
+        cancelled_at = time.monotonic()
+        protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="long-1"))
+        with pytest.raises(JsonRpcRequestCancelled):
+            await asyncio.wait_for(request, 5)
+        assert time.monotonic() - cancelled_at < 1.0, time.monotonic() - started
+
+        # A second request supersedes the first: the first answers at once with no items.
+        first = asyncio.ensure_future(client.text_document_inline_completion_async(inline_params(13, 8)))
+        await asyncio.sleep(1.0)
+        assert not first.done()
+        superseded_at = time.monotonic()
+        second = asyncio.ensure_future(protocol.send_request_async(
+            types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(5, 18), msg_id="long-2"))
+        answer = await asyncio.wait_for(first, 5)
+        assert not answer.items
+        assert time.monotonic() - superseded_at < 1.0
+        assert not second.done()
+        protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="long-2"))
+        with pytest.raises(JsonRpcRequestCancelled):
+            await asyncio.wait_for(second, 5)
+
+
+async def test_time_budget_gives_a_valid_middle_or_nothing(tmp_path):
+    import torch
+
+    from fimlsp.training.tiny import build_tiny_model
+
+    torch.set_num_threads(1)
+    model = build_tiny_model(tmp_path / "long-model", n_positions=4096)
+    async with serve(options_for(model, maxTokens=3000, timeBudget=0.5)) as client:
+        open_document(client, SOURCE)
+        left, right = split(SOURCE, 13, 8)
+        started = time.monotonic()
+        inline = await client.text_document_inline_completion_async(inline_params(13, 8))
+        assert time.monotonic() - started < 2.5
+        for item in inline.items:
+            assert parses(left + item.insert_text + right)
+
+
+async def test_bad_positions_and_other_languages_get_empty_answers(tiny_model_path):
+    async with serve(options_for(tiny_model_path)) as client:
+        open_document(client, SOURCE)
+        open_document(client, "# Title\n\nSome *text*.\n", uri="file:///work/notes.md", language="markdown")
+        beyond = await client.text_document_inline_completion_async(inline_params(500, 0))
+        assert not beyond.items
+        beyond = await client.text_document_completion_async(completion_params(500, 3))
+        assert not beyond.items
+        # A column past the line end means the line end.
+        left, right = split(SOURCE, 4, len('    message = f"{greeting}, {name}"'))
+        clamped = await client.text_document_inline_completion_async(inline_params(4, 400))
+        for item in clamped.items:
+            assert parses(left + item.insert_text + right)
+        markdown = await client.text_document_inline_completion_async(inline_params(1, 0, "file:///work/notes.md"))
+        assert not markdown.items
+        markdown = await client.text_document_completion_async(completion_params(1, 0, "file:///work/notes.md"))
+        assert not markdown.items
+        unknown = await client.text_document_inline_completion_async(inline_params(0, 0, "file:///work/closed.py"))
+        assert not unknown.items
+        assert not [message for message in client.messages if message.type == types.MessageType.Error]
+
+
+async def test_typing_the_start_of_a_suggestion_is_served_from_cache(tiny_model_path):
+    async with serve(options_for(tiny_model_path, singleLine="never")) as client:
+        text = SOURCE
+        open_document(client, text)
+        line, character = 13, 8
+        first = await client.text_document_inline_completion_async(inline_params(line, character))
+        if not first.items or "\n" in first.items[0].insert_text[:1]:
+            pytest.skip("the tiny model's suggestion here does not start on the cursor's line")
+        middle = first.items[0].insert_text
+        typed = middle[0]
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=URI, version=2),
+            content_changes=[types.TextDocumentContentChangePartial(
+                range=types.Range(start=types.Position(line=line, character=character),
+                                  end=types.Position(line=line, character=character)), text=typed)]))
+        second = await client.text_document_inline_completion_async(inline_params(line, character + 1))
+        assert [item.insert_text for item in second.items] == [middle[1:]]
+        assert any("from the last suggestion" in message.message for message in client.log_messages)
+
+
+async def test_a_missing_model_answers_empty_and_a_configuration_change_loads_another(tmp_path, tiny_model_path):
+    async with serve({"model": str(tmp_path / "no-such-model")}) as client:
+        open_document(client, SOURCE)
+        inline = await client.text_document_inline_completion_async(inline_params(13, 8))
+        assert not inline.items
+        errors = [message.message for message in client.messages if message.type == types.MessageType.Error]
+        assert len(errors) == 1 and "\n" not in errors[0] and "no-such-model" in errors[0]
+        status = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="fimlsp.modelStatus", arguments=[]))
+        assert not status["ready"] and "no-such-model" in status["error"]
+
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+            settings=options_for(tiny_model_path, singleLine="never")))
+        status = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="fimlsp.modelStatus", arguments=[]))
+        assert status["ready"] and str(tiny_model_path) in status["model"]
+        left, right = split(SOURCE, 13, 8)
+        inline = await client.text_document_inline_completion_async(inline_params(13, 8))
+        assert inline.items and parses(left + inline.items[0].insert_text + right)
