@@ -1,0 +1,178 @@
+"""The constraint's cost alone, without a model: one-time setup and per-token `feed` against context size.
+
+For each case: `ast.parse` of the whole file (left + middle + right), the one-time setup of the constraint
+(`RightContext(right)`, the right context's quotient grammar, then `start(left)`, feeding the left context), and
+the cost of `feed` for model-sized pieces of 3-4 characters of the true middle. Every figure is also given as a
+ratio to the same file's `ast.parse` time measured in the same run, so that it holds on a noisy machine; a
+checked decoder parses the whole file at every end-of-sequence check, the constrained one feeds each token.
+
+Times are CPU time of the process by default (`clock="cpu"`), which other processes on a shared machine do not
+inflate; `clock="wall"` measures elapsed time instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import statistics
+import time
+import warnings
+from pathlib import Path
+from typing import Iterable
+
+from fimlsp.evaluation.dataset import EvalCase
+from fimlsp.evaluation.report import fit
+
+
+def pieces(text: str, rng: random.Random) -> list[str]:
+    """`text` cut into pieces of 3 or 4 characters, the size of a code model's tokens."""
+    result, index = [], 0
+    while index < len(text):
+        size = rng.choice((3, 4))
+        result.append(text[index:index + size])
+        index += size
+    return result
+
+
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+def _parse_seconds(source: str, now, repeat: int = 3) -> float:
+    best = float("inf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(repeat):
+            clock = now()
+            ast.parse(source)
+            best = min(best, now() - clock)
+    return best
+
+
+def measure(case: EvalCase, seed: int = 0, clock: str = "cpu") -> dict:
+    """Timings of one case in milliseconds: parse, right, left, setup, and each fed piece."""
+    from fimlsp.python.quotient import RightContext
+
+    now = CLOCKS[clock]
+    source = case.left + case.middle + case.right
+    parse_ms = 1e3 * _parse_seconds(source, now)
+    clock = now()
+    context = RightContext(case.right)
+    right_ms = 1e3 * (now() - clock)
+    clock = now()
+    state = context.start(case.left)
+    left_ms = 1e3 * (now() - clock)
+    feed_ms: list[float] = []
+    accepted = fed_all = state is not None
+    if state is not None:
+        for piece in pieces(case.middle, random.Random(f"{seed}:{case.id}")):
+            clock = now()
+            next_state = state.feed(piece)
+            feed_ms.append(1e3 * (now() - clock))
+            if next_state is None:
+                fed_all = False
+                break
+            state = next_state
+    complete = fed_all and state.complete
+    return {
+        "case": case.id, "kind": case.kind, "context_chars": case.context_chars, "file_chars": len(source),
+        "parse_ms": parse_ms, "right_ms": right_ms, "left_ms": left_ms, "setup_ms": right_ms + left_ms,
+        "accepted_left": accepted, "fed_all": fed_all, "complete": complete,
+        "feed_ms": feed_ms,
+    }
+
+
+def run(cases: Iterable[EvalCase], seed: int = 0, progress: bool = False, clock: str = "cpu") -> list[dict]:
+    from tqdm import tqdm
+
+    cases = list(cases)
+    return [measure(case, seed, clock) for case in tqdm(cases, unit="case", disable=not progress)]
+
+
+def summarize(rows: list[dict]) -> str:
+    """Medians, ratios to `ast.parse` and fitted lines of `run`'s rows."""
+    if not rows:
+        return "no cases"
+    usable = [row for row in rows if row["accepted_left"]]
+    rejected = len(rows) - len(usable)
+    contexts = [row["context_chars"] for row in usable]
+    setups = [row["setup_ms"] for row in usable]
+    setup_ratio = [row["setup_ms"] / row["parse_ms"] for row in usable if row["parse_ms"] > 0]
+    per_token = [(row["context_chars"], statistics.fmean(row["feed_ms"]), row["parse_ms"])
+                 for row in usable if row["feed_ms"]]
+    all_feeds = sorted(ms for row in usable for ms in row["feed_ms"])
+    token_ratio = [mean / parse for _, mean, parse in per_token if parse > 0]
+    parse_per_k = [1e3 * row["parse_ms"] / row["file_chars"] for row in usable]
+    setup_per_k = [1e3 * row["setup_ms"] / max(1, row["context_chars"]) for row in usable]
+    kinds = sorted({row["kind"] for row in rows})
+    lines = [f"cases: {len(rows)} ({', '.join(kinds)}); left context rejected by the constraint: {rejected}; "
+             f"true middle fed to the end: {sum(r['fed_all'] for r in usable)}, file complete after it: "
+             f"{sum(r['complete'] for r in usable)}"]
+    if not usable:
+        return lines[0]
+    slope, intercept, r2 = fit([float(c) for c in contexts], setups)
+    lines += [
+        f"context size: median {statistics.median(contexts):.0f} chars, max {max(contexts)}",
+        f"ast.parse of the whole file: median {statistics.median(r['parse_ms'] for r in usable):.2f} ms, "
+        f"{statistics.median(parse_per_k):.3f} ms per 1,000 chars",
+        f"one-time setup: median {statistics.median(setups):.1f} ms, {statistics.median(setup_per_k):.2f} ms per "
+        f"1,000 context chars (right context {statistics.median(r['right_ms'] for r in usable):.1f} ms, left "
+        f"{statistics.median(r['left_ms'] for r in usable):.1f} ms); median {statistics.median(setup_ratio):.0f}x "
+        f"the file's ast.parse; fit y = {slope:.3g} x {'+' if intercept >= 0 else '-'} {abs(intercept):.3g} ms "
+        f"(R² = {r2:.3g})",
+    ]
+    if per_token:
+        slope, intercept, r2 = fit([float(c) for c, _, _ in per_token], [mean for _, mean, _ in per_token])
+        lines.append(
+            f"per token (3-4 chars): median {statistics.median(all_feeds):.3f} ms, p90 "
+            f"{all_feeds[int(0.9 * len(all_feeds))]:.3f} ms over {len(all_feeds)} tokens; mean per case is median "
+            f"{statistics.median(token_ratio):.3f}x the file's ast.parse; fit of the per-case mean y = {slope:.3g} x "
+            f"{'+' if intercept >= 0 else '-'} {abs(intercept):.3g} ms (R² = {r2:.3g})")
+        crossing = _break_even(per_token)
+        if crossing == 0:
+            lines.append("by the fitted lines, one feed costs less than one ast.parse of the file at every size")
+        elif crossing == float("inf"):
+            lines.append("by the fitted lines, one feed costs more than one ast.parse of the file at every size")
+        else:
+            lines.append(f"by the fitted lines, one feed costs as much as one ast.parse of the file at about "
+                         f"{crossing:,.0f} context chars, and less above")
+    return "\n".join(lines)
+
+
+def _break_even(per_token: list[tuple[int, float, float]]) -> float:
+    xs = [float(c) for c, _, _ in per_token]
+    feed_slope, feed_intercept, _ = fit(xs, [mean for _, mean, _ in per_token])
+    parse_slope, parse_intercept, _ = fit(xs, [parse for _, _, parse in per_token])
+    if parse_slope <= feed_slope:
+        return float("inf")
+    return max(0.0, (feed_intercept - parse_intercept) / (parse_slope - feed_slope))
+
+
+def write_rows(rows: list[dict], path: Path) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        for row in rows:
+            out.write(json.dumps(row) + "\n")
+
+
+def plot(rows: list[dict], path: Path) -> Path:
+    """Per-token feed cost and one-time setup against context size, with `ast.parse` of the file for scale."""
+    from fimlsp.evaluation.report import plot as plot_series
+
+    series: dict[str, tuple[list[float], list[float]]] = {
+        "per-token: feed of the constraint": ([], []), "per-token: ast.parse of the file": ([], []),
+        "one-time: setup of the constraint": ([], []),
+    }
+    for row in rows:
+        if not row["accepted_left"]:
+            continue
+        x = float(row["context_chars"])
+        if row["feed_ms"]:
+            series["per-token: feed of the constraint"][0].append(x)
+            series["per-token: feed of the constraint"][1].append(statistics.fmean(row["feed_ms"]))
+        series["per-token: ast.parse of the file"][0].append(x)
+        series["per-token: ast.parse of the file"][1].append(row["parse_ms"])
+        series["one-time: setup of the constraint"][0].append(x)
+        series["one-time: setup of the constraint"][1].append(row["setup_ms"])
+    return plot_series({k: v for k, v in series.items() if v[0]}, path, titles=(
+        "per-token cost: one feed of the constraint, and one ast.parse of the whole file",
+        "one-time setup of the constraint (right-context quotient + left context)"))

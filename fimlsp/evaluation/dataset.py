@@ -1,0 +1,189 @@
+"""Evaluation cases: which files, which cuts, and case files that other tools can read.
+
+Files are kept when the running Python's `ast.parse` accepts them (Sec. VII-A of Melcer et al.). Cases come from
+`fimlsp.cases`: `randspan` deletes, at a point uniform in the first 90% of the file, min(100 characters, 20% of
+the file) or up to the end; `boundary` removes the text between two tokens at the same indentation level plus a
+random part of the first token. Both are deterministic for a seed and independent of the order of files on
+disk: files are ranked by a hash of the seed and their content, and `--files N` takes the first N that yield a
+case.
+
+A case file holds one JSON object per line: `id`, `kind`, `file`, `draw`, `seed`, `left`, `middle`, `right`.
+The `id` (`kind:file#draw`) names the case in results files.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import warnings
+from pathlib import Path
+from typing import Iterable
+
+from fimlsp.cases import boundary_cases, random_span_cases
+
+KINDS = ("randspan", "boundary")
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalCase:
+    """One case of an evaluation: the model sees `left` and `right`; `middle` is the deleted text."""
+
+    id: str
+    kind: str
+    file: str
+    draw: int
+    seed: int
+    left: str
+    middle: str
+    right: str
+
+    @property
+    def context_chars(self) -> int:
+        return len(self.left) + len(self.right)
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "EvalCase":
+        fields = {field.name for field in dataclasses.fields(cls)}
+        missing = fields - data.keys()
+        if missing:
+            raise ValueError(f"case without {', '.join(sorted(missing))}")
+        return cls(**{name: data[name] for name in fields})
+
+
+def parses(text: str) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            ast.parse(text)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return False
+    return True
+
+
+def discover(paths: Iterable[Path | str], max_chars: int | None = None) -> tuple[list[tuple[str, str]], dict[str, int]]:
+    """(name, text) of the Python files under `paths` that decode as UTF-8 and that `ast.parse` accepts.
+
+    A directory is searched recursively for `*.py` and its files are named relative to it (prefixed by the
+    directory's own name), so names do not depend on where a tree lies. Returns the files and counts of those
+    skipped by reason.
+    """
+    files: dict[str, str] = {}
+    skipped = {"unreadable": 0, "syntax": 0, "too_large": 0}
+    for given in paths:
+        root = Path(given)
+        if root.is_dir():
+            found = [(f"{root.resolve().name}/{path.relative_to(root).as_posix()}", path)
+                     for path in sorted(root.rglob("*.py")) if path.is_file()]
+        elif root.is_file():
+            found = [(root.as_posix(), root)]
+        else:
+            raise FileNotFoundError(f"no such file or directory: {given}")
+        for name, path in found:
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                skipped["unreadable"] += 1
+                continue
+            if max_chars is not None and len(text) > max_chars:
+                skipped["too_large"] += 1
+                continue
+            if not parses(text):
+                skipped["syntax"] += 1
+                continue
+            files[name] = text
+    return sorted(files.items()), skipped
+
+
+def heldout_files(model_dir: Path, labels: Iterable[str] = ()) -> tuple[list[tuple[str, Path]], int]:
+    """The held-out files recorded in a model folder's `corpus.json` (as `fimlsp train` writes it) that are on this
+    machine unchanged, as (manifest name, path), optionally only those whose root label (`stdlib`,
+    `site-packages`, ...) is in `labels`; and how many were missing or changed."""
+    from fimlsp.training import corpus
+
+    manifest_path = Path(model_dir) / "corpus.json"
+    if not manifest_path.is_file():
+        raise FileNotFoundError(f"{model_dir} has no corpus.json manifest naming its held-out files")
+    found, missing = corpus.resolve_files(corpus.load_manifest(manifest_path), "heldout")
+    labels = set(labels)
+    if labels:
+        found = [(name, path) for name, path in found if name.partition("/")[0] in labels]
+    return found, missing
+
+
+def read_named(named: Iterable[tuple[str, Path]], max_chars: int | None = None) -> list[tuple[str, str]]:
+    """(name, text) of named files that decode and parse, as `discover` keeps them."""
+    files = []
+    for name, path in named:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if (max_chars is None or len(text) <= max_chars) and parses(text):
+            files.append((name, text))
+    return sorted(files)
+
+
+def build_cases(
+    files: list[tuple[str, str]], kind: str, seed: int, files_limit: int | None = None, per_file: int = 1,
+) -> list[EvalCase]:
+    """Up to `per_file` cases from each of the first `files_limit` files (in the seed's hash order) that yield one."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown cut {kind!r}; choose one of {', '.join(KINDS)}")
+    make = random_span_cases if kind == "randspan" else boundary_cases
+    cases: list[EvalCase] = []
+    used: list[str] = []
+    for case in make(files, seed, None, per_file):
+        if case.name not in used[-1:]:
+            if files_limit is not None and len(used) >= files_limit:
+                break
+            used.append(case.name)
+        cases.append(EvalCase(f"{kind}:{case.name}#{case.draw}", kind, case.name, case.draw, seed,
+                              case.left, case.middle, case.right))
+    return cases
+
+
+def schedule(cases: list[EvalCase]) -> list[EvalCase]:
+    """The cases in the order to run them: every file's first draw before any file's second, kinds alternating,
+    so that a run stopped early is still a sample of all files and kinds. Content and ids are unchanged."""
+    position: dict[tuple[str, str], int] = {}
+    files_of_kind: dict[str, int] = {}
+    for case in cases:
+        if (case.kind, case.file) not in position:
+            position[(case.kind, case.file)] = files_of_kind.get(case.kind, 0)
+            files_of_kind[case.kind] = position[(case.kind, case.file)] + 1
+    kinds = list(dict.fromkeys(case.kind for case in cases))
+    return sorted(cases, key=lambda c: (c.draw, position[(c.kind, c.file)], kinds.index(c.kind)))
+
+
+def dump_cases(cases: Iterable[EvalCase], path: Path) -> int:
+    count = 0
+    with open(path, "w", encoding="utf-8") as out:
+        for case in cases:
+            out.write(json.dumps(case.to_json(), ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def load_cases(path: Path) -> list[EvalCase]:
+    """Cases from a case file; a line that is not a case is an error naming the line."""
+    cases = []
+    ids = set()
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                case = EvalCase.from_json(json.loads(line))
+            except (ValueError, TypeError) as error:
+                raise ValueError(f"{path}:{number}: not a case: {error}") from None
+            if case.id in ids:
+                raise ValueError(f"{path}:{number}: case {case.id} appears twice")
+            ids.add(case.id)
+            cases.append(case)
+    return cases
+
+

@@ -1,0 +1,235 @@
+"""Run evaluation cases in each decoding mode and write one JSON line per (case, mode) as results arrive.
+
+The results file starts with a `{"type": "run", ...}` line holding the settings (model, token limit, top-k) and
+then holds `{"type": "result", ...}` lines. Running again with the same file resumes: (case, mode) pairs already
+there are skipped and only new lines are appended; a run with other settings is refused, so that one file never
+mixes two models. A last line cut short by a crash is dropped before appending.
+
+With `workers` > 1, cases run in that many spawned processes, each loading the model once; a case's modes run
+one after the other in the same process, so they see the same machine load.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from fimlsp.evaluation.dataset import EvalCase
+
+MODES = ("unconstrained", "checked", "constrained")
+SETTING_KEYS = ("model", "max_tokens", "top_k", "timeout")
+
+
+class ResumeError(Exception):
+    """The results file cannot be resumed with these settings."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSettings:
+    model: str | None = None  # folder or hub id; None: the shipped default model
+    max_tokens: int = 500
+    top_k: int = 50
+    device: str | None = "cpu"
+    threads: int | None = None  # torch threads per process
+    timeout: float | None = None  # seconds per completion
+
+    def header(self) -> dict:
+        return {"type": "run", "model": self.model_name, "max_tokens": self.max_tokens, "top_k": self.top_k,
+                "timeout": self.timeout}
+
+    @property
+    def model_name(self) -> str:
+        """The model as recorded: a local folder by its absolute path (the shipped model's included)."""
+        if self.model is None:
+            from fimlsp.models import default_model_path
+
+            return str(default_model_path())
+        location = Path(os.path.expanduser(str(self.model)))
+        return str(location.resolve()) if location.is_dir() else str(self.model)
+
+
+def read_results(path: Path) -> tuple[dict | None, list[dict]]:
+    """The run header and the result records of a results file (missing file: none); a cut-short last line is
+    ignored."""
+    header, records = None, []
+    if not Path(path).exists():
+        return header, records
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            if not line.endswith("\n"):
+                break  # cut short by a crash: not a record
+            if not line.strip():
+                continue
+            data = json.loads(line)
+            if data.get("type") == "run":
+                header = header or data
+            elif data.get("type") == "result":
+                records.append(data)
+    return header, records
+
+
+def _truncate_partial_line(path: Path) -> None:
+    with open(path, "rb+") as handle:
+        data = handle.read()
+        if data and not data.endswith(b"\n"):
+            handle.truncate(data.rfind(b"\n") + 1)
+
+
+def pending_work(
+    cases: Iterable[EvalCase], modes: Iterable[str], done: set[tuple[str, str]],
+) -> list[tuple[EvalCase, list[str]]]:
+    """The cases with the modes still to run for each, in the cases' order."""
+    work = []
+    for case in cases:
+        missing = [mode for mode in modes if (case.id, mode) not in done]
+        if missing:
+            work.append((case, missing))
+    return work
+
+
+def prepare(path: Path, settings: RunSettings) -> set[tuple[str, str]]:
+    """Check that `path` can take results with these settings, write the header of a new file, and return the
+    (case id, mode) pairs it already holds."""
+    path = Path(path)
+    header, records = read_results(path)
+    if header is not None:
+        expected = settings.header()
+        differing = [key for key in SETTING_KEYS if header.get(key) != expected[key]]
+        if differing:
+            raise ResumeError(
+                f"{path} holds results of another run ({', '.join(f'{k}={header.get(k)!r}' for k in differing)}, "
+                f"not {', '.join(f'{k}={expected[k]!r}' for k in differing)}); give another --out"
+            )
+    if path.exists():
+        _truncate_partial_line(path)
+    if header is None:
+        if path.exists() and path.stat().st_size:
+            raise ResumeError(f"{path} exists and is not a results file of fimlsp eval")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(json.dumps({**settings.header(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                  "python": sys.version.split()[0]}) + "\n")
+    return {(record["case"], record["mode"]) for record in records}
+
+
+# One model per process: loaded by `_init_worker` in workers, or by `run_cases` in-process.
+_MODEL = None
+_SETTINGS: RunSettings | None = None
+
+
+def _init_worker(settings: RunSettings) -> None:
+    global _MODEL, _SETTINGS
+    import torch
+
+    from fimlsp.model import load_model
+
+    if settings.threads:
+        torch.set_num_threads(settings.threads)
+    _SETTINGS = settings
+    _MODEL = load_model(settings.model, settings.device)
+
+
+class _CountingModel:
+    """The network of a FimModel, counting its forward passes: the decoding steps of a completion, which the
+    Completion's `tokens` (the length of the middle chosen, maybe a shorter valid prefix) does not give."""
+
+    def __init__(self, network):
+        self.network = network
+        self.calls = 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return self.network(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.network, name)
+
+
+def run_case(case: EvalCase, modes: list[str], model=None, settings: RunSettings | None = None) -> list[dict]:
+    """One record per mode for `case`, with the same model and prompt in every mode."""
+    from fimlsp.decoding import DecodingOptions, complete_middle
+
+    model = model if model is not None else _MODEL
+    settings = settings or _SETTINGS
+    counter = _CountingModel(model.model)
+    model = dataclasses.replace(model, model=counter)
+    records = []
+    for mode in modes:
+        counter.calls = 0
+        record = {"type": "result", "case": case.id, "kind": case.kind, "file": case.file, "draw": case.draw,
+                  "mode": mode, "context_chars": case.context_chars, "left_chars": len(case.left),
+                  "right_chars": len(case.right), "expected_chars": len(case.middle)}
+        clock = time.perf_counter()
+        try:
+            result = complete_middle(model, case.left, case.right,
+                                     DecodingOptions(mode=mode, max_tokens=settings.max_tokens, top_k=settings.top_k,
+                                                     timeout=settings.timeout))
+        except Exception as error:  # noqa: BLE001 - one broken case must not end a long run; it is recorded
+            record.update(error=f"{type(error).__name__}: {error}"[:500], parses=False, stop="error",
+                          wall_seconds=time.perf_counter() - clock)
+        else:
+            record.update(exact=result.middle == case.middle, **result.to_json(), steps=counter.calls,
+                          wall_seconds=time.perf_counter() - clock)
+        records.append(record)
+    return records
+
+
+def _run_in_worker(item: tuple[dict, list[str]]) -> list[dict]:
+    case, modes = item
+    return run_case(EvalCase.from_json(case), modes)
+
+
+def run_cases(
+    cases: list[EvalCase], modes: list[str], settings: RunSettings, out: Path, workers: int = 1,
+    progress: bool = True, model=None,
+) -> tuple[int, int]:
+    """Run what `out` does not hold yet, appending records as cases finish; returns (cases run, cases skipped).
+
+    `model`, an already loaded model, is used in-process (tests); otherwise each process loads `settings.model`.
+    """
+    from tqdm import tqdm
+
+    done = prepare(out, settings)
+    work = pending_work(cases, modes, done)
+    skipped = len(cases) - len(work)
+    if not work:
+        return 0, skipped
+    bar = tqdm(total=len(work), unit="case", disable=not progress, dynamic_ncols=True, file=sys.stderr,
+               desc=f"{len(work)} cases ({skipped} done before)" if skipped else f"{len(work)} cases")
+    try:
+        with open(out, "a", encoding="utf-8") as sink:
+            for records in _results(work, settings, workers, model):
+                for record in records:
+                    sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+                sink.flush()
+                bar.update(1)
+                failures = sum(1 for r in records if not r["parses"])
+                bar.set_postfix_str(f"last: {records[0]['case'][:40]} {len(records) - failures}/{len(records)} ok",
+                                    refresh=False)
+    finally:
+        bar.close()
+    return len(work), skipped
+
+
+def _results(work, settings: RunSettings, workers: int, model) -> Iterator[list[dict]]:
+    if workers <= 1 or model is not None:
+        if model is None:
+            _init_worker(settings)
+        for case, modes in work:
+            yield run_case(case, modes, model, settings)
+        return
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(workers, initializer=_init_worker, initargs=(settings,)) as pool:
+        items = [(case.to_json(), modes) for case, modes in work]
+        yield from pool.imap_unordered(_run_in_worker, items, chunksize=1)
+
+
+def default_threads(workers: int) -> int:
+    return max(1, (os.cpu_count() or 1) // max(1, workers))
