@@ -56,16 +56,17 @@ class Completion:
     parses: bool  # ast.parse(left + middle + right) succeeds
     mode: str
     stop: str  # eos, line, max_tokens, context_full, no_candidate, timeout, cancelled, no_valid_middle
-    tokens: int = 0
+    tokens: int = 0  # tokens in the middle returned
     candidates_tried: int = 0
     model_seconds: float = 0.0
     setup_seconds: float = 0.0  # one-time constraint setup: quotient(left, right)
     constraint_seconds: float = 0.0  # every feed, membership test and parse check during decoding
     fallback: bool = False  # the middle was chosen among prefixes, without an end of sequence
+    generated_tokens: int = 0  # tokens generated, which the fallback may have cut back
 
     @property
     def constraint_ms_per_token(self) -> float:
-        return 1e3 * self.constraint_seconds / max(1, self.tokens)
+        return 1e3 * self.constraint_seconds / max(1, self.generated_tokens)
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -204,6 +205,7 @@ def complete_middle(
                     prefix, stop = line_end, "line"
                     break
             input_ids = torch.tensor([[token]], device=model.device)
+    generated = prefix.tokens
     fallback = False
     if stop not in ("eos", "line") and mode != "unconstrained":
         boundaries.append(prefix)
@@ -215,6 +217,7 @@ def complete_middle(
     valid = confirmed or parses(left + middle + right)
     return Completion(
         middle, valid, mode, stop, prefix.tokens, tried, model_seconds, setup_seconds, judge.seconds, fallback,
+        generated,
     )
 
 
