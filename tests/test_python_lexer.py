@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 import sysconfig
-import warnings
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fimlsp.python.lexer import INITIAL, advance, tokenize
+from fimlsp.python.syntax import parses
 from tests.tokens_bridge import tokens as reference_tokens
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -20,15 +19,6 @@ SAMPLE_FILES = [
     "email/_header_value_parser.py", "decimal.py", "string.py", "json/decoder.py", "ast.py", "inspect.py",
 ]
 
-
-def parses(text: str) -> bool:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            ast.parse(text)
-        except (SyntaxError, ValueError):
-            return False
-    return True
 
 
 @pytest.mark.parametrize("name", SAMPLE_FILES)

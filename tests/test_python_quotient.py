@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 import random
-import warnings
 
 import pytest
 from hypothesis import given, settings
@@ -12,6 +10,7 @@ from hypothesis import strategies as st
 
 from fimlsp import quotient
 from fimlsp.cases import boundary_cases, random_span_cases
+from fimlsp.python.syntax import parses
 
 SNIPPETS = {
     "strings": 'x = "a\\"b" + \'c\' + r"\\d" + b"e"\ny = """long\n"quoted" \'\'\' text"""\nz = f"{x!r:>{w}}" f\'\'\n',
@@ -34,15 +33,6 @@ SNIPPETS = {
     "continuation": "total = 1 + \\\n    2\nasync def h():\n    async with a as (b, c):\n        await d\n",
 }
 
-
-def parses(source: str) -> bool:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            ast.parse(source)
-        except (SyntaxError, ValueError):
-            return False
-    return True
 
 
 @pytest.mark.parametrize("name", sorted(SNIPPETS))

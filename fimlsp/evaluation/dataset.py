@@ -13,14 +13,13 @@ The `id` (`kind:file#draw`) names the case in results files.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import json
-import warnings
 from pathlib import Path
 from typing import Iterable
 
 from fimlsp.cases import boundary_cases, random_span_cases
+from fimlsp.python.syntax import parses
 
 KINDS = ("randspan", "boundary")
 
@@ -53,15 +52,6 @@ class EvalCase:
             raise ValueError(f"case without {', '.join(sorted(missing))}")
         return cls(**{name: data[name] for name in fields})
 
-
-def parses(text: str) -> bool:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            ast.parse(text)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            return False
-    return True
 
 
 def discover(paths: Iterable[Path | str], max_chars: int | None = None) -> tuple[list[tuple[str, str]], dict[str, int]]:

@@ -7,17 +7,24 @@ greedy unconstrained middles with which the file parses again, and the share tha
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import json
 import math
 import time
-import warnings
 from pathlib import Path
 from typing import Iterable
 
 from fimlsp.cases import Case, random_span_cases
-from fimlsp.training.tokenizer import EOS, FIM_MIDDLE, FIM_PREFIX, FIM_SUFFIX, SPECIAL_TOKENS, load_tokenizer, special_token_ids
+from fimlsp.python.syntax import parses
+from fimlsp.training.tokenizer import (
+    EOS,
+    FIM_MIDDLE,
+    FIM_PREFIX,
+    FIM_SUFFIX,
+    SPECIAL_TOKENS,
+    load_tokenizer,
+    special_token_ids,
+)
 
 RESULTS = "evaluation.json"
 
@@ -105,15 +112,6 @@ def greedy_middle(model, tokenizer, left: str, right: str, max_new_tokens: int) 
     generated = [t for t in output[0, len(prompt) :].tolist() if t not in stops]
     return tokenizer.decode(generated, skip_special_tokens=True, clean_up_tokenization_spaces=False)
 
-
-def parses(source: str) -> bool:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
-    return True
 
 
 def evaluate_cases(model, tokenizer, cases: Iterable[Case], max_new_tokens: int, progress: bool = False) -> list[CaseResult]:
