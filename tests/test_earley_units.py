@@ -20,12 +20,14 @@ def rule_set(grammar: Grammar) -> set[tuple[str, tuple[str, ...]]]:
     return {(grammar.names[lhs], tuple(grammar.names[s] for s in rhs)) for lhs, rhs in grammar.rules}
 
 
-class TestPaperExample:
+@pytest.fixture(scope="module")
+def quotient() -> Grammar:
     """Sec. IV-B: the left quotient of `foo(a,` = ID LPAR ID COMMA."""
+    return left_quotient(parse_ebnf(PAPER_GRAMMAR), NFA.sequence(["ID", "LPAR", "ID", "COMMA"]))
 
-    @pytest.fixture(scope="class")
-    def quotient(self) -> Grammar:
-        return left_quotient(parse_ebnf(PAPER_GRAMMAR), NFA.sequence(["ID", "LPAR", "ID", "COMMA"]))
+
+class TestPaperExample:
+    """Sec. IV-B: the quotient grammar has the paper's rules and accepts exactly the completions."""
 
     def test_has_the_rules_the_paper_derives(self, quotient):
         rules = rule_set(quotient)
