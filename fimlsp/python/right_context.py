@@ -26,6 +26,7 @@ from earley import NFA, Regex, alt, opt, repeat, star, sym, union_of_sequences
 from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import MAX_BRACKET_DEPTH, string_is_valid
 from fimlsp.python.syntax import syntax_error_line
+from fimlsp.python.window import line_start
 
 
 def boundary_indices(right: str) -> list[int]:
@@ -186,14 +187,8 @@ class _StandaloneCache:
         if found is None:
             error_line = syntax_error_line(self.right[index:])
             found = self.known[index] = error_line is None
-            if error_line is not None:
-                offset = index
-                for _ in range(error_line):
-                    offset = self.right.find("\n", offset) + 1
-                    if offset == 0:
-                        offset = len(self.right)
-                        break
-                self.hopeless_before = max(self.hopeless_before, offset)
+            if error_line is not None:  # give up every candidate up to the line after the blamed one
+                self.hopeless_before = max(self.hopeless_before, line_start(self.right, error_line + 1, index))
         return found
 
 

@@ -28,15 +28,15 @@ def left_window(left: str) -> int:
         error_line = syntax_error_line(left[:cut])
         if error_line is None:
             return cut
-        error_offset = _line_offset(left, error_line)
+        error_offset = line_start(left, error_line)
         while candidates and candidates[-1] > error_offset:
             candidates.pop()
     return 0
 
 
-def _line_offset(text: str, line: int) -> int:
-    """The index at which 1-based `line` of `text` starts."""
-    offset = 0
+def line_start(text: str, line: int, start: int = 0) -> int:
+    """The index at which 1-based `line` of `text[start:]` starts (the length of `text` past its last line)."""
+    offset = start
     for _ in range(line - 1):
         offset = text.find("\n", offset) + 1
         if offset == 0:
