@@ -7,6 +7,7 @@
 - `Recognizer`: an incremental recognizer whose states are immutable values.
 """
 
+from earley.deadline import DeadlineExceeded
 from earley.ebnf import parse_ebnf
 from earley.grammar import Grammar, GrammarError
 from earley.nfa import NFA, Regex, alt, empty, opt, plus, repeat, seq, star, sym, union_of_sequences
@@ -16,6 +17,7 @@ from earley.recognizer import Recognizer, RecognizerState
 
 __all__ = [
     "NFA",
+    "DeadlineExceeded",
     "Grammar",
     "GrammarError",
     "NFAParse",

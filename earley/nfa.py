@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Iterable, Sequence
 
+from earley.deadline import CLOCK_INTERVAL, check_deadline
+
 Label = Hashable
 
 
@@ -30,11 +32,13 @@ class NFA:
         self.transitions: frozenset[tuple[int, Label, int]] = frozenset(transitions)
         self.initial: frozenset[int] = frozenset(initial)
         self.final: frozenset[int] = frozenset(final)
-        delta: list[dict[Label, list[int]]] = [{} for _ in range(n_states)]
-        for source, label, target in sorted(self.transitions, key=lambda t: (t[0], t[2], repr(t[1]))):
-            delta[source].setdefault(label, []).append(target)
+        rows: list[dict[Label, list[int]]] = [{} for _ in range(n_states)]
+        for source, label, target in self.transitions:
+            rows[source].setdefault(label, []).append(target)
+        # Sorted, so that everything built from an NFA is the same from run to run whatever the hash seed.
         self.delta: tuple[dict[Label, tuple[int, ...]], ...] = tuple(
-            {label: tuple(targets) for label, targets in row.items()} for row in delta
+            {label: tuple(sorted(row[label])) for label in (sorted(row, key=repr) if len(row) > 1 else row)}
+            for row in rows
         )
         for state in (*self.initial, *self.final):
             if not 0 <= state < n_states:
@@ -147,19 +151,21 @@ class Regex:
         return f"{self.kind}({', '.join(map(repr, self.children))})"
 
 
-def union_of_sequences(sequences: Iterable[Sequence[Regex]]) -> NFA:
+def union_of_sequences(sequences: Iterable[Sequence[Regex]], deadline: float | None = None) -> NFA:
     """The NFA of the union of concatenations, sharing their common prefixes.
 
     Sequences that agree on a long prefix (a file's right context seen from several boundary indices, reversed)
     become a trie, so an Earley parse over the NFA handles the shared part once. Built without recursion on
-    sequence length.
+    sequence length; raises `DeadlineExceeded` past `deadline`.
     """
     builder = _ThompsonBuilder()
     root, end = builder.state(), builder.state()
     children: dict[tuple[int, tuple], int] = {}
     for sequence in sequences:
         node = root
-        for part in sequence:
+        for position, part in enumerate(sequence):
+            if position % CLOCK_INTERVAL == 0:
+                check_deadline(deadline)
             key = (node, part.key())
             child = children.get(key)
             if child is None:
@@ -172,7 +178,7 @@ def union_of_sequences(sequences: Iterable[Sequence[Regex]]) -> NFA:
                     builder.epsilon[part_end].add(child)
             node = child
         builder.epsilon[node].add(end)
-    return builder.finish(root, end)
+    return builder.finish(root, end, deadline)
 
 
 def sym(label: Label) -> Regex:
@@ -258,22 +264,22 @@ class _ThompsonBuilder:
             self.epsilon[current].add(end)
         return start, end
 
-    def finish(self, start: int, end: int) -> NFA:
-        closures = {
-            state: _closure([state], self.epsilon) if self.epsilon[state] else (state,)
-            for state in range(self.n_states)
-        }
+    def finish(self, start: int, end: int, deadline: float | None = None) -> NFA:
         outgoing: dict[int, list[tuple[Label, int]]] = {state: [] for state in range(self.n_states)}
         for source, label, target in self.edges:
             outgoing[source].append((label, target))
-        transitions = {
-            (state, label, target)
-            for state in range(self.n_states)
-            for via in closures[state]
-            for label, target in outgoing[via]
-        }
-        final = [state for state in range(self.n_states) if end in closures[state]]
-        return NFA(self.n_states, transitions, [start], final).trim()
+        transitions = set()
+        final = []
+        for state in range(self.n_states):
+            if state % CLOCK_INTERVAL == 0:
+                check_deadline(deadline)
+            closure = _closure([state], self.epsilon) if self.epsilon[state] else (state,)
+            transitions.update((state, label, target) for via in closure for label, target in outgoing[via])
+            if end in closure:
+                final.append(state)
+        untrimmed = NFA(self.n_states, transitions, [start], final)
+        check_deadline(deadline)
+        return untrimmed.trim()
 
 
 _REGEX_TOKEN = re.compile(r'\s*(?:(?P<word>[A-Za-z_][A-Za-z_0-9]*)|(?P<literal>"(?:[^"\\]|\\.)*")'

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from earley.deadline import CLOCK_INTERVAL, check_deadline
 from earley.grammar import Grammar
 from earley.nfa import NFA
 from earley.tables import COMPLETE, GrammarTables
@@ -24,7 +25,9 @@ Creation = tuple
 class NFAParse:
     """The Earley charts of a grammar over every string of an NFA."""
 
-    def __init__(self, grammar: Grammar | GrammarTables, nfa: NFA):
+    def __init__(self, grammar: Grammar | GrammarTables, nfa: NFA, deadline: float | None = None):
+        """Run the charts to their fixpoint; raises `DeadlineExceeded` past `deadline` (right recursion over a
+        long input is quadratic in Earley without Leo's optimization, so callers bound it in time)."""
         tables = grammar if isinstance(grammar, GrammarTables) else GrammarTables(grammar)
         self.tables = tables
         self.nfa = nfa
@@ -46,9 +49,9 @@ class NFAParse:
         self.waiters: list[dict[int, list[int]]] = [{} for _ in range(nfa.n_states)]
         self.completed: dict[int, set[int]] = {}
         self.completed_in: list[dict[int, set[int]]] = [{} for _ in range(nfa.n_states)]
-        self._run()
+        self._run(deadline)
 
-    def _run(self) -> None:
+    def _run(self, deadline: float | None) -> None:
         tables = self.tables
         n_dotted = tables.n_dotted
         n_symbols = len(tables.grammar.names)
@@ -65,7 +68,12 @@ class NFAParse:
                 if item not in items[state]:
                     items[state].add(item)
                     push((state, item))
+        countdown = CLOCK_INTERVAL
         while agenda:
+            countdown -= 1
+            if not countdown:
+                check_deadline(deadline)
+                countdown = CLOCK_INTERVAL
             chart, item = agenda.pop()
             dotted = item % n_dotted
             symbol = next_symbol[dotted]

@@ -7,18 +7,19 @@ after some string of `R` becomes a rule saying how to finish it. `right_quotient
 
 from __future__ import annotations
 
+from earley.deadline import CLOCK_INTERVAL, check_deadline
 from earley.grammar import Grammar
 from earley.nfa import NFA
 from earley.nfa_parser import NFAParse
 
 
-def left_quotient(grammar: Grammar, nfa: NFA) -> Grammar:
-    """A trimmed grammar for `L(nfa) \\ L(grammar)`.
+def left_quotient(grammar: Grammar, nfa: NFA, deadline: float | None = None) -> Grammar:
+    """A trimmed grammar for `L(nfa) \\ L(grammar)`; raises `DeadlineExceeded` past `deadline`.
 
     A nonterminal `E!q` of the result derives the rest of an `E` that began at NFA state `q`; the new start
     symbol derives the rest of the start symbol begun at an initial state.
     """
-    parse = NFAParse(grammar, nfa)
+    parse = NFAParse(grammar, nfa, deadline)
     tables = parse.tables
     n_dotted = tables.n_dotted
     names = list(grammar.names)
@@ -46,7 +47,12 @@ def left_quotient(grammar: Grammar, nfa: NFA) -> Grammar:
     for _, item in stack:
         dotted = item % n_dotted
         rules[(open_symbol(tables.lhs[dotted], item // n_dotted), tables.remainder(dotted))] = None
+    countdown = CLOCK_INTERVAL
     while stack:
+        countdown -= 1
+        if not countdown:
+            check_deadline(deadline)
+            countdown = CLOCK_INTERVAL
         chart, item = stack.pop()
         dotted = item % n_dotted
         for creation in parse.creations(chart, item):
@@ -67,6 +73,6 @@ def left_quotient(grammar: Grammar, nfa: NFA) -> Grammar:
     return Grammar(names, grammar.terminals, rules, new_start).trim()
 
 
-def right_quotient(grammar: Grammar, nfa: NFA) -> Grammar:
+def right_quotient(grammar: Grammar, nfa: NFA, deadline: float | None = None) -> Grammar:
     """A trimmed grammar for `L(grammar) / L(nfa)`, as `REVERSE(REVERSE(R) \\ REVERSE(L(G)))`."""
-    return left_quotient(grammar.reverse(), nfa.reverse()).reverse()
+    return left_quotient(grammar.reverse(), nfa.reverse(), deadline).reverse()

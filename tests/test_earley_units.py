@@ -235,3 +235,19 @@ class TestRecognizerStates:
         assert recognizer.recognizes(["A"])
         assert recognizer.recognizes(["B", "A"])
         assert recognizer.start().allowed() == {"A", "B"}
+
+
+def test_right_recursion_is_bounded_by_a_deadline():
+    """Earley without Leo's optimization is quadratic on right recursion: callers bound it in time."""
+    import time
+
+    from earley import DeadlineExceeded
+
+    grammar = parse_ebnf('start: items\nitems: "x" items | "x"\n')
+    long_input = NFA.sequence(["x"] * 3000)
+    with pytest.raises(DeadlineExceeded):
+        left_quotient(grammar, long_input, deadline=time.perf_counter() + 0.05)
+    short_input = NFA.sequence(["x"] * 5)
+    bounded = left_quotient(grammar, short_input, deadline=time.perf_counter() + 60)
+    assert Recognizer(bounded).start().feed_all(["x"]).complete
+    assert Recognizer(bounded).start().complete
