@@ -1,9 +1,19 @@
-"""Source files as users hand them over: bytes to text, and a (line, column) cursor to left and right contexts."""
+"""Source files as users hand them over: bytes to text, and a (line, column) cursor to left and right contexts.
+
+Lines end at `\\n`, `\\r\\n` or `\\r` and nowhere else, as in CPython's tokenizer and in LSP: unlike
+`str.splitlines`, a form feed, U+0085 or U+2028 inside a line does not end it, so line numbers agree with the
+ones compilers and editors print.
+"""
 
 from __future__ import annotations
 
+import codecs
 import io
+import re
 import tokenize
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class SourceError(ValueError):
@@ -16,22 +26,46 @@ def read_source(data: bytes, name: str = "<input>") -> str:
         raise SourceError(f"{name}: is a binary file (it contains NUL bytes)")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        return data.decode(encoding)
-    except (SyntaxError, LookupError) as error:
+    except SyntaxError as error:
+        if data.startswith(codecs.BOM_UTF8):
+            raise SourceError(f"{name}: starts with a UTF-8 byte order mark but declares another encoding") from None
         raise SourceError(f"{name}: is not UTF-8 text and declares no usable encoding ({error})") from None
+    try:
+        text = data.decode(encoding)
     except UnicodeDecodeError as error:
         raise SourceError(f"{name}: is not valid {error.encoding} text (byte {error.start})") from None
+    except UnicodeError as error:  # codecs like punycode fail without a position
+        raise SourceError(f"{name}: is not valid {encoding} text ({error})") from None
+    except LookupError:  # a codec that maps bytes to bytes, like rot13 or hex
+        raise SourceError(f"{name}: declares the encoding {encoding!r}, which is not a text encoding") from None
+    surrogate = _SURROGATE.search(text)
+    if surrogate is not None:  # `# coding: unicode_escape` can make one; CPython refuses such a file too
+        raise SourceError(f"{name}: decodes to a lone surrogate (U+{ord(surrogate.group()):04X} at character "
+                          f"{surrogate.start()}), which Python source cannot contain")
+    return text
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset of the first character of every line; a trailing line break opens a last, empty line."""
+    return [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
+
+
+def line_end(text: str, starts: list[int], line: int) -> int:
+    """The offset of the end of 0-based `line` (of `starts = line_starts(text)`), before its line break."""
+    if line + 1 < len(starts):
+        end = starts[line + 1]
+        return end - 2 if text.startswith("\r\n", end - 2) else end - 1
+    return len(text)
 
 
 def split_at(text: str, line: int, column: int) -> tuple[str, str]:
     """Split at a 1-based line and 1-based column counted in characters (column = length + 1 is the line end)."""
-    lines = text.splitlines(keepends=True) or [""]
-    if text.endswith(("\n", "\r")):
-        lines.append("")
-    if not 1 <= line <= len(lines):
-        raise SourceError(f"line {line} is outside the file (it has {len(lines)} lines)")
-    content = lines[line - 1].rstrip("\r\n")
-    if not 1 <= column <= len(content) + 1:
-        raise SourceError(f"column {column} is outside line {line} (it has {len(content)} characters)")
-    offset = sum(len(previous) for previous in lines[: line - 1]) + column - 1
+    starts = line_starts(text)
+    if not 1 <= line <= len(starts):
+        raise SourceError(f"line {line} is outside the file (it has {len(starts)} lines)")
+    start = starts[line - 1]
+    length = line_end(text, starts, line - 1) - start
+    if not 1 <= column <= length + 1:
+        raise SourceError(f"column {column} is outside line {line} (it has {length} characters)")
+    offset = start + column - 1
     return text[:offset], text[offset:]

@@ -9,30 +9,16 @@ the middle of a character (half a surrogate pair) means the start of that charac
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
+
+from fimlsp.source import line_end, line_starts
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 ENCODINGS = (UTF8, UTF16, UTF32)
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
 
 class PositionError(ValueError):
     """The position is not in the document."""
-
-
-def line_starts(text: str) -> list[int]:
-    """The offset of the first character of every line; a trailing line break opens a last, empty line."""
-    return [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
-
-
-def _line_content_end(text: str, starts: list[int], line: int) -> int:
-    """The offset of the end of `line`, before its line break."""
-    if line + 1 < len(starts):
-        end = starts[line + 1]
-        return end - 2 if text.startswith("\r\n", end - 2) else end - 1
-    return len(text)
 
 
 def _units(character: str, encoding: str) -> int:
@@ -53,8 +39,8 @@ def offset_at(text: str, line: int, character: int, encoding: str = UTF16, *, st
         raise PositionError(f"position {line}:{character} is negative")
     if line >= len(starts):
         raise PositionError(f"line {line} is outside the document (it has {len(starts)} lines)")
-    start, end = starts[line], _line_content_end(text, starts, line)
-    if encoding == UTF32:
+    start, end = starts[line], line_end(text, starts, line)
+    if encoding == UTF32 or text[start:min(end, start + character)].isascii():  # a code unit per character
         return min(start + character, end)
     offset, units = start, 0
     while offset < end:
@@ -71,7 +57,7 @@ def position_at(text: str, offset: int, encoding: str = UTF16) -> tuple[int, int
     starts = line_starts(text)
     line = bisect_right(starts, offset) - 1
     start = starts[line]
-    offset = min(offset, _line_content_end(text, starts, line))
+    offset = min(offset, line_end(text, starts, line))
     if encoding == UTF32:
         return line, offset - start
     return line, sum(_units(character, encoding) for character in text[start:offset])
