@@ -12,6 +12,11 @@ end of sequence are judged:
 When generation ends without an accepted end of sequence (token limit, no candidate, time budget, cancellation),
 the middle is the prefix, at a token boundary, with the best length-weighted end-of-sequence probability among
 those that make the file valid; with none, the result says so.
+
+The constrained mode's promise comes from `fimlsp.python.region.constrain`: the whole file, or the top-level
+statements around the cursor when the file is broken elsewhere or bigger than the budget (`guarantee` and
+`region` in the result say which). When not even those admit a middle, it decodes unconstrained and marks the
+result unchecked rather than giving nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from dataclasses import asdict, dataclass
 
 from fimlsp.model import FimModel
 from fimlsp.model.token_text import split_utf8
-from fimlsp.python.quotient import FimState, quotient
+from fimlsp.python.quotient import FimState
+from fimlsp.python.region import DEFAULT_BUDGET, FILE, NONE, REGION, Guarantee, constrain
 from fimlsp.python.syntax import parses
 
 MODES = ("constrained", "checked", "unconstrained")
@@ -38,14 +44,18 @@ class DecodingOptions:
     timeout: float | None = None  # seconds for the whole completion
     seed: int = 0
     single_line: bool = False  # stop at the end of the first line where the file is valid
+    size_budget: int = DEFAULT_BUDGET  # characters: bigger files are checked around the cursor only
+    setup_timeout: float = 10.0  # seconds for the constraint's setup (within `timeout`); past it, unchecked
 
     def __post_init__(self):
         if self.mode not in MODES:
             raise ValueError(f"unknown mode {self.mode!r}; choose one of {', '.join(MODES)}")
         if self.max_tokens < 0 or self.top_k < 1 or self.temperature < 0 or not 0 < self.top_p <= 1:
             raise ValueError("max_tokens >= 0, top_k >= 1, temperature >= 0 and 0 < top_p <= 1 are required")
-        if self.timeout is not None and self.timeout <= 0:
-            raise ValueError("timeout must be positive")
+        if self.size_budget < 1:
+            raise ValueError("size_budget must be a positive number of characters")
+        if (self.timeout is not None and self.timeout <= 0) or self.setup_timeout <= 0:
+            raise ValueError("timeout and setup_timeout must be positive")
 
 
 @dataclass
@@ -53,16 +63,26 @@ class Completion:
     """What a completion produced and what it cost."""
 
     middle: str
-    parses: bool  # ast.parse(left + middle + right) succeeds
+    parses: bool | None  # ast.parse(left + middle + right) succeeds; None: not checked (file over the budget)
     mode: str
-    stop: str  # eos, line, max_tokens, context_full, no_candidate, timeout, cancelled, no_valid_middle
+    stop: str  # eos, line, max_tokens, context_full, no_candidate, timeout, cancelled
     tokens: int = 0  # tokens in the middle returned
     candidates_tried: int = 0
     model_seconds: float = 0.0
-    setup_seconds: float = 0.0  # one-time constraint setup: quotient(left, right)
+    setup_seconds: float = 0.0  # one-time constraint setup: constrain(left, right)
     constraint_seconds: float = 0.0  # every feed, membership test and parse check during decoding
     fallback: bool = False  # the middle was chosen among prefixes, without an end of sequence
     generated_tokens: int = 0  # tokens generated, which the fallback may have cut back
+    guarantee: str = NONE  # what the middle was checked against: file, region or none
+    region: tuple[int, int] | None = None  # first and last line of the file that a region guarantee covers
+    unchecked: bool = False  # constrained mode could not constrain (see `reason`), and the middle it decoded
+    # unconstrained was checked against nothing (one that happens to make the file parse is `file`)
+    reason: str = ""  # why the guarantee is narrower than the whole file
+
+    @property
+    def valid(self) -> bool:
+        """The middle passed the check its guarantee names."""
+        return self.guarantee != NONE
 
     @property
     def constraint_ms_per_token(self) -> float:
@@ -120,12 +140,12 @@ def complete_middle(
     right: str,
     options: DecodingOptions = DecodingOptions(),
     should_stop: Callable[[], bool] | None = None,
-    initial_state: FimState | None = None,
+    guarantee: Guarantee | None = None,
 ) -> Completion:
     """Generate the middle between `left` and `right`. `should_stop` is polled once per token (cancellation).
 
-    `initial_state`, the recognizer after `left` for this `right` (from a cache of an editor's typing, extended
-    with `feed`), saves the constrained mode's one-time setup.
+    `guarantee`, the promise and recognizer after `left` for this `right` (from a cache of an editor's typing,
+    extended with `Guarantee.extended`), saves the constrained mode's one-time setup.
     """
     import torch
 
@@ -135,10 +155,13 @@ def complete_middle(
     state = None
     setup_seconds = 0.0
     if mode == "constrained":
-        state = initial_state if initial_state is not None else quotient(left, right)
+        if guarantee is None:
+            setup_deadline = started + options.setup_timeout
+            guarantee = constrain(left, right, options.size_budget, min(setup_deadline, deadline or setup_deadline))
         setup_seconds = time.perf_counter() - started
+        state = guarantee.state
         if state is None:
-            return Completion("", False, mode, "no_valid_middle", setup_seconds=setup_seconds)
+            mode = "unconstrained"
     judge = _Judge(mode, left, right)
     prefix = _Prefix("", b"", state, 0)
     boundaries: list[_Prefix] = []
@@ -214,10 +237,20 @@ def complete_middle(
             prefix, fallback = best, True
     middle = prefix.text if not prefix.pending else prefix.text + prefix.pending.decode("utf-8", "replace")
     confirmed = mode != "unconstrained" and (stop in ("eos", "line") or fallback)  # judge.valid_end said so
-    valid = confirmed or parses(left + middle + right)
+    scope = FILE if mode == "checked" or guarantee is None else guarantee.scope
+    whole = None
+    if confirmed and scope == FILE:
+        whole = True
+    elif len(left) + len(middle) + len(right) <= options.size_budget or options.mode != "constrained":
+        whole = parses(left + middle + right)
+    checked = scope if confirmed else FILE if whole else NONE
+    unchecked = guarantee is not None and guarantee.state is None and checked == NONE
+    narrowed = guarantee is not None and guarantee.scope != FILE
     return Completion(
-        middle, valid, mode, stop, prefix.tokens, tried, model_seconds, setup_seconds, judge.seconds, fallback,
-        generated,
+        middle, whole, options.mode, stop, prefix.tokens, tried, model_seconds, setup_seconds, judge.seconds,
+        fallback, generated, checked,
+        guarantee.lines(left, right) if checked == REGION else None,
+        unchecked, guarantee.reason if narrowed else "",
     )
 
 

@@ -46,9 +46,34 @@ def test_sampling_is_reproducible_and_constrained(tiny):
     assert first.parses
 
 
-def test_no_valid_middle_is_reported(tiny):
-    result = complete_middle(tiny, "x = 1\n", "\n1 = x\n1 = y\n", DecodingOptions(max_tokens=5))
-    assert result.stop == "no_valid_middle" and not result.parses and result.middle == ""
+BROKEN_LEFT = "x = )\n\ndef f(a):\n    return a + "
+BROKEN_RIGHT = "\n\ny = (\n"
+
+
+def test_a_file_broken_elsewhere_is_checked_in_the_statements_around_the_cursor(tiny):
+    result = complete_middle(tiny, BROKEN_LEFT, BROKEN_RIGHT, DecodingOptions(max_tokens=16))
+    assert result.valid and result.guarantee == "region" and result.region == (3, 5), result
+    assert result.parses is False and not result.unchecked and "does not parse" in result.reason
+    assert parses("def f(a):\n    return a + " + result.middle + "\n\n")
+
+
+def test_unchecked_when_not_even_the_statement_at_the_cursor_admits_a_middle(tiny):
+    result = complete_middle(tiny, "def f():\n    return (", "\n        1,,\n    )\n", DecodingOptions(max_tokens=5))
+    assert result.unchecked and result.guarantee == "none" and not result.valid and result.region is None
+    assert result.tokens == 5 and result.mode == "constrained" and "around the cursor" in result.reason
+
+
+def test_cli_says_what_was_checked(tiny_model_path, tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text(BROKEN_LEFT + BROKEN_RIGHT)
+    region = run_cli("complete", f"{broken}:4:16", "--model", str(tiny_model_path), "--max-tokens", "16")
+    assert region.returncode == 0 and "checked lines 3-5 only" in region.stderr, region.stderr
+    assert parses("def f(a):\n    return a + " + region.stdout + "\n\n")
+    hopeless = tmp_path / "hopeless.py"
+    hopeless.write_text("def f():\n    return (\n        1,,\n    )\n")
+    unchecked = run_cli("complete", f"{hopeless}:2:13", "--model", str(tiny_model_path), "--max-tokens", "4")
+    assert unchecked.returncode == 0 and unchecked.stderr.startswith("fimlsp complete: unchecked: ")
+    assert unchecked.stdout and "Traceback" not in unchecked.stderr
 
 
 def test_cancellation_and_time_budget(tiny):

@@ -139,3 +139,15 @@ def test_standard_library_sample_has_no_false_rejects(kind):
             state = state.feed(char)
             assert state is not None, (case.name, case.middle[: index + 1])
         assert state.complete, (case.name, case.middle)
+
+
+@pytest.mark.parametrize("left, right", [
+    ("if x:\n    y = 1\ne", "lse:\n    y = 2\n"),
+    ("if x:\n    y = 1\nel", "if z:\n    y = 2\n"),
+    ("try:\n    y = 1\nexc", "ept:\n    y = 2\n"),
+    ("try:\n    y = 1\nf", "inally:\n    y = 2\n"),
+])
+def test_a_cursor_inside_a_column_0_else_is_not_a_statement_start(left, right):
+    """The left context's window may not start at the cursor's line when the middle can make it `else`…"""
+    state = quotient(left, right)
+    assert state is not None and state.complete

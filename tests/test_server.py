@@ -133,8 +133,29 @@ async def test_inline_completion_and_completion_make_the_file_parse(tiny_model_p
                 assert item.text_edit.range.start == item.text_edit.range.end == types.Position(
                     line=line, character=character)
                 assert parses(left + item.text_edit.new_text + right), (line, character, item.text_edit.new_text)
+                assert item.detail == "fimlsp · checked: the file parses"
                 shown += 1
         assert shown >= len(POSITIONS), "the tiny model's constrained completions should mostly be non-empty"
+
+
+async def test_a_document_broken_elsewhere_gets_region_checked_completions(tiny_model_path):
+    from fimlsp.python.region import constrain
+
+    repaired = SOURCE.replace('message = f"{greeting}, {name}"', "message = ")
+    broken = repaired.replace("class Counter:", "class Counter(:")
+    line, character = 4, 14  # after `message = `: the empty middle is no answer
+    left, right = split(broken, line, character)
+    promise = constrain(left, right)
+    first, last = promise.lines(left, right)
+    async with serve(options_for(tiny_model_path, singleLine="never")) as client:
+        open_document(client, broken)
+        listed = await client.text_document_completion_async(completion_params(line, character))
+        assert len(listed.items) == 1, "the tiny model finds a middle valid in the region"
+        item = listed.items[0]
+        assert item.detail == f"fimlsp · checked lines {first}-{last} (the rest of the file is not)"
+        middle = item.text_edit.new_text
+        assert parses(left[promise.left_cut:] + middle + right[:promise.right_cut])
+        assert parses(repaired[:len(left)] + middle + repaired[len(left):])  # valid once the class is repaired
 
 
 async def test_server_advertises_both_methods_and_incremental_sync(tiny_model_path):

@@ -1,7 +1,10 @@
 """Fill in the middle of a Python file at LINE:COL (1-based, column in characters) and print the middle.
 
 The file is split at the position; the middle that the model generates, constrained so that the whole file
-stays valid Python, goes to stdout and nothing else does. `-` as the file reads standard input.
+stays valid Python, goes to stdout and nothing else does. `-` as the file reads standard input. When the file is
+broken elsewhere (or bigger than `--size-budget`), the middle is checked against the top-level statements around
+the cursor, and stderr says which lines; when not even those admit a middle, it is generated unconstrained and
+stderr says it is unchecked.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pathlib import Path
 
 from fimlsp.cli import UserError
 from fimlsp.decoding import MODES
+from fimlsp.python.region import DEFAULT_BUDGET
 from fimlsp.source import SourceError, read_source, split_at
 
 
@@ -30,6 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed for sampling (default: 0)")
     parser.add_argument("--timeout", type=float, help="time budget in seconds for the completion")
     parser.add_argument("--single-line", action="store_true", help="stop at the first line end where it is valid")
+    parser.add_argument("--setup-timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="time to build the constraint; past it the middle is unchecked (default: %(default)s)")
+    parser.add_argument("--size-budget", type=int, default=DEFAULT_BUDGET, metavar="CHARS",
+                        help="files with more characters are checked only around the cursor (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print one JSON object with the middle and its costs")
 
 
@@ -55,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         options = DecodingOptions(
             mode=args.mode, max_tokens=args.max_tokens, top_k=args.top_k, temperature=args.temperature,
             top_p=args.top_p, timeout=args.timeout, seed=args.seed, single_line=args.single_line,
+            size_budget=args.size_budget, setup_timeout=args.setup_timeout,
         )
     except (SourceError, ValueError) as error:
         raise UserError(str(error)) from error
@@ -63,15 +72,18 @@ def run(args: argparse.Namespace) -> int:
     except ModelError as error:
         raise UserError(str(error)) from error
     result = complete_middle(model, left, right, options)
-    succeeded = result.parses or args.mode == "unconstrained"
+    succeeded = result.valid or result.unchecked or args.mode == "unconstrained"
     if args.json:
         print(json.dumps({"file": path, "line": line, "column": column, "model": model.name, **result.to_json()}))
     elif succeeded:
         sys.stdout.write(result.middle)
         sys.stdout.flush()
-    if result.stop == "no_valid_middle":
-        print(f"fimlsp complete: no middle can make {path} valid Python at {line}:{column} (is the file broken "
-              "elsewhere?); try --mode unconstrained", file=sys.stderr)
+    if result.unchecked:
+        print(f"fimlsp complete: unchecked: {result.reason}; the middle was generated unconstrained",
+              file=sys.stderr)
+    elif result.region is not None:
+        first, last = result.region
+        print(f"fimlsp complete: checked lines {first}-{last} only: {result.reason}", file=sys.stderr)
     elif not succeeded:
         print(f"fimlsp complete: no valid middle found ({result.stop} after {result.tokens} tokens); "
               "try --mode unconstrained", file=sys.stderr)

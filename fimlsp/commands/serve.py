@@ -15,6 +15,7 @@ import sys
 
 from fimlsp.cli import UserError
 from fimlsp.decoding import MODES
+from fimlsp.python.region import DEFAULT_BUDGET
 from fimlsp.server.config import SINGLE_LINE
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -30,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="time per completion; when it runs out a shorter valid middle or none (default: 2)")
     parser.add_argument("--single-line", choices=SINGLE_LINE, default="auto",
                         help="single-line completions: auto is single-line for automatic triggers (default: auto)")
+    parser.add_argument("--size-budget", type=int, default=DEFAULT_BUDGET, metavar="CHARS",
+                        help="files with more characters are checked only around the cursor (default: %(default)s)")
     parser.add_argument("--no-cache", dest="cache", action="store_false",
                         help="rebuild the constraint for every request and serve nothing from earlier suggestions")
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="log level (default: info)")
@@ -47,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--max-tokens must be at least 1")
     if not args.time_budget > 0:
         raise UserError("--time-budget must be positive")
+    if args.size_budget < 1:
+        raise UserError("--size-budget must be at least 1")
     address = parse_address(args.tcp) if args.tcp else None
 
     from fimlsp.server.config import Settings
@@ -55,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("fimlsp").setLevel(args.log_level.upper())
     settings = Settings(model=args.model, device=args.device, mode=args.mode, max_tokens=args.max_tokens,
-                        time_budget=args.time_budget, single_line=args.single_line, cache=args.cache)
+                        time_budget=args.time_budget, single_line=args.single_line, cache=args.cache,
+                        size_budget=args.size_budget)
     server = build_server(settings)
     if address is not None:
         server.start_tcp(*address)

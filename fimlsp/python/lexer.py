@@ -45,6 +45,24 @@ class LexerState:
 INITIAL = LexerState()
 
 
+def indentation_column(whitespace: str) -> int:
+    """The column that a line's leading `whitespace` reaches: tabs to the next multiple of 8, a form feed back
+    to 0, as CPython counts it."""
+    if "\t" not in whitespace and "\f" not in whitespace:
+        return len(whitespace)
+    column = 0
+    for char in whitespace:
+        column = (column // 8 + 1) * 8 if char == "\t" else 0 if char == "\f" else column + 1
+    return column
+
+
+def block_start(indent: str) -> LexerState:
+    """The state at the start of a run of statements of a block indented by `indent` (spaces, tabs): its
+    column is the floor of the indentation stack, and a dedent below it is an error."""
+    state = advance(INITIAL, indent)[0] if indent else INITIAL
+    return LexerState(indents=((state.column, state.alt_column),))
+
+
 def string_is_valid(text: str) -> bool:
     """Escapes, f-string fields and bytes' ASCII rule are checked by CPython itself on the lone literal."""
     prefix_length = 0
@@ -155,7 +173,9 @@ def advance(state: LexerState, text: str) -> tuple[LexerState, list[str]] | None
             return None
         token_start = index
         index += 1
-    carried = carried + text[token_start:] if token != lx.START else ""
+    # A comment's or a continuation's text is never looked at again: not carrying it keeps each state small when
+    # the text ends inside a long comment (every state fed from there would hold its own copy).
+    carried = carried + text[token_start:] if token != lx.START and token not in lx.SKIPPED else ""
     new_state = LexerState(
         token, carried, depth, indents, at_line_start, column, alt_column, line_has_tokens, after_number,
         pending_cr,
@@ -236,10 +256,10 @@ def _indentation(
             return None
         return indents + ((column, alt_column),), [lx.INDENT]
     popped = 0
-    while indents[-1 - popped][0] > column:
+    while popped < len(indents) and indents[-1 - popped][0] > column:
         popped += 1
     remaining = indents[: len(indents) - popped]
-    if remaining[-1] != (column, alt_column):
+    if not remaining or remaining[-1] != (column, alt_column):  # below the floor of a block's statements
         return None
     return remaining, [lx.DEDENT] * popped
 

@@ -13,35 +13,58 @@ the confirmation makes `complete` exact without ever making `feed` reject a vali
 
 from __future__ import annotations
 
-from functools import lru_cache
+import math
+import time
+from collections import OrderedDict
 
-from earley import Recognizer, RecognizerState, left_quotient
+from earley import DeadlineExceeded, Recognizer, RecognizerState, left_quotient
+from earley.deadline import check_deadline
 from fimlsp.python import lexemes as lx
 from fimlsp.python.grammar import load_grammar
-from fimlsp.python.lexer import INITIAL, LexerState, advance, close_token, normalize_newlines
+from fimlsp.python.lexer import LexerState, advance, block_start, close_token, normalize_newlines
 from fimlsp.python.right_context import reversed_right_context_nfa, token_end
-from fimlsp.python.syntax import parses
+from fimlsp.python.syntax import parses_statements
 from fimlsp.python.window import left_window
 
 
 class RightContext:
-    """Everything about one right context that does not depend on the middle."""
+    """Everything about one right context that does not depend on the middle.
 
-    def __init__(self, right: str):
+    With `block_indent`, the text is a run of statements of a block indented by it, not a module: lexed from that
+    indentation, which it may not dedent below, and confirmed as the body of a compound statement.
+    """
+
+    def __init__(self, right: str, deadline: float | None = None, block_indent: str = ""):
         self.right = normalize_newlines(right)
-        reversed_language, indices = reversed_right_context_nfa(self.right)
+        self.block_indent = block_indent
+        self.initial = block_start(block_indent)
+        reversed_language, indices = reversed_right_context_nfa(
+            self.right, window=not block_indent, deadline=deadline, floor=self.initial.indents[0][0])
         self.boundaries = frozenset(indices)
-        self.grammar = left_quotient(load_grammar().reverse(), reversed_language).reverse()
+        self.grammar = left_quotient(load_grammar().reverse(), reversed_language, deadline).reverse()
         self.recognizer = Recognizer(self.grammar)
         self._token_ends: dict[tuple[int, int], int | None] = {}
 
-    def start(self, left: str) -> FimState | None:
-        """The state after `left`; None if no middle can make `left + middle + right` valid."""
+    def start(self, left: str, deadline: float | None = None) -> FimState | None:
+        """The state after `left`; None if no middle can make `left + middle + right` valid.
+
+        Raises `DeadlineExceeded` past `deadline` (the left is fed in chunks, with a look at the clock between).
+        """
         parser = self.recognizer.start()
         if parser is None:
             return None
-        cut = left_window(left)
-        return FimState(self, INITIAL, parser, (None, left[:cut])).feed(left[cut:])
+        cut = 0 if self.block_indent else left_window(left)
+        state: FimState | None = FimState(self, self.initial, parser, (None, left[:cut]))
+        for chunk_start in range(cut, len(left), _FEED_CHUNK):
+            check_deadline(deadline)
+            state = state.feed(left[chunk_start:chunk_start + _FEED_CHUNK])
+            if state is None:
+                return None
+        return state
+
+    def valid(self, text: str) -> bool:
+        """CPython's verdict on `text` followed by the right context."""
+        return parses_statements(text + self.right, self.block_indent)
 
     def settle(self, state: LexerState) -> tuple[int, list[str]] | None:
         """Run the lexer into the right context until it is between tokens: the index and terminals on the way."""
@@ -77,9 +100,48 @@ class RightContext:
             index += 1
 
 
-@lru_cache(maxsize=16)
-def right_context(right: str) -> RightContext:
-    return RightContext(right)
+_FEED_CHUNK = 4096
+_CACHE_SIZE = 16
+_contexts: OrderedDict[tuple[str, str], RightContext] = OrderedDict()
+# Right contexts whose build ran out of time, with the time they were given.
+_too_slow: OrderedDict[tuple[str, str], float] = OrderedDict()
+
+
+def right_context(right: str, deadline: float | None = None, block_indent: str = "") -> RightContext:
+    """The compiled right context, from a small LRU cache (a typing user keeps the same right context).
+
+    A build that runs past `deadline` raises `DeadlineExceeded` and is remembered with the time it was given,
+    so that a user typing in front of a right context too big to compile does not pay for the attempt again on
+    every keystroke unless at least twice the time is offered.
+    """
+    key = (right, block_indent)
+    found = _contexts.get(key)
+    if found is not None:
+        _contexts.move_to_end(key)
+        return found
+    started = time.perf_counter()
+    offered = math.inf if deadline is None else deadline - started
+    if 2 * _too_slow.get(key, -math.inf) > offered:
+        raise DeadlineExceeded
+    try:
+        context = RightContext(right, deadline, block_indent)
+    except DeadlineExceeded:
+        _remember(_too_slow, key, offered)
+        raise
+    _remember(_contexts, key, context)
+    return context
+
+
+def _remember(cache: OrderedDict, key: str, value) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > _CACHE_SIZE:
+        cache.popitem(last=False)
+
+
+def clear_caches() -> None:
+    _contexts.clear()
+    _too_slow.clear()
 
 
 class FimState:
@@ -124,7 +186,7 @@ class FimState:
     def complete(self) -> bool:
         """True iff the text so far followed by the right context is a valid Python module."""
         if self._complete is None:
-            self._complete = self.quotient_accepts() and parses(self.text + self.context.right)
+            self._complete = self.quotient_accepts() and self.context.valid(self.text)
         return self._complete
 
     def quotient_accepts(self) -> bool:
@@ -142,6 +204,10 @@ class FimState:
         return f"<FimState fed={len(self.text)} chars, terminals={self.parser.position}>"
 
 
-def quotient(left: str, right: str) -> FimState | None:
-    """The state after `left`, given `right`; None if no middle can make `left + middle + right` valid."""
-    return right_context(right).start(left)
+def quotient(left: str, right: str, deadline: float | None = None, block_indent: str = "") -> FimState | None:
+    """The state after `left`, given `right`; None if no middle can make `left + middle + right` valid.
+
+    Raises `earley.DeadlineExceeded` if building it runs past `deadline`, a `time.perf_counter()` value. With
+    `block_indent`, valid means a run of statements of a block indented by it (see `RightContext`).
+    """
+    return right_context(right, deadline, block_indent).start(left, deadline)

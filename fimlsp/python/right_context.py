@@ -18,13 +18,17 @@ valid middle; `fimlsp.python.quotient` confirms membership exactly.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
 from earley import NFA, Regex, alt, opt, repeat, star, sym, union_of_sequences
+from earley.deadline import CLOCK_INTERVAL, check_deadline
 from fimlsp.python import lexemes as lx
-from fimlsp.python.lexer import MAX_BRACKET_DEPTH, string_is_valid
+from fimlsp.python.lexer import (
+    MAX_BRACKET_DEPTH, MAX_INDENT_LEVELS, indentation_column, normalize_newlines, string_is_valid,
+)
 from fimlsp.python.syntax import syntax_error_line
 from fimlsp.python.window import line_start
 
@@ -154,13 +158,7 @@ def _classify(text: str, first: int, start: int, end: int) -> list[_Token]:
     return [_Token(None, start, end)]
 
 
-def _column(text: str, line_start: int, first_token: int) -> int:
-    column = 0
-    for char in text[line_start:first_token]:
-        column = (column // 8 + 1) * 8 if char == "\t" else 0 if char == "\f" else column + 1
-    return column
-
-
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # A column-0 statement starting with one of these continues the statement before it.
 _CONTINUING = frozenset({"else", "elif", "except", "finally"})
 # A statement starting with one of these can be decorated by the line before it.
@@ -192,16 +190,20 @@ class _StandaloneCache:
         return found
 
 
-def stream(scanner: _Scanner, start: int, standalone: _StandaloneCache | None = None) -> list[Regex] | None:
+def stream(
+    scanner: _Scanner, start: int, standalone: _StandaloneCache | None = None, deadline: float | None = None,
+    floor: int = 0,
+) -> list[Regex] | None:
     """The terminals that `right[start:]`, lexed from a token boundary after an unknown middle, can produce.
 
     Returned as a sequence of small expressions, or None if no lexer state makes the text valid (it does not
     lex, or its brackets cannot balance). With `standalone`, the stream stops at the first line at column 0
     after which the rest of the file is a valid module that the text before cannot continue or decorate: there
     every block is closed and the bracket depth is 0, so the language there is the same as at the end of the
-    file (windowing: the one-time cost is bounded by the enclosing top-level statement, not the file).
+    file (windowing: the one-time cost is bounded by the enclosing top-level statement, not the file). `floor` is
+    the lowest column a line may start at: the indentation of a block whose statements the text ends.
     """
-    window, cut = _window_tokens(scanner, start, standalone)
+    window, cut = _window_tokens(scanner, start, standalone, deadline)
     if window is None:
         return None
     change = lowest_change = 0
@@ -225,11 +227,15 @@ def stream(scanner: _Scanner, start: int, standalone: _StandaloneCache | None = 
             parts.extend(_newline(line_has_tokens))
             line_has_tokens = False
             if token.terminal is not None:
-                column = _column(text, text.rfind("\n", start, token.start) + 1, token.start)
+                column = indentation_column(text[text.rfind("\n", start, token.start) + 1:token.start])
+                if column < floor:
+                    return None
                 if known_levels is None:
                     parts.append(alt(sym(lx.INDENT), star(sym(lx.DEDENT))))
                     known_levels, lowest_level = [column], column
                 elif column > known_levels[-1]:
+                    if len(known_levels) >= MAX_INDENT_LEVELS:  # too deep for CPython, whatever the middle
+                        return None
                     parts.append(sym(lx.INDENT))
                     known_levels.append(column)
                 elif column < known_levels[-1]:
@@ -253,12 +259,12 @@ def stream(scanner: _Scanner, start: int, standalone: _StandaloneCache | None = 
         elif token.terminal in lx.CLOSING_BRACKETS:
             depth -= 1
     parts.extend(_newline(line_has_tokens))  # a cut is at a line start at depth 0: the same as the end of file
-    parts.append(_closing_dedents(known_levels, lowest_level))
+    parts.append(_closing_dedents(known_levels, lowest_level, floor))
     return parts
 
 
 def _window_tokens(
-    scanner: _Scanner, start: int, standalone: _StandaloneCache | None
+    scanner: _Scanner, start: int, standalone: _StandaloneCache | None, deadline: float | None = None
 ) -> tuple[list[_Token] | None, int | None]:
     """The tokens from `start` up to the window's cut (None: the end of the file), or None if they do not lex.
 
@@ -273,7 +279,9 @@ def _window_tokens(
     for token in scanner.tokens_from(start):
         if token is None or token.terminal == "":
             return None, None
-        if standalone is not None and token.terminal is not None and _starts_line(text, start, window, token):
+        if len(window) % CLOCK_INTERVAL == 0:
+            check_deadline(deadline)
+        if standalone is not None and token.terminal is not None and _line_indent(text, start, window, token) == "":
             if (
                 token.terminal not in _CONTINUING
                 and standalone(token.start)
@@ -285,6 +293,90 @@ def _window_tokens(
     return window, None
 
 
+def statement_ends(
+    right: str, limit: int, pending: int = lx.START, indent: str = "", within: int | None = None
+) -> list[int]:
+    """Where the statement around the start of `right` may end, best first, among the statements of the block
+    indented by `indent` (the module's by default): the first `limit` later lines that start with exactly
+    `indent` and a token that can start a statement (not `else`-like, not a closing bracket) and that no
+    decorator precedes, then the end of the block (a line indented less, or the end of `right`) if fewer were
+    found, then the first such line that starts with a closing bracket (a stray one, or the end of the cursor's
+    bracket).
+
+    The middle may end with a decorator (`@dataclass` typed above a class), so when the first such line after
+    the cursor's can be decorated it comes last: a region that holds it admits more middles, one that stops
+    before it is kept for when that line is broken. `right` is lexed as the lexer sees it, from the end of the
+    token in progress at the cursor (an automaton state `pending`: the cursor may be inside a string), so lines
+    inside its strings are not taken (a middle that ends inside a string of its own makes the later ones the
+    better guess); when the rest of the cursor's line does not lex that way (`a|b")`: the middle opens a string
+    that it closes), from the next line. Only the first `within` characters are looked at, when given: a region
+    may not be bigger.
+    """
+    truncated = within is not None and within < len(right)
+    right = right[:within] if truncated else right
+    text = normalize_newlines(right)
+    scanner = _Scanner(text)
+    resume = token_end(text, pending, 0, {}) if pending != lx.START else 0
+    if resume is None or not _lexes_through_its_line(scanner, resume):
+        resume = text.find("\n") + 1  # the middle opens what the cursor's line closes: read on from the next line
+    floor = indentation_column(indent)
+    window: list[_Token] = []
+    decorated = False
+    ends: list[int] = []
+    decoratable_first: int | None = None
+    closer: int | None = None
+    block_end = len(text)
+    for token in scanner.tokens_from(resume):
+        if token is None or token.terminal == "" or len(ends) >= limit:
+            break
+        line_indent = None if token.terminal is None else _line_indent(text, 0, window, token)
+        if line_indent is not None and line_indent != indent and indentation_column(line_indent) < floor:
+            block_end = token.start - len(line_indent)
+            break
+        if line_indent == indent:
+            line = token.start - len(indent)
+            first = not ends and decoratable_first is None and closer is None
+            if token.terminal in lx.CLOSING_BRACKETS:
+                closer = line if closer is None else closer
+            elif first and token.terminal in _DECORATABLE:
+                decoratable_first = line
+            elif token.terminal not in _CONTINUING and not (decorated and token.terminal in _DECORATABLE):
+                ends.append(line)
+            decorated = token.terminal == "@"
+        window.append(token)
+    if len(ends) < limit and not (truncated and block_end == len(text)):
+        ends.append(block_end)
+    if closer is not None:  # late: usually it closes the cursor's bracket
+        ends.append(closer)
+    if decoratable_first is not None:
+        ends.append(decoratable_first)
+    return ends if text is right else [_offset_in(right, text, end) for end in ends]
+
+
+def _lexes_through_its_line(scanner: _Scanner, index: int) -> bool:
+    """True if the text from `index` lexes at least to the end of its line (a token may run on past it)."""
+    line_end = scanner.text.find("\n", index)
+    for token in scanner.tokens_from(index):
+        if token is None or token.terminal == "":
+            return False
+        if line_end < 0 or token.end > line_end:
+            return True
+    return True
+
+
+def _offset_in(right: str, normalized: str, offset: int) -> int:
+    """The offset in `right` of a line start (or the end) at `offset` of its newline-normalized text."""
+    return len(right) if offset == len(normalized) else _line_offset(right, normalized.count("\n", 0, offset))
+
+
+def _line_offset(text: str, breaks: int) -> int:
+    """Where the line after the first `breaks` line breaks (\\n, \\r\\n or \\r) of `text` starts."""
+    matches = _LINE_BREAK.finditer(text)
+    for _ in range(breaks - 1):
+        next(matches)
+    return next(matches).end()
+
+
 def _follows_undecorated(text: str, earlier_lines: list[int], standalone: _StandaloneCache) -> bool:
     """True if the statement before the line being cut is known and is not a decorator."""
     for line in reversed(earlier_lines):
@@ -293,14 +385,16 @@ def _follows_undecorated(text: str, earlier_lines: list[int], standalone: _Stand
     return False
 
 
-def _starts_line(text: str, start: int, window: list[_Token], token: _Token) -> bool:
-    """True if `token` is at column 0 of a line after `start`, not continued from the line before."""
-    if token.start <= start or text[token.start - 1] != "\n":
-        return False
-    if not window:
-        return True
-    last = window[-1]
-    return last.end < token.start or (last.end == token.start and text[last.start] != "\\")
+def _line_indent(text: str, start: int, window: list[_Token], token: _Token) -> str | None:
+    """The indentation of `token`'s line when the token is the first on a line after `start` that does not
+    continue the line before (`window`: the tokens before it); None otherwise."""
+    newline = text.rfind("\n", start, token.start)
+    if newline < 0:
+        return None
+    indent = text[newline + 1:token.start]
+    if indent.strip(lx.WHITESPACE) or (window and window[-1].end > newline and text[window[-1].start] == "\\"):
+        return None
+    return indent
 
 
 @lru_cache(maxsize=None)
@@ -308,12 +402,13 @@ def _symbol(terminal: str) -> Regex:
     return sym(terminal)
 
 
-def _closing_dedents(known_levels: list[int] | None, lowest_level: int) -> Regex:
-    """The DEDENTs that close every block at the end of the file (or before a column-0 statement)."""
+def _closing_dedents(known_levels: list[int] | None, lowest_level: int, floor: int) -> Regex:
+    """The DEDENTs that close every block above `floor` at the end of the text (or before a column-0 statement):
+    one per known level, and up to one per column between `floor` and the lowest known level."""
     if known_levels is None:
         return star(sym(lx.DEDENT))
-    exact = sum(1 for level in known_levels if level > 0)
-    return repeat(sym(lx.DEDENT), exact, exact + max(0, lowest_level - 1))
+    exact = sum(1 for level in known_levels if level > floor)
+    return repeat(sym(lx.DEDENT), exact, exact + max(0, lowest_level - floor - 1))
 
 
 def _newline(line_has_tokens: bool | None) -> list[Regex]:
@@ -322,19 +417,22 @@ def _newline(line_has_tokens: bool | None) -> list[Regex]:
     return [sym(lx.NEWLINE)] if line_has_tokens else []
 
 
-def reversed_right_context_nfa(right: str, window: bool = True) -> tuple[NFA, list[int]]:
+def reversed_right_context_nfa(
+    right: str, window: bool = True, deadline: float | None = None, floor: int = 0
+) -> tuple[NFA, list[int]]:
     """The NFA of the reversed union, over boundary indices, of the streams of `right[index:]`.
 
     Reversed because the quotient is computed over reversed languages; built as a trie so that the streams'
-    common tail (usually everything after the first line) is shared. Also returns the indices that took part.
+    common tail (usually everything after the first line) is shared. Also returns the indices that took part;
+    raises `DeadlineExceeded` past `deadline`. `floor`: see `stream`.
     """
     standalone = _StandaloneCache(right) if window else None
     scanner = _Scanner(right)
     reversed_streams = []
     used = []
     for index in boundary_indices(right):
-        parts = stream(scanner, index, standalone)
+        parts = stream(scanner, index, standalone, deadline, floor)
         if parts is not None:
             reversed_streams.append(parts[::-1])
             used.append(index)
-    return union_of_sequences(reversed_streams), used
+    return union_of_sequences(reversed_streams, deadline), used

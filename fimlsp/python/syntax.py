@@ -6,19 +6,34 @@ import ast
 import warnings
 
 
-def syntax_error_line(source: str) -> int | None:
-    """None if `source` is a valid module, else the 1-based line CPython blames (1 when it names none)."""
+def _module(source: str) -> ast.Module | int:
+    """The module CPython parses from `source`, or the 1-based line it blames (1 when it names none)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escapes and the like are warnings, not errors
         try:
-            ast.parse(source)
+            return ast.parse(source)
         except SyntaxError as error:
             return max(1, error.lineno or 1)
         except (ValueError, MemoryError, RecursionError):  # NUL bytes; inputs too deep for the parser
             return 1
-    return None
+
+
+def syntax_error_line(source: str) -> int | None:
+    """None if `source` is a valid module, else the 1-based line CPython blames (1 when it names none)."""
+    module = _module(source)
+    return module if isinstance(module, int) else None
 
 
 def parses(source: str) -> bool:
     """True iff `ast.parse(source)` succeeds."""
     return syntax_error_line(source) is None
+
+
+def parses_statements(source: str, indent: str = "") -> bool:
+    """True iff `source` is a valid run of statements of a block indented by `indent` all through (of the module
+    when `indent` is empty): it is the body of a compound statement with that indentation, and nothing in it
+    dedents out of the block."""
+    if not indent:
+        return parses(source)
+    module = _module(f"if 1:\n{indent}pass\n{source}")
+    return not isinstance(module, int) and len(module.body) == 1

@@ -11,11 +11,28 @@ cut is not inside a string, a bracket or a backslash continuation, which would l
 from __future__ import annotations
 
 import re
+from collections.abc import Container, Iterator
+from dataclasses import dataclass, field
 
+from fimlsp.python.lexer import indentation_column
 from fimlsp.python.syntax import syntax_error_line
 
 _STATEMENT_LINE = re.compile(r"^(?![ \t\f#\r\n])", re.MULTILINE)
+_CONTINUING_WORDS = ("else", "elif", "except", "finally")
 _CONTINUING = re.compile(r"(?:else|elif|except|finally)\b")
+
+
+def _continues(left: str, start: int, following: str = "") -> bool:
+    """True if the line at `start` continues the statement before (`else:` …). On the cursor's own line the
+    word may still be growing: `e` can become `else` by the middle, so any start of such a word continues."""
+    if _CONTINUING.match(left, start):
+        return True
+    if left.find("\n", start) >= 0 or left.find("\r", start) >= 0:
+        return False
+    line = left[start:]
+    return bool(_CONTINUING.match(line + following[:9])) or (
+        line.isidentifier() and any(word.startswith(line) for word in _CONTINUING_WORDS)
+    )
 
 
 def left_window(left: str) -> int:
@@ -23,7 +40,7 @@ def left_window(left: str) -> int:
     candidates = [match.start() for match in _STATEMENT_LINE.finditer(left) if 0 < match.start() < len(left)]
     while candidates:
         cut = candidates.pop()
-        if _CONTINUING.match(left, cut):
+        if _continues(left, cut):
             continue
         error_line = syntax_error_line(left[:cut])
         if error_line is None:
@@ -32,6 +49,136 @@ def left_window(left: str) -> int:
         while candidates and candidates[-1] > error_offset:
             candidates.pop()
     return 0
+
+
+_NOT_A_STATEMENT = frozenset(" \t\f#\r\n)]}")
+_LINE_END = re.compile(r"[\r\n]")
+
+
+def statement_starts_by_block(
+    left: str, limit: int, following: str = "", strings: Container[int] = frozenset()
+) -> list[tuple[str, list[int]]]:
+    """For the block around the cursor and each block enclosing it, out to the module (""): its indentation and up
+    to `limit` candidate starts of the statement around the cursor among its statements, the best first.
+
+    A block's lines begin with exactly its indentation and then something that can start a statement, not
+    `else`-like continuations; the latest come first, and a decorated definition starts at its first decorator.
+    The blocks are read off the cursor's line (or the last line of code above it) and, going up, the first line
+    indented less than each: the block's header, a line of the block around it. So one pass over the lines
+    finds them all, however deep the nesting. Lines that start in `strings` are string content and skipped.
+    Nothing is parsed, so a candidate may lie inside a bracket of a broken file: the caller tries them in order.
+    `following`, the text after the cursor, completes the cursor's own line (`e|lse:` continues a statement).
+    """
+    blocks: list[tuple[str, list[int]]] = []
+    block: _Block | None = None
+    for start, code in _code_lines_backwards(left, strings):
+        indent = left[start:code]
+        column = indentation_column(indent)
+        if block is None or column < block.column:
+            if block is not None:
+                blocks.append((block.indent, block.finish()))
+            block = _Block(indent, column, limit)
+        if indent == block.indent:
+            block.see(left, start, code, following)
+            if block.full and not indent:
+                break
+    if block is not None:
+        blocks.append((block.indent, block.finish()))
+    if not blocks or blocks[-1][0]:
+        blocks.append(("", []))
+    return blocks
+
+
+def statement_starts(left: str, limit: int, following: str = "", strings: Container[int] = frozenset()) -> list[int]:
+    """The module's part of `statement_starts_by_block`: where the top-level statement around the cursor may
+    start, the best first."""
+    return statement_starts_by_block(left, limit, following, strings)[-1][1]
+
+
+@dataclass
+class _Block:
+    """The candidate starts found so far among one block's statements, from the cursor up."""
+
+    indent: str
+    column: int
+    limit: int
+    starts: list[int] = field(default_factory=list)
+    pending: int | None = None  # the latest line seen: a start unless the line above it is a decorator
+    full: bool = False
+
+    def see(self, left: str, start: int, code: int, following: str) -> None:
+        if self.full or left[code] in _NOT_A_STATEMENT or _continues(left, code, following):
+            return
+        if self.pending is not None and left[code] != "@":
+            self.starts.append(self.pending)
+            if len(self.starts) >= self.limit:
+                self.full, self.pending = True, None
+                return
+        self.pending = start
+
+    def finish(self) -> list[int]:
+        return self.starts if self.pending is None else [*self.starts, self.pending]
+
+
+def start_between_statements(
+    left: str, following: str, indent: str = "", strings: Container[int] = frozenset()
+) -> int | None:
+    """Where the blank and comment lines that the cursor follows, since the last line of code, begin; None if
+    there are none, if they are string content (they start in `strings`), or if the next code at or after the
+    cursor does not start a statement indented by `indent` (it is a line of a deeper block, a closing bracket).
+    The cursor may then be between two statements, the one above broken."""
+    between = None
+    for start in _line_starts_backwards(left):
+        line = _first_line(left, start)
+        if start in strings or (line.strip() and not line.lstrip(" \t\f").startswith("#")):
+            break
+        between = start
+    return between if between is not None and _code_resumes_at(left, following, indent) else None
+
+
+def _code_lines_backwards(text: str, strings: Container[int]) -> Iterator[tuple[int, int]]:
+    """Where the lines of `text` that hold code start, and where their code starts, from the last to the first
+    (blank lines and comment lines hold none, nor do lines that start in `strings`, string content)."""
+    for start in _line_starts_backwards(text):
+        if start in strings:
+            continue
+        line = _first_line(text, start)
+        code = line.lstrip(" \t\f")
+        if code and code[0] != "#":
+            yield start, start + len(line) - len(code)
+
+
+def _first_line(text: str, start: int) -> str:
+    """The line of `text` that begins at `start`, without its line break."""
+    end = _LINE_END.search(text, start)
+    return text[start:] if end is None else text[start:end.start()]
+
+
+def _code_resumes_at(left: str, following: str, indent: str) -> bool:
+    """True if the first line with code at or after the cursor starts with exactly `indent` and then something
+    that can start a statement, or no code follows: the cursor is then not inside a deeper block (or a bracket)."""
+    text = left[max(left.rfind("\n"), left.rfind("\r")) + 1:] + following
+    start = 0
+    while start < len(text):
+        line = _first_line(text, start)
+        code = line.lstrip(" \t\f")
+        if code and not code.startswith("#"):
+            return len(line) - len(code) == len(indent) and line.startswith(indent) and code[0] not in _NOT_A_STATEMENT
+        start += len(line) + (2 if text.startswith("\r\n", start + len(line)) else 1)
+    return True
+
+
+def _line_starts_backwards(text: str) -> Iterator[int]:
+    """Where the lines of `text` start (after \\n, \\r\\n or \\r), from the last to the first."""
+    end = len(text)
+    while end > 0:
+        found = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end))
+        if found < 0:
+            break
+        if not (text[found] == "\r" and text.startswith("\n", found + 1)):
+            yield found + 1
+        end = found
+    yield 0
 
 
 def line_start(text: str, line: int, start: int = 0) -> int:

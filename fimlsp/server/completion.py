@@ -16,7 +16,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from fimlsp.server.cache import Recognizers, Suggestions
+from fimlsp.server.cache import Recognizers, Suggestion, Suggestions
 from fimlsp.server.config import Settings
 
 log = logging.getLogger("fimlsp.server")
@@ -82,14 +82,15 @@ class CompletionEngine:
 
     # Requests ------------------------------------------------------------------------------------------------
 
-    async def complete(self, request: Request) -> str | None:
-        """The middle for `request`, or None when there is none (no valid middle, superseded, no model)."""
+    async def complete(self, request: Request) -> Suggestion | None:
+        """The suggestion for `request`, or None when there is none (no valid middle, superseded, no model)."""
         settings = self.settings
         if settings.cache:
             cached = self.suggestions.lookup(request.uri, request.left, request.right, request.single_line)
             if cached:
                 self.supersede()
-                log.info("%s: %d characters from the last suggestion (no model run)", request.where, len(cached))
+                log.info("%s: %d characters from the last suggestion (no model run)", request.where,
+                         len(cached.middle))
                 return cached
         job = self._job
         if job is not None and job.request == request and not job.stop.is_set():
@@ -103,7 +104,7 @@ class CompletionEngine:
             )
             self._job = job
         try:
-            middle = await asyncio.shield(job.future)
+            suggestion = await asyncio.shield(job.future)
         except asyncio.CancelledError:
             job.waiters -= 1
             if job.waiters == 0:
@@ -112,11 +113,11 @@ class CompletionEngine:
         finally:
             if self._job is job and job.future.done():
                 self._job = None
-        if middle is None or job.stop.is_set():
+        if suggestion is None or job.stop.is_set():
             return None
         if settings.cache:
-            self.suggestions.remember(request.uri, request.left, middle, request.right, request.single_line)
-        return middle
+            self.suggestions.remember(request.uri, request.left, suggestion, request.right, request.single_line)
+        return suggestion
 
     def supersede(self) -> None:
         """Stop the running generation: its requests answer with no completion."""
@@ -132,7 +133,7 @@ class CompletionEngine:
         self.supersede()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    def _generate(self, request: Request, settings: Settings, stop: threading.Event) -> str | None:
+    def _generate(self, request: Request, settings: Settings, stop: threading.Event) -> Suggestion | None:
         """Worker thread: run the decoder. Never raises: a failure is logged and gives no completion."""
         if stop.is_set():
             return None
@@ -146,21 +147,22 @@ class CompletionEngine:
             log.debug("completion failed", exc_info=True)
             return None
 
-    def _decode(self, request: Request, settings: Settings, stop: threading.Event) -> str | None:
+    def _decode(self, request: Request, settings: Settings, stop: threading.Event) -> Suggestion | None:
         from fimlsp.decoding import DecodingOptions, complete_middle
-        from fimlsp.python.quotient import RightContext
+        from fimlsp.python.region import NONE, constrain
 
         started = time.perf_counter()
-        state, how = None, "none"
+        deadline = started + settings.time_budget
+        guarantee, how = None, "none"
         if settings.mode == "constrained":
             if settings.cache:
-                state, how = self.recognizers.state(request.uri, request.left, request.right)
+                guarantee, how = self.recognizers.guarantee(request.uri, request.left, request.right,
+                                                            settings.size_budget, deadline)
             else:
-                state, how = RightContext(request.right).start(request.left), "built without caches"
-            if state is None:
-                log.info("%s: no middle can make the file valid Python here (is it broken elsewhere?)",
-                         request.where)
-                return None
+                guarantee = constrain(request.left, request.right, settings.size_budget, deadline)
+                how = "built without caches"
+            if guarantee.scope == NONE:
+                log.info("%s: %s; decoding unconstrained", request.where, guarantee.reason)
         setup = time.perf_counter() - started
         remaining = settings.time_budget - setup
         if remaining <= 0:
@@ -169,14 +171,26 @@ class CompletionEngine:
             return None
         options = DecodingOptions(
             mode=settings.mode, max_tokens=settings.max_tokens, top_k=settings.top_k, timeout=remaining,
-            single_line=request.single_line,
+            single_line=request.single_line, size_budget=settings.size_budget,
         )
         result = complete_middle(self._model, request.left, request.right, options, should_stop=stop.is_set,
-                                 initial_state=state)
-        usable = result.parses or settings.mode == "unconstrained"
+                                 guarantee=guarantee)
+        usable = result.valid or result.unchecked or settings.mode == "unconstrained"
+        detail = _detail(result)
         log.info(
-            "%s: %d characters, stop=%s, %d tokens, recognizer %s in %.1f ms, total %.0f ms%s", request.where,
-            len(result.middle), result.stop, result.tokens, how, 1e3 * setup, 1e3 * (time.perf_counter() - started),
-            "" if usable else " (no valid middle: not shown)",
+            "%s: %d characters, stop=%s, %d tokens, %s, recognizer %s in %.1f ms, total %.0f ms%s", request.where,
+            len(result.middle), result.stop, result.tokens, detail, how, 1e3 * setup,
+            1e3 * (time.perf_counter() - started), "" if usable else " (no valid middle: not shown)",
         )
-        return result.middle if usable and result.middle else None
+        return Suggestion(result.middle, detail) if usable and result.middle else None
+
+
+def _detail(result) -> str:
+    """What the middle was checked against, in a few words (the completion item's detail and the log)."""
+    if result.unchecked:
+        return "unchecked"
+    if result.region is not None:
+        return f"checked lines {result.region[0]}-{result.region[1]} (the rest of the file is not)"
+    if result.guarantee == "file":
+        return "checked: the file parses"
+    return "unchecked"

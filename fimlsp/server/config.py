@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from fimlsp.decoding import MODES
+from fimlsp.python.region import DEFAULT_BUDGET
 
 SINGLE_LINE = ("auto", "always", "never")
 SECTION = "fimlsp"
@@ -27,6 +28,7 @@ class Settings:
     single_line: str = "auto"  # auto: single-line while typing, multi-line when the user asks
     top_k: int = 50
     cache: bool = True  # right-context quotients, left-context recognizers and served suggestions
+    size_budget: int = DEFAULT_BUDGET  # characters: bigger files are checked around the cursor only
 
     def model_key(self) -> tuple[str | None, str | None]:
         """What loading a model depends on: a change of it reloads the model."""
@@ -78,6 +80,7 @@ KEYS = {
     "singleLine": ("single_line", _choice(SINGLE_LINE)),
     "topK": ("top_k", _positive_int),
     "cache": ("cache", _boolean),
+    "sizeBudget": ("size_budget", _positive_int),
 }
 assert {field for field, _ in KEYS.values()} == {field.name for field in fields(Settings)}
 

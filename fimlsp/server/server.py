@@ -25,6 +25,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from fimlsp import __version__
 from fimlsp.server import config
+from fimlsp.server.cache import Suggestion
 from fimlsp.server.completion import CompletionEngine, ModelLoadError, Request
 from fimlsp.server.documents import Documents
 from fimlsp.server.positions import UTF16, PositionError, offset_at
@@ -158,7 +159,7 @@ class FimServer(LanguageServer):
             self.model_status = {"ready": True, "model": name, "error": None}
         return self.model_status
 
-    async def middle(self, uri: str, position: types.Position, single_line: bool) -> str | None:
+    async def suggest(self, uri: str, position: types.Position, single_line: bool) -> Suggestion | None:
         document = self.documents.get(uri)
         if document is None:
             log.warning("%s: completion asked for a document that is not open", uri)
@@ -271,23 +272,25 @@ def build_server(settings: config.Settings) -> FimServer:
     @_answers_empty(lambda: types.InlineCompletionList(items=[]))
     async def inline_completion(ls: FimServer, params: types.InlineCompletionParams):
         automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
-        middle = await ls.middle(params.text_document.uri, params.position, ls.single_line(automatic))
-        if not middle:
+        suggestion = await ls.suggest(params.text_document.uri, params.position, ls.single_line(automatic))
+        if suggestion is None:
             return types.InlineCompletionList(items=[])
         cursor = types.Range(start=params.position, end=params.position)
-        return types.InlineCompletionList(items=[types.InlineCompletionItem(insert_text=middle, range=cursor)])
+        item = types.InlineCompletionItem(insert_text=suggestion.middle, range=cursor)
+        return types.InlineCompletionList(items=[item])
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())
     @_answers_empty(lambda: types.CompletionList(is_incomplete=True, items=[]))
     async def completion(ls: FimServer, params: types.CompletionParams):
-        middle = await ls.middle(params.text_document.uri, params.position, ls.single_line(True))
-        if not middle:
+        suggestion = await ls.suggest(params.text_document.uri, params.position, ls.single_line(True))
+        if suggestion is None:
             return types.CompletionList(is_incomplete=True, items=[])
+        middle = suggestion.middle
         cursor = types.Range(start=params.position, end=params.position)
         item = types.CompletionItem(
             label=_label(middle),
             kind=types.CompletionItemKind.Text,
-            detail="fimlsp",
+            detail=f"fimlsp · {suggestion.detail}",
             documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"```python\n{middle}\n```"),
             filter_text=middle,
             sort_text="0",

@@ -14,7 +14,7 @@ import {
 
 const SECTION = "fimlsp";
 const MODEL_STATUS = "fimlsp.modelStatus";
-const SERVER_SETTINGS = ["model", "device", "mode", "singleLine", "maxTokens", "timeBudget"] as const;
+const SERVER_SETTINGS = ["model", "device", "mode", "singleLine", "maxTokens", "timeBudget", "sizeBudget"] as const;
 
 interface ModelStatus {
   ready: boolean;

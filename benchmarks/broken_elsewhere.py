@@ -1,0 +1,226 @@
+"""Files broken away from the cursor: how often the constraint still applies, and whether its promise holds.
+
+For each standard-library fill-in-the-middle case (random spans, fixed seed), the file is broken away from the
+middle so that it no longer parses. `--unit statement` breaks one unrelated top-level statement (not one the
+middle touches), one of three ways: an unfinished line inserted before it (`print((`), a stray closing bracket at
+its start, or a character deleted from it. `--unit line` breaks one random non-blank line that the middle does
+not touch, anywhere (in the cursor's own function or class too): cut short at a random point, a random bracket
+inserted, or a character deleted. Then `fimlsp.python.region.constrain` runs on the broken file, and the script
+reports:
+
+- the share of cases whose promise is the whole file, a region, or none (unconstrained fallback);
+- the share of region promises inside a class or function body, and of those whose cuts are not statement
+  boundaries of the repaired file (`is_statement_boundary`) or that the true middle cannot keep (a region chosen
+  for another reading of the cursor's line);
+- false rejects: the true middle keeps the promise (`Guarantee.kept_by`) but is not accepted under it (`feed`
+  rejects it or it never completes);
+- soundness: every middle that completes under the promise (the true one and mutations of it) keeps it, and,
+  put into the file with the break repaired, parses there whenever the region's cuts are statement boundaries;
+- setup time (CPU), and as a ratio to `ast.parse` of the whole file measured in the same run.
+
+    python -m benchmarks.broken_elsewhere [--unit statement|line] [--cases N] [--mutations M] [--seed S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import random
+import statistics
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from benchmarks.quotient_correctness import mutate, stdlib_files
+from fimlsp.cases import random_span_cases
+from fimlsp.python.quotient import clear_caches
+from fimlsp.python.region import FILE, NONE, REGION, constrain
+from fimlsp.python.syntax import parses
+
+BREAKS = ("unfinished_line", "stray_bracket", "deleted_character")
+UNITS = ("statement", "line")
+
+
+def break_unrelated_statement(text: str, start: int, end: int, rng: random.Random) -> tuple[str, int, int] | None:
+    """The file with one top-level statement outside `text[start:end]` broken, where, and how much was inserted
+    (negative: deleted); None when there is no such statement or the break did not break the file."""
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    statements = []
+    for node in ast.parse(text).body:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        node_start, node_end = offsets[first - 1], offsets[node.end_lineno]
+        if node_end <= start or node_start >= end:
+            statements.append((node_start, node_end))
+    if not statements:
+        return None
+    node_start, node_end = rng.choice(statements)
+    kind = rng.choice(BREAKS)
+    if kind == "unfinished_line":
+        broken, position, change = text[:node_start] + "print((\n" + text[node_start:], node_start, 8
+    elif kind == "stray_bracket":
+        broken, position, change = text[:node_start] + ")" + text[node_start:], node_start, 1
+    else:
+        position = rng.randrange(node_start, node_end)
+        broken, change = text[:position] + text[position + 1:], -1
+    return (broken, position, change) if not parses(broken) else None
+
+
+def break_unrelated_line(text: str, start: int, end: int, rng: random.Random) -> tuple[str, int, int] | None:
+    """The file with one non-blank line that `text[start:end]` does not touch broken, as
+    `break_unrelated_statement` returns it; None when there is no such line or the break did not break the file."""
+    lines, offset = [], 0
+    for line in text.splitlines(keepends=True):
+        content = len(line.rstrip("\r\n"))
+        if line.strip() and (offset + len(line) <= start or offset > end):
+            lines.append((offset, content))
+        offset += len(line)
+    if not lines:
+        return None
+    line_start, length = rng.choice(lines)
+    kind = rng.choice(BREAKS)
+    if kind == "unfinished_line":
+        position = line_start + rng.randrange(length)
+        broken, change = text[:position] + text[line_start + length:], position - line_start - length
+    elif kind == "stray_bracket":
+        position = line_start + rng.randrange(length + 1)
+        broken, change = text[:position] + rng.choice("()[]{}") + text[position:], 1
+    else:
+        position = line_start + rng.randrange(length)
+        broken, change = text[:position] + text[position + 1:], -1
+    return (broken, position, change) if not parses(broken) else None
+
+
+_MARKER = "__region__"
+
+
+def is_statement_boundary(before: str, after: str, indent: str = "") -> bool:
+    """True if `before` and `after` meet at a boundary between whole statements of a block indented by `indent`
+    (the module's by default): the text with a statement put there parses, and CPython finds it there as a
+    statement of its own (not string content, not part of an expression). A region cut at such boundaries can
+    take any run of statements of that block: the premise of a region's promise."""
+    source = before + indent + _MARKER + "\n" + after
+    module = _parsed(source)
+    line = 1 + before.count("\n") + before.count("\r") - before.count("\r\n")
+    return module is not None and any(
+        isinstance(node, ast.Expr) and isinstance(node.value, ast.Name) and node.value.id == _MARKER
+        and node.lineno == line and node.col_offset == len(indent)
+        for node in ast.walk(module)
+    )
+
+
+def _parsed(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+@dataclass
+class Outcome:
+    cases: int = 0
+    scopes: Counter = field(default_factory=Counter)
+    false_rejects: list = field(default_factory=list)  # (case, scope): the true middle refused though it fits
+    cut_inside: int = 0  # region promises whose cuts are not statement boundaries of the repaired file
+    misfits: int = 0  # region promises with real cuts that the true middle cannot keep (another reading)
+    nested: int = 0  # region promises inside a class or function (a block, not the module)
+    checked: int = 0  # middles completing under the promise, checked in the repaired file
+    unsound: list = field(default_factory=list)  # (case, scope, middle) that completed but do not parse there
+    setups: list = field(default_factory=list)  # CPU seconds of `constrain`
+    ratios: list = field(default_factory=list)  # setup time / ast.parse of the file
+
+
+def evaluate(count: int, mutations: int, seed: int, files=None, unit: str = "statement") -> Outcome:
+    rng = random.Random(seed)
+    outcome = Outcome()
+    breaker = break_unrelated_line if unit == "line" else break_unrelated_statement
+    for case in random_span_cases(files if files is not None else stdlib_files(), seed, None):
+        if outcome.cases >= count:
+            break
+        text = case.left + case.middle + case.right
+        start, end = len(case.left), len(case.left) + len(case.middle)
+        broken = breaker(text, start, end, rng)
+        if broken is None:
+            continue
+        broken_text, position, change = broken
+        shift = change if position < start else 0
+        left, right = broken_text[:start + shift], broken_text[end + shift:]
+        outcome.cases += 1
+        clear_caches()
+        clock = time.process_time()
+        promise = constrain(left, right)
+        setup = time.process_time() - clock
+        outcome.setups.append(setup)
+        clock = time.process_time()
+        parses(broken_text)
+        outcome.ratios.append(setup / max(1e-6, time.process_time() - clock))
+        outcome.scopes[promise.scope] += 1
+        if promise.scope == NONE:
+            continue
+        outcome.nested += promise.scope == REGION and bool(promise.indent)
+        # The break outside the region moves the repaired file's text after it by `change`.
+        if position < start:
+            outside = position + max(change, 0) <= promise.left_cut
+            left_cut = promise.left_cut - change
+        else:
+            outside = position - end >= promise.right_cut
+            left_cut = promise.left_cut
+        real_cuts = promise.scope == REGION and outside and is_statement_boundary(
+            case.left[:left_cut], case.right[promise.right_cut:], promise.indent)
+        outcome.cut_inside += promise.scope == REGION and not real_cuts
+        fits = promise.kept_by(left, case.middle, right)
+        outcome.misfits += real_cuts and not fits
+        accepted = promise.state.feed(case.middle)
+        if (accepted is None or not accepted.complete) and fits and (real_cuts or promise.scope == FILE):
+            outcome.false_rejects.append((case.name, promise.scope))
+        for middle in [case.middle] + [mutate(case.middle, rng) for _ in range(mutations)]:
+            state = promise.state.feed(middle)
+            if state is None or not state.complete:
+                continue
+            outcome.checked += 1
+            kept = promise.kept_by(left, middle, right) and (not real_cuts or parses(case.left + middle + case.right))
+            if not kept:
+                outcome.unsound.append((case.name, promise.scope, middle))
+    return outcome
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=300)
+    parser.add_argument("--mutations", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--unit", choices=UNITS, default="statement", help="what is broken (default: statement)")
+    args = parser.parse_args(argv)
+    outcome = evaluate(args.cases, args.mutations, args.seed, unit=args.unit)
+    total = max(1, outcome.cases)
+    what = "random non-blank line" if args.unit == "line" else "top-level statement"
+    print(f"{outcome.cases} cases with an unrelated {what} broken (seed {args.seed})")
+    for scope in (FILE, REGION, NONE):
+        count = outcome.scopes[scope]
+        print(f"  promise {scope:6}: {count:5} ({100 * count / total:.1f}%)")
+    constrained = outcome.scopes[FILE] + outcome.scopes[REGION]
+    print(f"  constrained (not the unconstrained fallback): {100 * constrained / total:.1f}%")
+    print(f"  region promises inside a class or function body: {outcome.nested}")
+    print(f"  region promises whose cuts are not statement boundaries of the repaired file: {outcome.cut_inside}")
+    print(f"  region promises that the true middle cannot keep (the cursor's line read another way): "
+          f"{outcome.misfits}")
+    print(f"  false rejects of the true middle where it keeps the promise: {len(outcome.false_rejects)}")
+    for name, scope in outcome.false_rejects[:10]:
+        print(f"    {scope}: {name}")
+    print(f"  middles completing under the promise: {outcome.checked}; unsound (the promise's text does not parse, "
+          f"or with real cuts the repaired file does not): {len(outcome.unsound)}")
+    for name, scope, middle in outcome.unsound[:10]:
+        print(f"    {scope}: {name}: {middle[:60]!r}")
+    if len(outcome.ratios) > 1:
+        print(f"  setup (CPU): median {1e3 * statistics.median(outcome.setups):.0f} ms, "
+              f"p90 {1e3 * statistics.quantiles(outcome.setups, n=10)[-1]:.0f} ms, max {1e3 * max(outcome.setups):.0f} ms; "
+              f"as a ratio to ast.parse of the file: median {statistics.median(outcome.ratios):.1f}x, "
+              f"p90 {statistics.quantiles(outcome.ratios, n=10)[-1]:.1f}x")
+    return 1 if outcome.false_rejects or outcome.unsound else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""What a completion can promise for a real file, and the recognizer that keeps the promise.
+
+`quotient(left, right)` promises that the whole file parses. Editors send files as they are while someone types:
+often broken away from the cursor, where no middle can make the whole file parse, and sometimes too big to check
+within a keystroke. Then the promise narrows to a region around the cursor, `left[a:] + middle + right[:b]`: a
+run of whole statements of one block, checked on its own. At the top level the region is a module of its own
+(`a` and `b` start lines at column 0, and its right end is its end of file); inside a class or a function, where
+a line broken elsewhere in the same class leaves no top-level region, it is a run of statements of the block
+indented by the region's first line, lexed from that indentation (it may not dedent below it) and confirmed
+as the body of a compound statement.
+
+Why that is still worth something: a module is a sequence of statements, and so is a block; a run of whole
+statements can replace any other run of whole statements at the same place. So if the region parses, the whole
+file parses as soon as the rest of it does (with any statements in the region's place). A region result is
+exactly as good as a whole-file one for a user who fixes (or never broke) the rest of the file.
+
+Where the cuts go, for each block around the cursor, the module's first and then inward: starts are the latest
+lines of the block's indentation above the cursor (the first decorator of a decorated definition; not
+`else`-like lines, not lines the lexer run from the file's start finds inside a string; the first blank or
+comment line after the last line of code, when the cursor is between statements); ends are the next such lines
+below, lexed from the end of the token the cursor is in, then the end of the block. A few of each are tried,
+nearest first: a cut inside a string or bracket of a broken file may admit no middle.
+
+Order of attempts, the widest promise first and the cheapest first where the outcome is known: when the text
+after the enclosing top-level statement parses, the whole-file quotient is exact and cheap (its windows stop at
+that statement); when it does not, the regions go first (the whole file's window would run to the break), and
+the whole file is tried after only in case the cuts were wrong. When nothing admits a middle the promise is
+"none": the caller decodes unconstrained and says the result is unchecked.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from earley import DeadlineExceeded
+from earley.deadline import check_deadline
+from fimlsp.python import lexemes as lx
+from fimlsp.python.lexer import INITIAL, MAX_INDENT_LEVELS, advance, block_start
+from fimlsp.python.quotient import FimState, quotient
+from fimlsp.python.right_context import statement_ends
+from fimlsp.python.syntax import parses, parses_statements
+from fimlsp.python.window import start_between_statements, statement_starts, statement_starts_by_block
+
+FILE, REGION, NONE = "file", "region", "none"
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+# Files up to this many characters get the whole-file promise: the proofs behind the window (`ast.parse` of the
+# text outside it, ~0.3 ms per 1,000 characters) stay well under a second. Bigger files get a region.
+DEFAULT_BUDGET = 1_000_000
+# Region starts tried per block when the latest admits no middle (it may lie inside a string of a broken file).
+STARTS_TRIED = 4
+# Region ends tried per start (the nearest may lie inside a string that the middle opens).
+ENDS_TRIED = 2
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """The promise: `left[left_cut:] + middle + right[:right_cut]` parses for every middle that `state` completes,
+    as a module, or with `indent` as the statements of a block indented by it.
+
+    `scope` is `file` (the cuts are the file's ends, or provably change nothing), `region` (the rest of the file
+    does not parse, or was too big to check) or `none` (nothing admits a middle; `state` is None).
+    """
+
+    scope: str
+    state: FimState | None
+    left_cut: int
+    right_cut: int
+    reason: str = ""
+    indent: str = ""
+
+    def lines(self, left: str, right: str) -> tuple[int, int]:
+        """The first and last line (1-based, of the file without the middle) that the promise covers."""
+        if self.scope == FILE:
+            return 1, _line_of(left + right, max(0, len(left) + len(right) - 1))
+        return _line_of(left, self.left_cut), _line_of(left + right, len(left) + max(0, self.right_cut - 1))
+
+    def describe(self, left: str, right: str) -> str:
+        """One line for a user: what was checked, and why no more."""
+        if self.scope == FILE:
+            return "checked: the whole file parses"
+        if self.scope == REGION:
+            first, last = self.lines(left, right)
+            return f"checked lines {first}-{last} only: {self.reason}"
+        return f"unchecked: {self.reason}"
+
+    def kept_by(self, left: str, middle: str, right: str) -> bool:
+        """CPython's verdict on whether `middle` keeps the promise: with it, what the promise covers parses."""
+        region = left[self.left_cut:] + middle + right[:self.right_cut]
+        return self.scope != NONE and parses_statements(region, self.indent)
+
+    def extended(self, text: str) -> Guarantee | None:
+        """The same promise after the user typed `text` at the cursor; None if it no longer holds."""
+        state = self.state.feed(text) if self.state is not None else None
+        if state is None:
+            return None
+        return Guarantee(self.scope, state, self.left_cut, self.right_cut, self.reason, self.indent)
+
+
+def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET, deadline: float | None = None) -> Guarantee:
+    """The widest promise that can be had for a middle between `left` and `right` (see the module's text).
+
+    `budget` is the file size, in characters, up to which the whole file is checked (and the most a region may
+    hold); `deadline`, a `time.perf_counter()` value, bounds the setup: past it the promise is `none`.
+    """
+    fits = len(left) + len(right) <= budget
+    try:
+        regions = _regions(left, right, budget, deadline)
+        first = next(regions, None)
+        top = first if first is not None and not first[2] else None
+        whole_first = fits and (top is None or top[1] == len(right) or parses(right[top[1]:]))
+        if whole_first and (state := quotient(left, right, deadline)) is not None:
+            return Guarantee(FILE, state, 0, len(right))
+        if fits:
+            reason = "the rest of the file does not parse, whatever the middle"
+        else:
+            reason = f"the file has more than {budget:,} characters; the rest of it was not checked"
+        for cut, end, indent in itertools.chain([first] if first is not None else [], regions):
+            if (state := quotient(left[cut:], right[:end], deadline, indent)) is not None:
+                return Guarantee(REGION, state, cut, end, reason, indent)
+        if fits and not whole_first and (state := quotient(left, right, deadline)) is not None:
+            return Guarantee(FILE, state, 0, len(right))
+    except DeadlineExceeded:
+        return Guarantee(NONE, None, 0, len(right), "the constraint could not be built within its time budget")
+    if not fits and first is None:
+        return Guarantee(NONE, None, 0, len(right), f"the statement at the cursor has more than {budget:,} characters")
+    return Guarantee(NONE, None, 0, len(right), "no middle can make the statements around the cursor parse")
+
+
+def _regions(left: str, right: str, budget: int, deadline: float | None) -> Iterator[tuple[int, int, str]]:
+    """The regions to try, in order: (start, end, the indentation of their block), the module's first, then
+    each block's inward, up to CPython's limit on indentation (a region deeper is in no valid file).
+
+    Per block, starts are the latest lines of its statements, with the start of the blank lines before the
+    cursor (when it may be between two statements) second. Found lazily, with a look at the clock between
+    candidates: deep nesting makes many."""
+    anchor = 0 if len(left) <= budget else min(statement_starts(left, STARTS_TRIED, right) or [0])
+    strings = _string_lines(left, anchor)
+    for indent, starts in reversed(statement_starts_by_block(left, STARTS_TRIED, right, strings)[-MAX_INDENT_LEVELS:]):
+        check_deadline(deadline)
+        starts = starts or ([] if indent else [0])
+        between = start_between_statements(left, right, indent, strings) if starts else None
+        starts = [cut for cut in starts if len(left) - cut <= budget]
+        if between is not None and between not in starts:
+            starts.insert(min(1, len(starts)), between)
+        for cut in starts:
+            check_deadline(deadline)
+            lexed = advance(block_start(indent), left[cut:])
+            if lexed is None:  # a start inside a bracket of a broken file seldom lexes to the cursor
+                continue
+            room = budget - (len(left) - cut)
+            for end in statement_ends(right, ENDS_TRIED, lexed[0].token, indent, room):
+                if (cut, end) != (0, len(right)):
+                    yield cut, end, indent
+
+
+def _string_lines(left: str, anchor: int) -> set[int]:
+    """The line starts of `left` after `anchor` (the file's start when it fits the budget) at which the lexer, run
+    from there, is inside a string: those lines are string content, not statements. Brackets are not held
+    against a line (a stray bracket above is what a region is there to skip); after a line that does not lex,
+    the lexer starts afresh at the next line."""
+    found = set()
+    state = INITIAL
+    for line in _LINE.finditer(left, anchor):
+        if state.token != lx.START:
+            found.add(line.start())
+        lexed = advance(state, line.group())
+        state = INITIAL if lexed is None else lexed[0]
+    return found
+
+
+def _line_of(text: str, offset: int) -> int:
+    """The 1-based line of `text` that holds `offset` (\\n, \\r\\n and \\r end lines)."""
+    before = text[:offset]
+    if before.endswith("\r") and text.startswith("\n", offset):  # the \r of the \r\n that ends this line
+        before = before[:-1]
+    return before.count("\n") + before.count("\r") - before.count("\r\n") + 1
