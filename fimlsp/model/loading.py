@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from fimlsp.model.formats import FORMATS, LEFT, RIGHT, FimFormat, detect_format
 from fimlsp.model.token_text import token_bytes
+
+# A client may send lone surrogates (JSON escapes carry them); tokenizers take only valid Unicode.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ModelError(Exception):
@@ -59,7 +63,7 @@ class FimModel:
         reach = 8 * max(tokens, 1)
         while True:
             piece = text[-reach:] if from_end else text[:reach]
-            ids = self.tokenizer.encode(piece, add_special_tokens=False) if piece else []
+            ids = self.tokenizer.encode(_SURROGATE.sub("\ufffd", piece), add_special_tokens=False) if piece else []
             if len(ids) >= tokens or reach >= len(text):
                 return ids
             reach *= 4
