@@ -151,3 +151,12 @@ def test_a_cursor_inside_a_column_0_else_is_not_a_statement_start(left, right):
     """The left context's window may not start at the cursor's line when the middle can make it `else`…"""
     state = quotient(left, right)
     assert state is not None and state.complete
+
+
+@pytest.mark.parametrize("blocks", [99, 100])
+def test_the_indentation_limit_is_cpythons_left_and_right_of_the_cursor(blocks):
+    """CPython allows 100 indentation levels, the module's included: 99 nested blocks, not 100."""
+    text = "".join(" " * depth + "if x:\n" for depth in range(blocks)) + " " * blocks + "pass\n"
+    cut = text.rfind("pass")
+    for state in (quotient(text[:cut], text[cut:]), quotient("", text)):
+        assert (state is not None and state.complete) == parses(text) == (blocks == 99)

@@ -45,7 +45,7 @@ from fimlsp.python.syntax import parses, parses_statements
 from fimlsp.python.window import start_between_statements, statement_starts, statement_starts_by_block
 
 FILE, REGION, NONE = "file", "region", "none"
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # a line with its line break, or the last one without
 # Files up to this many characters get the whole-file promise: the proofs behind the window (`ast.parse` of the
 # text outside it, ~0.3 ms per 1,000 characters) stay well under a second. Bigger files get a region.
 DEFAULT_BUDGET = 1_000_000
@@ -125,8 +125,10 @@ def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET, deadline: flo
     except DeadlineExceeded:
         return Guarantee(NONE, None, 0, len(right), "the constraint could not be built within its time budget")
     if not fits and first is None:
-        return Guarantee(NONE, None, 0, len(right), f"the statement at the cursor has more than {budget:,} characters")
-    return Guarantee(NONE, None, 0, len(right), "no middle can make the statements around the cursor parse")
+        reason = f"the statement at the cursor has more than {budget:,} characters"
+    else:
+        reason = "no middle can make the statements around the cursor parse"
+    return Guarantee(NONE, None, 0, len(right), reason)
 
 
 def _regions(left: str, right: str, budget: int, deadline: float | None) -> Iterator[tuple[int, int, str]]:
@@ -138,7 +140,8 @@ def _regions(left: str, right: str, budget: int, deadline: float | None) -> Iter
     candidates: deep nesting makes many."""
     anchor = 0 if len(left) <= budget else min(statement_starts(left, STARTS_TRIED, right) or [0])
     strings = _string_lines(left, anchor)
-    for indent, starts in reversed(statement_starts_by_block(left, STARTS_TRIED, right, strings)[-MAX_INDENT_LEVELS:]):
+    blocks = statement_starts_by_block(left, STARTS_TRIED, right, strings)
+    for indent, starts in reversed(blocks[-MAX_INDENT_LEVELS:]):
         check_deadline(deadline)
         starts = starts or ([] if indent else [0])
         between = start_between_statements(left, right, indent, strings) if starts else None

@@ -29,7 +29,7 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import (
     MAX_BRACKET_DEPTH, MAX_INDENT_LEVELS, indentation_column, normalize_newlines, string_is_valid,
 )
-from fimlsp.python.syntax import syntax_error_line
+from fimlsp.python.syntax import parses_statements, syntax_error_line
 from fimlsp.python.window import line_start
 
 
@@ -300,12 +300,13 @@ def statement_ends(
     indented by `indent` (the module's by default): the first `limit` later lines that start with exactly
     `indent` and a token that can start a statement (not `else`-like, not a closing bracket) and that no
     decorator precedes, then the end of the block (a line indented less, or the end of `right`) if fewer were
-    found, then the first such line that starts with a closing bracket (a stray one, or the end of the cursor's
-    bracket).
+    found, nearest first; then the first such line that starts with a closing bracket (a stray one, or, usually,
+    the end of the cursor's bracket); then the ends past text between two ends that does not parse on its own
+    (a region that holds it is broken whatever the middle).
 
     The middle may end with a decorator (`@dataclass` typed above a class), so when the first such line after
-    the cursor's can be decorated it comes last: a region that holds it admits more middles, one that stops
-    before it is kept for when that line is broken. `right` is lexed as the lexer sees it, from the end of the
+    the cursor's can be decorated it comes last if the statement it starts parses (a region that holds it admits
+    more middles), and first if not (a region must stop before it). `right` is lexed as the lexer sees it, from the
     token in progress at the cursor (an automaton state `pending`: the cursor may be inside a string), so lines
     inside its strings are not taken (a middle that ends inside a string of its own makes the later ones the
     better guess); when the rest of the cursor's line does not lex that way (`a|b")`: the middle opens a string
@@ -346,11 +347,27 @@ def statement_ends(
         window.append(token)
     if len(ends) < limit and not (truncated and block_end == len(text)):
         ends.append(block_end)
-    if closer is not None:  # late: usually it closes the cursor's bracket
-        ends.append(closer)
+    hopeful, hopeless = _by_hope(text, ends, indent)
+    ordered = hopeful + ([closer] if closer is not None else []) + hopeless
     if decoratable_first is not None:
-        ends.append(decoratable_first)
-    return ends if text is right else [_offset_in(right, text, end) for end in ends]
+        later = [end for end in [*ends, *([] if closer is None else [closer])] if end > decoratable_first]
+        following = min(later, default=len(text))
+        if parses_statements(text[decoratable_first:following], indent):  # a region may hold what it starts
+            ordered.append(decoratable_first)
+        else:
+            ordered.insert(0, decoratable_first)
+    return ordered if text is right else [_offset_in(right, text, end) for end in ordered]
+
+
+def _by_hope(text: str, ends: list[int], indent: str) -> tuple[list[int], list[int]]:
+    """`ends` (ascending) split at the first text between two of them that does not parse as statements of the
+    block: a region that holds it is broken whatever the middle (the text before the first end holds the
+    middle's place and is not judged)."""
+    for previous, end in zip(ends, ends[1:]):
+        if not parses_statements(text[previous:end], indent):
+            split = ends.index(end)
+            return ends[:split], ends[split:]
+    return ends, []
 
 
 def _lexes_through_its_line(scanner: _Scanner, index: int) -> bool:

@@ -6,6 +6,9 @@ If `left[:cut]` is a valid module and `left[cut:]` starts a new statement at col
 closed, and two statement sequences concatenate. So the recognizer can start at `cut`, and its one-time cost is
 bounded by the enclosing top-level statement instead of the file. `ast.parse(left[:cut])` also proves that the
 cut is not inside a string, a bracket or a backslash continuation, which would leave that prefix unfinished.
+
+The same lines, and those of each block around the cursor, are where the regions of `fimlsp.python.region`
+may start in a file that does not parse: there nothing is proved, so they are candidates, tried in order.
 """
 
 from __future__ import annotations
@@ -89,7 +92,9 @@ def statement_starts_by_block(
     return blocks
 
 
-def statement_starts(left: str, limit: int, following: str = "", strings: Container[int] = frozenset()) -> list[int]:
+def statement_starts(
+    left: str, limit: int, following: str = "", strings: Container[int] = frozenset()
+) -> list[int]:
     """The module's part of `statement_starts_by_block`: where the top-level statement around the cursor may
     start, the best first."""
     return statement_starts_by_block(left, limit, following, strings)[-1][1]
@@ -163,7 +168,8 @@ def _code_resumes_at(left: str, following: str, indent: str) -> bool:
         line = _first_line(text, start)
         code = line.lstrip(" \t\f")
         if code and not code.startswith("#"):
-            return len(line) - len(code) == len(indent) and line.startswith(indent) and code[0] not in _NOT_A_STATEMENT
+            indented = len(line) - len(code) == len(indent) and line.startswith(indent)
+            return indented and code[0] not in _NOT_A_STATEMENT
         start += len(line) + (2 if text.startswith("\r\n", start + len(line)) else 1)
     return True
 
