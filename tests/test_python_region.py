@@ -50,10 +50,12 @@ def test_a_cursor_after_the_last_line_of_code_may_start_a_region_of_its_own():
     ("a\r\n\r\nb\r\n", "a\r\n\r\n"),
     ("a\rb", "a\r"),
     ('x = "abc\ny=1\n', 'x = "abc\n'),  # the cursor's line does not lex as it stands: the middle opens a string
+    ("\n)\nx = 1\n", "\n"),  # no bracket open at the cursor: a stray closer, and what holds it is broken
 ])
 def test_statement_end_is_the_next_column_0_statement_as_the_lexer_sees_it(right, expected):
-    assert right[:statement_ends(right, 1)[0]] == expected
-    assert len(right) in statement_ends(right, 3)
+    in_brackets = right.startswith("\n    z")  # its `]` closes the cursor's bracket
+    assert right[:statement_ends(right, 1, in_brackets=in_brackets)[0]] == expected
+    assert len(right) in statement_ends(right, 3, in_brackets=in_brackets)
 
 
 def test_statement_end_when_the_middle_opens_a_string_that_the_cursor_line_closes():

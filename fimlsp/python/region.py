@@ -153,8 +153,8 @@ def _regions(left: str, right: str, budget: int, deadline: float | None) -> Iter
             lexed = advance(block_start(indent), left[cut:])
             if lexed is None:  # a start inside a bracket of a broken file seldom lexes to the cursor
                 continue
-            room = budget - (len(left) - cut)
-            for end in statement_ends(right, ENDS_TRIED, lexed[0].token, indent, room):
+            at_cursor, room = lexed[0], budget - (len(left) - cut)
+            for end in statement_ends(right, ENDS_TRIED, at_cursor.token, indent, room, at_cursor.depth > 0):
                 if (cut, end) != (0, len(right)):
                     yield cut, end, indent
 

@@ -294,15 +294,17 @@ def _window_tokens(
 
 
 def statement_ends(
-    right: str, limit: int, pending: int = lx.START, indent: str = "", within: int | None = None
+    right: str, limit: int, pending: int = lx.START, indent: str = "", within: int | None = None,
+    in_brackets: bool = False,
 ) -> list[int]:
     """Where the statement around the start of `right` may end, best first, among the statements of the block
     indented by `indent` (the module's by default): the first `limit` later lines that start with exactly
     `indent` and a token that can start a statement (not `else`-like, not a closing bracket) and that no
     decorator precedes, then the end of the block (a line indented less, or the end of `right`) if fewer were
-    found, nearest first; then the first such line that starts with a closing bracket (a stray one, or, usually,
-    the end of the cursor's bracket); then the ends past text between two ends that does not parse on its own
-    (a region that holds it is broken whatever the middle).
+    found, nearest first; then, when the cursor is `in_brackets`, the first such line that starts with a closing
+    bracket (usually the end of the cursor's bracket; with none open, one is stray and a line like the others);
+    then the ends past text between two ends that does not parse on its own (a region that holds it is broken
+    whatever the middle).
 
     The middle may end with a decorator (`@dataclass` typed above a class), so when the first such line after
     the cursor's can be decorated it comes last if the statement it starts parses (a region that holds it admits
@@ -337,7 +339,7 @@ def statement_ends(
         if line_indent == indent:
             line = token.start - len(indent)
             first = not ends and decoratable_first is None and closer is None
-            if token.terminal in lx.CLOSING_BRACKETS:
+            if token.terminal in lx.CLOSING_BRACKETS and in_brackets:
                 closer = line if closer is None else closer
             elif first and token.terminal in _DECORATABLE:
                 decoratable_first = line
