@@ -13,10 +13,10 @@ When generation ends without an accepted end of sequence (token limit, no candid
 the middle is the prefix, at a token boundary, with the best length-weighted end-of-sequence probability among
 those that make the file valid; with none, the result says so.
 
-The constrained mode's promise comes from `fimlsp.python.region.constrain`: the whole file, or the top-level
-statements around the cursor when the file is broken elsewhere or bigger than the budget (`guarantee` and
-`region` in the result say which). When not even those admit a middle, it decodes unconstrained and marks the
-result unchecked rather than giving nothing.
+The constrained mode's promise comes from `fimlsp.python.region.constrain`: the whole file, or the statements
+around the cursor (top-level ones, or a block's) when the file is broken elsewhere or bigger than the budget
+(`guarantee` and `region` in the result say which). When not even those admit a middle, it decodes
+unconstrained and marks the result unchecked rather than giving nothing.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 The file is split at the position; the middle that the model generates, constrained so that the whole file
 stays valid Python, goes to stdout and nothing else does. `-` as the file reads standard input. When the file is
-broken elsewhere (or bigger than `--size-budget`), the middle is checked against the top-level statements around
-the cursor, and stderr says which lines; when not even those admit a middle, it is generated unconstrained and
-stderr says it is unchecked.
+broken elsewhere (or bigger than `--size-budget`), the middle is checked against the statements around the
+cursor (top-level ones, or a block's), and stderr says which lines; when not even those admit a middle, it is
+generated unconstrained and stderr says it is unchecked.
 """
 
 from __future__ import annotations

@@ -132,7 +132,7 @@ def right_context(right: str, deadline: float | None = None, block_indent: str =
     return context
 
 
-def _remember(cache: OrderedDict, key: str, value) -> None:
+def _remember(cache: OrderedDict, key: tuple[str, str], value) -> None:
     cache[key] = value
     cache.move_to_end(key)
     while len(cache) > _CACHE_SIZE:

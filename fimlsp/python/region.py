@@ -77,15 +77,6 @@ class Guarantee:
             return 1, _line_of(left + right, max(0, len(left) + len(right) - 1))
         return _line_of(left, self.left_cut), _line_of(left + right, len(left) + max(0, self.right_cut - 1))
 
-    def describe(self, left: str, right: str) -> str:
-        """One line for a user: what was checked, and why no more."""
-        if self.scope == FILE:
-            return "checked: the whole file parses"
-        if self.scope == REGION:
-            first, last = self.lines(left, right)
-            return f"checked lines {first}-{last} only: {self.reason}"
-        return f"unchecked: {self.reason}"
-
     def kept_by(self, left: str, middle: str, right: str) -> bool:
         """CPython's verdict on whether `middle` keeps the promise: with it, what the promise covers parses."""
         region = left[self.left_cut:] + middle + right[:self.right_cut]
