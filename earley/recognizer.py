@@ -13,8 +13,9 @@ This is the per-keystroke, per-candidate-token hot path, so it is built for spee
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+from earley.completion import CompletionCosts
 from earley.grammar import Grammar
 from earley.tables import COMPLETE, GrammarTables
 
@@ -30,22 +31,33 @@ class _Closure:
 
 
 class _Chart:
-    __slots__ = ("waiting", "closure", "accepting")
+    __slots__ = ("waiting", "closure", "accepting", "finish")
 
     def __init__(self, waiting: dict[int, list[int]], closure: _Closure, accepting: bool):
         self.waiting = waiting
         self.closure = closure
         self.accepting = accepting
+        self.finish = None  # what `CompletionCosts` learns of this chart, computed when first asked
 
 
 class Recognizer:
     """Compiled recognition tables for one grammar; `start()` gives the state before any input."""
 
-    def __init__(self, grammar: Grammar):
+    def __init__(self, grammar: Grammar, terminal_costs: Mapping[str, float] | None = None):
+        """`terminal_costs` (every terminal 1 if not given) is what `RecognizerState.distance` adds up."""
         self.grammar = grammar = grammar.trim()
         self.tables = GrammarTables(grammar)
         self._closures: dict[frozenset[int], _Closure] = {}
         self._symbol_closures: dict[int, frozenset[int]] = {}
+        self._terminal_costs = terminal_costs
+        self._completion_costs: CompletionCosts | None = None
+
+    @property
+    def completion_costs(self) -> CompletionCosts:
+        """The tables of shortest completions, built when first asked for."""
+        if self._completion_costs is None:
+            self._completion_costs = CompletionCosts(self.tables, self._terminal_costs)
+        return self._completion_costs
 
     def start(self) -> RecognizerState | None:
         """The state before any input, or None if the language is empty."""
@@ -135,6 +147,10 @@ class RecognizerState:
     def complete(self) -> bool:
         """True iff the terminals fed so far form a sentence of the language."""
         return self._charts[self._index].accepting
+
+    def distance(self) -> float:
+        """The least total cost of terminals that, fed next, complete a sentence (`math.inf` if none do)."""
+        return self.recognizer.completion_costs.distance(self._charts, self._index)
 
     def allowed_ids(self) -> frozenset[int]:
         chart = self._charts[self._index]

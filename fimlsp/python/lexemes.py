@@ -322,3 +322,39 @@ def possible_terminals(state: int, text: str) -> frozenset[str]:
     if state in _PREFIX_OF_STATE:
         return words_with_prefix(text) | {STRING}
     return TERMINALS_FROM[state]
+
+
+def _shortest_texts() -> dict[str, str]:
+    texts = {terminal: terminal for terminal in TERMINALS}
+    texts.update({NAME: "x", NUMBER: "0", STRING: '""', NEWLINE: "\n", INDENT: "", DEDENT: ""})
+    return texts
+
+
+# A shortest text of each terminal. INDENT and DEDENT are written by a line's indentation, not by text of their own.
+SHORTEST_TEXT: dict[str, str] = _shortest_texts()
+_CLOSING_ALPHABET = ("'", '"', "0", "=", ".", "\n", "\\")
+
+
+@lru_cache(maxsize=None)
+def closing_text(state: int) -> str | None:
+    """A shortest text that ends the token in progress in `state`, so that what follows starts a token of its own:
+    an open string's quotes, a number's missing digit, a comment's or a continuation's line break. "" for a
+    complete token; None if it cannot end (a dead state)."""
+    if state == START:
+        return ""
+    if state in (S_COMMENT, S_BACKSLASH):
+        return "\n"
+    frontier = [(state, "")]
+    seen = {state}
+    while frontier:
+        following = []
+        for current, text in frontier:
+            if KIND[current] is not None:
+                return text
+            for char in _CLOSING_ALPHABET:
+                reached = step(current, char)
+                if reached != DEAD and reached not in seen:
+                    seen.add(reached)
+                    following.append((reached, text + char))
+        frontier = following
+    return None

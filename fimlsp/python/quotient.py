@@ -19,6 +19,7 @@ from collections import OrderedDict
 
 from earley import DeadlineExceeded, Recognizer, RecognizerState, left_quotient
 from earley.deadline import check_deadline
+from fimlsp.python import finish as finishing
 from fimlsp.python import lexemes as lx
 from fimlsp.python.grammar import load_grammar
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token, normalize_newlines
@@ -42,7 +43,7 @@ class RightContext:
             self.right, window=not block_indent, deadline=deadline, floor=self.initial.indents[0][0])
         self.boundaries = frozenset(indices)
         self.grammar = left_quotient(load_grammar().reverse(), reversed_language, deadline).reverse()
-        self.recognizer = Recognizer(self.grammar)
+        self.recognizer = Recognizer(self.grammar, finishing.TERMINAL_COSTS)
         self._token_ends: dict[tuple[int, int], int | None] = {}
 
     def start(self, left: str, deadline: float | None = None) -> FimState | None:
@@ -188,6 +189,15 @@ class FimState:
         if self._complete is None:
             self._complete = self.quotient_accepts() and self.context.valid(self.text)
         return self._complete
+
+    def distance_bound(self) -> float:
+        """No text of fewer characters finishes the file (`math.inf`: none can)."""
+        return finishing.distance_bound(self)
+
+    def finish(self, limit: float = math.inf, deadline: float | None = None) -> str | None:
+        """A shortest text after which the file is complete (see `fimlsp.python.finish`), of at most `limit`
+        characters; None if none is found."""
+        return finishing.shortest_finish(self, limit, deadline)
 
     def quotient_accepts(self) -> bool:
         """Membership in the quotient language alone: necessary for `complete`, and exact but for indentation."""

@@ -1,0 +1,56 @@
+"""`FimState.finish` and `distance_bound` on the standard library: the finish completes the file, is never longer
+than the rest of the deleted text, and the bound never exceeds it."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from fimlsp import quotient
+from fimlsp.python.syntax import parses
+from tests.test_python_quotient import _stdlib_sample
+
+# A rest of the true middle this short is always matched or beaten by the search, within its expansions.
+SHORT_REST = 12
+
+
+@pytest.mark.parametrize("kind", ["randspan", "boundary"])
+def test_finishing_random_prefixes_of_true_middles(kind):
+    rng = random.Random(kind)
+    found = 0
+    cases = _stdlib_sample(kind, 30)
+    for case in cases:
+        cut = rng.randint(0, len(case.middle))
+        state = quotient(case.left, case.right).feed(case.middle[:cut])
+        rest = case.middle[cut:]
+        finish = state.finish(limit=len(rest))
+        if finish is None:
+            assert len(rest) > SHORT_REST, (case.name, case.middle[:cut], rest)
+            continue
+        found += 1
+        assert len(finish) <= len(rest), (case.name, case.middle[:cut], rest, finish)
+        assert parses(case.left + case.middle[:cut] + finish + case.right), (case.name, finish)
+        assert state.distance_bound() <= len(finish)
+        assert state.feed(finish).complete
+    assert found >= 0.8 * len(cases)
+
+
+@pytest.mark.parametrize("left, right, finish", [
+    ("x = foo(1, [2, 3", "\ny = 2\n", "])"),
+    ('def f():\n    """doc', "\n    return 1\n", '"""'),
+    ("x = 1 # comment", "\ny = 2\n", ""),
+    ("from a im", "b\n", "port "),
+    ("x = {'a': (1, ", "\n", ")}"),
+])
+def test_finishes_close_what_is_open(left, right, finish):
+    state = quotient(left, right)
+    assert state.finish() == finish
+    assert state.distance_bound() <= len(finish)
+
+
+def test_a_finish_over_the_limit_is_not_returned():
+    state = quotient("x = [[[[", "\n")
+    assert state.finish() == "]]]]"
+    assert state.finish(limit=3) is None
+    assert state.feed("1").finish() == "]]]]"
