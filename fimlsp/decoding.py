@@ -1,29 +1,37 @@
 """Fill-in-the-middle decoding: constrained, checked and unconstrained (Sec. VII-B of the FIM quotient paper).
 
-All three modes share one loop and the same stopping rules; they differ only in how a candidate token and an
-end of sequence are judged:
+The three modes share one loop and differ only in their `Judge`: which candidate tokens it accepts and where it
+lets the middle end.
 
 - `constrained`: a candidate is taken only if the quotient recognizer can still complete the file after it
-  (`FimState.feed`), trying the top `top_k` tokens in order; end of sequence only if the file is complete.
+  (`FimState.feed`), trying the model's candidates in order (the top `top_k`, then the rest of the vocabulary);
+  end of sequence only if the file is complete. Once a quotient exists the middle always ends valid, within the
+  token limit, whatever the model: a token is never taken if the file could no longer be finished in the tokens
+  left (`FimState.distance_bound`, and near the limit `FimState.finish`, measured in characters since every
+  character is at most one token), and when the model ranks end of sequence first before the file is complete,
+  decoding enters a finishing phase that takes the model's most probable token among those that shorten the
+  distance to a complete file. The model writes the finish; the shortest finish is only the yardstick.
 - `checked`: unconstrained, but end of sequence (and the final choice) only where `ast.parse` of the whole file
   succeeds (the paper's "checked unconstrained").
 - `unconstrained`: plain greedy or sampled FIM.
 
-When generation ends without an accepted end of sequence (token limit, no candidate, time budget, cancellation),
-the middle is the prefix, at a token boundary, with the best length-weighted end-of-sequence probability among
-those that make the file valid; with none, the result says so.
+How a completion ended is in `Completion.ending`: `eos` (the model's own end of sequence), `finish` (a steered
+finish), `line` (cut at the end of the first line where the file is valid, in single-line mode), `fallback`
+(generation stopped early, by the time budget, a full context or no candidate: the middle is the prefix
+completed by its shortest finish, or else the valid prefix the model most wanted to end at) or `none`.
 
 The constrained mode's promise comes from `fimlsp.python.region.constrain`: the whole file, or the statements
-around the cursor (top-level ones, or a block's) when the file is broken elsewhere or bigger than the budget
-(`guarantee` and `region` in the result say which). When not even those admit a middle, it decodes
-unconstrained and marks the result unchecked rather than giving nothing.
+around the cursor when the file is broken elsewhere or bigger than the budget (`guarantee` and `region` say which).
+When not even those admit a middle, it decodes unconstrained and marks the result unchecked.
 """
 
 from __future__ import annotations
 
+import copy
+import math
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, replace
 
 from fimlsp.model import FimModel
 from fimlsp.model.token_text import split_utf8
@@ -32,13 +40,23 @@ from fimlsp.python.region import DEFAULT_BUDGET, FILE, NONE, REGION, Guarantee, 
 from fimlsp.python.syntax import parses
 
 MODES = ("constrained", "checked", "unconstrained")
+# Near the token limit every candidate's shortest finish is searched for; further away the recognizer's lower
+# bound decides. "Near": fewer tokens left than twice the bound plus this many.
+NEAR_LIMIT_MARGIN = 16
+# Shortest-finish searches a completion may run, and seconds each may take: most take a few milliseconds, and a
+# search that fails (no finish within the limit) takes longest.
+SEARCHES = 12
+SEARCH_SECONDS = 0.1
+# How far a fallback's finish search looks, in characters per token left (the finish is then tokenized to check
+# that it fits).
+FALLBACK_CHARACTERS_PER_TOKEN = 4
 
 
 @dataclass(frozen=True)
 class DecodingOptions:
     mode: str = "constrained"
     max_tokens: int = 500
-    top_k: int = 50
+    top_k: int = 50  # candidates ranked first; the rest of the vocabulary is tried only when none of them is valid
     temperature: float = 0.0  # 0: greedy
     top_p: float = 1.0
     timeout: float | None = None  # seconds for the whole completion
@@ -65,13 +83,17 @@ class Completion:
     middle: str
     parses: bool | None  # ast.parse(left + middle + right) succeeds; None: not checked (file over the budget)
     mode: str
-    stop: str  # eos, line, max_tokens, context_full, no_candidate, timeout, cancelled
+    stop: str  # why generation stopped: eos, line, max_tokens, context_full, no_candidate, timeout, cancelled
+    ending: str = "none"  # how the middle ended: eos, finish, line, fallback, none (see the module's text)
+    finish_chars: int = 0  # characters written after decoding was steered toward the end (or a fallback added)
     tokens: int = 0  # tokens in the middle returned
+    log_probability: float = 0.0  # the model's log-probability of the tokens generated
     candidates_tried: int = 0
+    finish_searches: int = 0  # shortest-finish searches run
     model_seconds: float = 0.0
     setup_seconds: float = 0.0  # one-time constraint setup: constrain(left, right)
-    constraint_seconds: float = 0.0  # every feed, membership test and parse check during decoding
-    fallback: bool = False  # the middle was chosen among prefixes, without an end of sequence
+    constraint_seconds: float = 0.0  # every feed, distance, membership test and parse check during decoding
+    fallback: bool = False  # the middle was not ended by the model's end of sequence, a steered finish or a line
     generated_tokens: int = 0  # tokens generated, which the fallback may have cut back
     guarantee: str = NONE  # what the middle was checked against: file, region or none
     region: tuple[int, int] | None = None  # first and last line of the file that a region guarantee covers
@@ -102,36 +124,267 @@ class _Prefix:
     pending: bytes
     state: FimState | None
     tokens: int
+    log_probability: float = 0.0
     eos_probability: float = 0.0
+    finish: str | None = None  # a known text that completes the file after this prefix (constrained mode)
+    searched: bool = False  # a search for `finish` was run
 
 
-class _Judge:
-    """Accepts or refuses candidates according to the mode, and keeps time."""
+class Judge:
+    """The unconstrained mode: every token is taken, the middle may end anywhere. The other modes refine it."""
 
-    def __init__(self, mode: str, left: str, right: str):
-        self.mode, self.left, self.right = mode, left, right
+    constrained = False
+
+    def __init__(self, left: str, right: str):
+        self.left, self.right = left, right
         self.seconds = 0.0
+        self.searches = 0
 
     def extend(self, prefix: _Prefix, text: str) -> tuple[bool, FimState | None]:
-        if self.mode != "constrained" or not text:
-            return True, prefix.state
+        """Whether `text` may follow `prefix`, and the recognizer state after it."""
+        return True, prefix.state
+
+    def valid_end(self, prefix: _Prefix) -> bool:
+        return not prefix.pending
+
+    def _timed(self, work: Callable, *args):
         clock = time.perf_counter()
-        state = prefix.state.feed(text)
-        self.seconds += time.perf_counter() - clock
+        try:
+            return work(*args)
+        finally:
+            self.seconds += time.perf_counter() - clock
+
+
+class CheckedJudge(Judge):
+    """Every token is taken; the middle ends only where CPython parses the whole file."""
+
+    def valid_end(self, prefix: _Prefix) -> bool:
+        return not prefix.pending and self._timed(parses, self.left + prefix.text + self.right)
+
+
+class ConstrainedJudge(Judge):
+    """Tokens are taken only while the quotient recognizer can still complete the file."""
+
+    constrained = True
+
+    def extend(self, prefix: _Prefix, text: str) -> tuple[bool, FimState | None]:
+        if not text:
+            return True, prefix.state
+        state = self._timed(prefix.state.feed, text)
         return state is not None, state
 
     def valid_end(self, prefix: _Prefix) -> bool:
-        if prefix.pending:
+        return not prefix.pending and self._timed(lambda: prefix.state.complete)
+
+    def bound(self, state: FimState) -> float:
+        return self._timed(state.distance_bound)
+
+    def finish(self, state: FimState, limit: float, deadline: float | None = None) -> str | None:
+        """A shortest finish of at most `limit` characters; None if none is found (or not before `deadline`)."""
+        self.searches += 1
+        return self._timed(state.finish, limit, deadline)
+
+
+_JUDGES = {"constrained": ConstrainedJudge, "checked": CheckedJudge, "unconstrained": Judge}
+
+
+class _Decoder:
+    """One run of the token loop: the model's candidates, the judge's verdicts, the budget's rules."""
+
+    def __init__(self, model: FimModel, judge: Judge, options: DecodingOptions, deadline: float | None,
+                 should_stop: Callable[[], bool] | None):
+        self.model, self.judge, self.options = model, judge, options
+        self.deadline, self.should_stop = deadline, should_stop
+        self.stop_ids = sorted(model.stop_ids)
+        self.tried = 0
+        self.model_seconds = 0.0
+        self.finishing = False  # the model wanted to end before the file was complete
+        self.steered_from: int | None = None  # characters of the middle when the budget or a finish first steered
+        self.steerable = False  # a finish within the token limit was found from the start: the end is guaranteed
+        self.searches_left = SEARCHES
+
+    def run(self, prompt: list[int], start: _Prefix, skip_first: int = 0) -> tuple[_Prefix, str, list[_Prefix]]:
+        """Decode from `start`; returns the last prefix, why it stopped, and the prefixes passed on the way.
+        `skip_first` valid first tokens are passed over (the alternatives of a greedy completion)."""
+        import torch
+
+        options, model, judge = self.options, self.model, self.judge
+        if judge.constrained:
+            self.steerable = self._known_finish(start) is not None
+        generator = torch.Generator().manual_seed(options.seed)
+        input_ids = torch.tensor([prompt], device=model.device)
+        past, prefix, seen = None, start, []
+        with torch.inference_mode():
+            while True:
+                stop = self._stopped(prompt, prefix)
+                if stop is not None:
+                    return prefix, stop, seen
+                clock = time.perf_counter()
+                output = model.model(input_ids=input_ids, past_key_values=past, use_cache=True)
+                past = output.past_key_values
+                log_probs = torch.log_softmax(output.logits[0, -1].float(), dim=-1)
+                self.model_seconds += time.perf_counter() - clock
+                prefix.eos_probability = float(log_probs[self.stop_ids].exp().sum()) if self.stop_ids else 0.0
+                seen.append(prefix)
+                chosen = self._choose(prefix, log_probs, generator, skip_first if prefix is start else 0)
+                if chosen in ("eos", "no_candidate"):
+                    return prefix, chosen, seen
+                token, following = chosen
+                if self.options.single_line and "\n" in following.text[len(prefix.text):]:
+                    line_end = _line_end(prefix, following.text[len(prefix.text):], judge)
+                    if line_end is not None:
+                        return line_end, "line", seen
+                prefix = following
+                if self.finishing and not prefix.pending and judge.valid_end(prefix):
+                    return prefix, "eos", seen
+                input_ids = torch.tensor([[token]], device=model.device)
+
+    def _stopped(self, prompt: list[int], prefix: _Prefix) -> str | None:
+        if self.should_stop is not None and self.should_stop():
+            return "cancelled"
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            return "timeout"
+        if prefix.tokens >= self.options.max_tokens:
+            return "max_tokens"
+        if len(prompt) + prefix.tokens >= self.model.context_window:
+            return "context_full"
+        return None
+
+    def _choose(self, prefix: _Prefix, log_probs, generator, skip: int):
+        """The next token and the prefix after it, "eos" when the middle ends here, or "no_candidate"."""
+        model, judge = self.model, self.judge
+        searched = False
+        for rank, token in enumerate(_ranking(log_probs, self.options, generator, judge.constrained)):
+            if rank == self.options.top_k and self.steered_from is not None and prefix.finish is not None:
+                return self._follow_finish(prefix, log_probs)
+            self.tried += 1
+            if token in model.stop_ids:
+                if judge.valid_end(prefix):
+                    return "eos"
+                if self.steerable and not self.finishing:
+                    self.finishing = True
+                    self._steer(prefix)
+                continue
+            data = model.token_bytes[token] if token < len(model.token_bytes) else None
+            if data is None:  # control and special tokens are never text
+                continue
+            split = split_utf8(prefix.pending + data)
+            if split is None:
+                continue
+            text, pending = split
+            accepted, state = judge.extend(prefix, text)
+            if not accepted:
+                continue
+            following = _Prefix(prefix.text + text, pending, state, prefix.tokens + 1,
+                                prefix.log_probability + float(log_probs[token]))
+            if judge.constrained:
+                verdict = self._within_budget(prefix, following, text, searched)
+                if verdict is None:
+                    continue
+                searched = searched or verdict
+            if skip > 0:
+                skip -= 1
+                continue
+            return token, following
+        return "no_candidate"
+
+    def _follow_finish(self, prefix: _Prefix, log_probs):
+        """The model's most probable token among those that begin the known finish (a byte-level vocabulary has
+        one for its first character): past the top candidates, steering needs no search down the vocabulary."""
+        finish, best = prefix.finish, None
+        for length in range(1, len(finish) + 1):
+            for token in self.model.tokens_of(finish[:length].encode()):
+                if best is None or log_probs[token] > log_probs[best[0]]:
+                    best = (token, finish[:length])
+        if best is None:
+            return "no_candidate"
+        token, text = best
+        accepted, state = self.judge.extend(prefix, text)
+        if not accepted:
+            return "no_candidate"
+        return token, _Prefix(prefix.text + text, b"", state, prefix.tokens + 1,
+                              prefix.log_probability + float(log_probs[token]), finish=finish[len(text):])
+
+    def _tokens_left(self, prefix: _Prefix) -> int:
+        return self.options.max_tokens - prefix.tokens
+
+    def _within_budget(self, prefix: _Prefix, following: _Prefix, text: str, searched: bool) -> bool | None:
+        """None if the file could not be finished within the tokens left after `following` (or, when finishing,
+        `following` does not bring the end closer); else whether a finish search was spent on it. Sets
+        `following.finish` where it is known."""
+        left = self._tokens_left(following)
+        known = prefix.finish
+        if following.pending:  # half a character: judged once it is whole
+            return None if self.finishing else False
+        limit = min(left, len(known) - 1) if self.finishing and known is not None else left
+        if known is not None and text and known.startswith(text) and len(known) - len(text) <= limit:
+            following.finish = known[len(text):]
             return False
-        if self.mode == "unconstrained":
-            return True
-        clock = time.perf_counter()
-        if self.mode == "constrained":
-            valid = prefix.state.complete
-        else:
-            valid = parses(self.left + prefix.text + self.right)
-        self.seconds += time.perf_counter() - clock
-        return valid
+        bound = self.judge.bound(following.state)
+        if bound > limit:
+            self._steer(prefix)
+            return None
+        if not self.steerable or (not self.finishing and left >= 2 * bound + NEAR_LIMIT_MARGIN):
+            return False
+        if searched:  # one search a step for a candidate off the known finish; the next may follow it
+            return None
+        if self._known_finish(following, limit) is None:
+            self._steer(prefix)
+            return None
+        return True
+
+    def _steer(self, prefix: _Prefix) -> None:
+        """A candidate was refused for the budget, or the model wanted to end: the end is steered from here on,
+        along candidates that keep a finish within reach (the current prefix's is searched for once)."""
+        if self.steered_from is None:
+            self.steered_from = len(prefix.text)
+        if not prefix.pending:
+            self._known_finish(prefix)
+
+    def fallback(self, seen: list[_Prefix]) -> tuple[_Prefix, int] | None:
+        """The middle when generation stopped early: a late prefix completed by a shortest finish that fits the
+        tokens left (the last prefix, then ones further back, each back twice as far, then the empty middle), or
+        else the valid prefix with the best end-of-sequence probability weighted by its length. With the
+        characters the finish added."""
+        judge = self.judge
+        if judge.constrained:
+            whole = [prefix for prefix in seen if not prefix.pending]
+            backs = [back for back in (2 ** power for power in range(len(whole).bit_length())) if back < len(whole)]
+            for prefix in [whole[-back] for back in backs] + whole[:1]:
+                finish = self._fitting_finish(prefix)
+                if finish is not None:
+                    state = prefix.state.feed(finish) if finish else prefix.state
+                    tokens = prefix.tokens + len(self.model.tokenizer.encode(finish, add_special_tokens=False))
+                    return _Prefix(prefix.text + finish, b"", state, tokens, prefix.log_probability), len(finish)
+        ranked = sorted(seen, key=lambda p: (p.eos_probability * (p.tokens + 1), p.tokens), reverse=True)
+        for candidate in ranked:
+            if judge.valid_end(candidate):
+                return candidate, 0
+        return None
+
+    def _fitting_finish(self, prefix: _Prefix) -> str | None:
+        """A shortest finish whose tokens fit the tokens left: a token may hold several characters, so the search
+        may look further than one character a token."""
+        left = self._tokens_left(prefix)
+        finish = prefix.finish
+        if finish is None:
+            limit = FALLBACK_CHARACTERS_PER_TOKEN * left
+            finish = self.judge.finish(prefix.state, limit, time.perf_counter() + SEARCH_SECONDS)
+        if finish is None or len(self.model.tokenizer.encode(finish, add_special_tokens=False)) > left:
+            return None
+        return finish
+
+    def _known_finish(self, prefix: _Prefix, limit: int | None = None) -> str | None:
+        """The prefix's finish, searched for once (within `limit` characters, by default the tokens left)."""
+        if prefix.finish is None and not prefix.searched and self.searches_left > 0:
+            prefix.searched = True
+            self.searches_left -= 1
+            search_deadline = time.perf_counter() + SEARCH_SECONDS
+            if self.deadline is not None:
+                search_deadline = min(search_deadline, self.deadline)
+            limit = self._tokens_left(prefix) if limit is None else limit
+            prefix.finish = self.judge.finish(prefix.state, limit, search_deadline)
+        return prefix.finish
 
 
 def complete_middle(
@@ -147,96 +400,68 @@ def complete_middle(
     `guarantee`, the promise and recognizer after `left` for this `right` (from a cache of an editor's typing,
     extended with `Guarantee.extended`), saves the constrained mode's one-time setup.
     """
-    import torch
+    return complete_middles(model, left, right, options, 1, should_stop, guarantee)[0]
 
+
+def complete_middles(
+    model: FimModel,
+    left: str,
+    right: str,
+    options: DecodingOptions = DecodingOptions(),
+    n: int = 1,
+    should_stop: Callable[[], bool] | None = None,
+    guarantee: Guarantee | None = None,
+) -> list[Completion]:
+    """Up to `n` distinct middles, the most probable first (by the model's log-probability of their tokens).
+
+    Greedy decoding gives its alternatives by passing over the first valid first tokens; sampling by drawing
+    again with the next seeds. The constraint's setup is shared. Always returns at least one completion."""
+    if n < 1:
+        raise ValueError("n must be at least 1")
     started = time.perf_counter()
     deadline = None if options.timeout is None else started + options.timeout
-    mode = options.mode
-    state = None
-    setup_seconds = 0.0
+    mode, setup_seconds = options.mode, 0.0
     if mode == "constrained":
         if guarantee is None:
             setup_deadline = started + options.setup_timeout
             guarantee = constrain(left, right, options.size_budget, min(setup_deadline, deadline or setup_deadline))
         setup_seconds = time.perf_counter() - started
-        state = guarantee.state
-        if state is None:
+        if guarantee.state is None:
             mode = "unconstrained"
-    judge = _Judge(mode, left, right)
-    prefix = _Prefix("", b"", state, 0)
-    boundaries: list[_Prefix] = []
-    reserve = min(options.max_tokens, model.context_window // 4)
-    prompt = model.prompt(left, right, reserve)
-    generator = torch.Generator().manual_seed(options.seed)
-    input_ids = torch.tensor([prompt], device=model.device)
-    past = None
-    model_seconds = 0.0
-    tried = 0
-    stop = "max_tokens"
-    stop_ids = sorted(model.stop_ids)
-    with torch.inference_mode():
-        while True:
-            if should_stop is not None and should_stop():
-                stop = "cancelled"
-                break
-            if deadline is not None and time.perf_counter() > deadline:
-                stop = "timeout"
-                break
-            if prefix.tokens >= options.max_tokens:
-                break
-            if len(prompt) + prefix.tokens >= model.context_window:
-                stop = "context_full"
-                break
-            clock = time.perf_counter()
-            output = model.model(input_ids=input_ids, past_key_values=past, use_cache=True)
-            past = output.past_key_values
-            logits = output.logits[0, -1].float()
-            model_seconds += time.perf_counter() - clock
-            log_probs = torch.log_softmax(logits, dim=-1)
-            prefix.eos_probability = float(log_probs[stop_ids].exp().sum()) if stop_ids else 0.0
-            boundaries.append(prefix)
-            ranked = _candidates(log_probs, options, generator, options.top_k)
-            chosen = None
-            for token in ranked:
-                tried += 1
-                if token in model.stop_ids:
-                    if judge.valid_end(prefix):
-                        stop = "eos"
-                        break
-                    continue
-                data = model.token_bytes[token] if token < len(model.token_bytes) else None
-                if data is None:  # control and special tokens are never text
-                    continue
-                split = split_utf8(prefix.pending + data)
-                if split is None:
-                    continue
-                text, pending = split
-                accepted, next_state = judge.extend(prefix, text)
-                if accepted:
-                    chosen = (token, _Prefix(prefix.text + text, pending, next_state, prefix.tokens + 1))
-                    break
-            if stop == "eos":
-                break
-            if chosen is None:
-                stop = "no_candidate"
-                break
-            previous = prefix
-            token, prefix = chosen
-            if options.single_line and "\n" in prefix.text[len(previous.text):]:
-                line_end = _line_end(previous, prefix.text[len(previous.text):], judge)
-                if line_end is not None:
-                    prefix, stop = line_end, "line"
-                    break
-            input_ids = torch.tensor([[token]], device=model.device)
-    generated = prefix.tokens
-    fallback = False
-    if stop not in ("eos", "line") and mode != "unconstrained":
-        boundaries.append(prefix)
-        best = _best_valid_prefix(boundaries, judge)
-        if best is not None:
-            prefix, fallback = best, True
+    prompt = model.prompt(left, right, min(options.max_tokens, model.context_window // 4))
+    results: list[Completion] = []
+    attempts = 0
+    while len(results) < n and attempts < 2 * n:
+        run_options = options if options.temperature == 0 else replace(options, seed=options.seed + attempts)
+        skip = attempts if options.temperature == 0 else 0
+        attempts += 1
+        result = _complete_once(model, left, right, run_options, mode, guarantee, prompt, deadline, should_stop, skip)
+        result.setup_seconds = setup_seconds
+        if any(result.middle == other.middle for other in results):
+            continue
+        results.append(result)
+        if result.stop in ("cancelled", "timeout") or (result.stop == "no_candidate" and skip > 0):
+            break
+    results.sort(key=lambda result: -result.log_probability)
+    return results or [Completion("", None, options.mode, "no_candidate")]
+
+
+def _complete_once(model, left, right, options, mode, guarantee, prompt, deadline, should_stop, skip) -> Completion:
+    judge = _JUDGES[mode](left, right)
+    decoder = _Decoder(model, judge, options, deadline, should_stop)
+    start = _Prefix("", b"", guarantee.state if judge.constrained else None, 0)
+    prefix, stop, seen = decoder.run(prompt, start, skip)
+    generated, ending, finish_chars = prefix.tokens, "none", 0
+    if stop in ("eos", "line"):
+        ending = stop if decoder.steered_from is None or stop == "line" else "finish"
+        if ending == "finish":
+            finish_chars = len(prefix.text) - decoder.steered_from
+    elif mode != "unconstrained":
+        ended = decoder.fallback(seen + [prefix])
+        if ended is not None:
+            (prefix, finish_chars), ending = ended, "fallback"
     middle = prefix.text if not prefix.pending else prefix.text + prefix.pending.decode("utf-8", "replace")
-    confirmed = mode != "unconstrained" and (stop in ("eos", "line") or fallback)  # judge.valid_end said so
+    confirmed = mode != "unconstrained" and ending != "none"  # the judge said the end is valid
     scope = FILE if mode == "checked" or guarantee is None else guarantee.scope
     whole = None
     if confirmed and scope == FILE:
@@ -244,55 +469,53 @@ def complete_middle(
     elif len(left) + len(middle) + len(right) <= options.size_budget or options.mode != "constrained":
         whole = parses(left + middle + right)
     checked = scope if confirmed else FILE if whole else NONE
-    unchecked = guarantee is not None and guarantee.state is None and checked == NONE
+    if mode == "unconstrained" and ending == "none" and stop == "eos":
+        ending = "eos"
     narrowed = guarantee is not None and guarantee.scope != FILE
     return Completion(
-        middle, whole, options.mode, stop, prefix.tokens, tried, model_seconds, setup_seconds, judge.seconds,
-        fallback, generated, checked,
-        guarantee.lines(left, right) if checked == REGION else None,
-        unchecked, guarantee.reason if narrowed else "",
+        middle, whole, options.mode, stop, ending, finish_chars, prefix.tokens, prefix.log_probability,
+        decoder.tried, judge.searches, decoder.model_seconds, 0.0, judge.seconds, ending == "fallback", generated,
+        checked, guarantee.lines(left, right) if checked == REGION else None,
+        guarantee is not None and guarantee.state is None and checked == NONE,
+        guarantee.reason if narrowed else "",
     )
 
 
-def _candidates(log_probs, options: DecodingOptions, generator, limit: int) -> list[int]:
-    """Token ids in the order to try them: by probability, or a sample without replacement when sampling."""
+def _ranking(log_probs, options: DecodingOptions, generator, whole_vocabulary: bool) -> Iterator[int]:
+    """Token ids in the order to try them: by probability, or (sampling) by Gumbel-perturbed scores, which makes
+    the first valid token an exact sample of the model's distribution renormalised over the valid tokens. The
+    top `top_k` come first; with `whole_vocabulary`, the rest follow in the same order."""
     import torch
 
-    if options.temperature == 0:
-        return torch.topk(log_probs, min(limit, log_probs.numel())).indices.tolist()
-    scaled = log_probs / options.temperature
-    if options.top_p < 1.0:
-        sorted_logits, order = torch.sort(scaled, descending=True)
-        cumulative = torch.softmax(sorted_logits, dim=-1).cumsum(dim=-1)
-        cut = int((cumulative < options.top_p).sum()) + 1
-        keep = order[:cut]
-        masked = torch.full_like(scaled, float("-inf"))
-        masked[keep] = scaled[keep]
-        scaled = masked
-    uniform = torch.rand(scaled.shape, generator=generator).clamp_(1e-12, 1.0)
-    perturbed = scaled - torch.log(-torch.log(uniform))  # Gumbel-top-k: sampling without replacement
-    ranked = torch.topk(perturbed, min(limit, perturbed.numel())).indices.tolist()
-    return [token for token in ranked if scaled[token] != float("-inf")]
+    scores = log_probs
+    if options.temperature > 0:
+        scores = log_probs / options.temperature
+        if options.top_p < 1.0:
+            sorted_scores, order = torch.sort(scores, descending=True)
+            cumulative = torch.softmax(sorted_scores, dim=-1).cumsum(dim=-1)
+            cut = int((cumulative < options.top_p).sum()) + 1
+            masked = torch.full_like(scores, float("-inf"))
+            masked[order[:cut]] = scores[order[:cut]]
+            scores = masked
+        uniform = torch.rand(scores.shape, generator=generator).clamp_(1e-12, 1.0)
+        scores = scores - torch.log(-torch.log(uniform))
+    first = torch.topk(scores, min(options.top_k, scores.numel())).indices.tolist()
+    yield from (token for token in first if scores[token] != float("-inf"))
+    if whole_vocabulary and len(first) < scores.numel():
+        rest = torch.argsort(scores, descending=True)[len(first):].tolist()
+        yield from (token for token in rest if scores[token] != float("-inf"))
 
 
-def _line_end(previous: _Prefix, text: str, judge: _Judge) -> _Prefix | None:
+def _line_end(previous: _Prefix, text: str, judge: Judge) -> _Prefix | None:
     """The middle cut at a newline in the newly accepted `text`, if the file is valid there (single-line mode)."""
     if previous.pending:
         return None
     position = text.find("\n")
     while position != -1:
         accepted, state = judge.extend(previous, text[:position])
-        candidate = _Prefix(previous.text + text[:position], b"", state, previous.tokens + 1)
+        candidate = _Prefix(previous.text + text[:position], b"", state, previous.tokens + 1,
+                            previous.log_probability)
         if accepted and judge.valid_end(candidate):
             return candidate
         position = text.find("\n", position + 1)
-    return None
-
-
-def _best_valid_prefix(boundaries: list[_Prefix], judge: _Judge) -> _Prefix | None:
-    """The valid prefix with the best end-of-sequence probability weighted by its length in tokens."""
-    ranked = sorted(boundaries, key=lambda p: (p.eos_probability * (p.tokens + 1), p.tokens), reverse=True)
-    for candidate in ranked:
-        if judge.valid_end(candidate):
-            return candidate
     return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from fimlsp.model.formats import FORMATS, LEFT, RIGHT, FimFormat, detect_format
@@ -31,6 +32,18 @@ class FimModel:
     stop_ids: frozenset[int]
     context_window: int
     name: str
+
+    def tokens_of(self, data: bytes) -> tuple[int, ...]:
+        """The ids of the tokens whose bytes are exactly `data`."""
+        return self._tokens_by_bytes.get(data, ())
+
+    @cached_property
+    def _tokens_by_bytes(self) -> dict[bytes, tuple[int, ...]]:
+        found: dict[bytes, list[int]] = {}
+        for token, data in enumerate(self.token_bytes):
+            if data and token not in self.stop_ids:
+                found.setdefault(data, []).append(token)
+        return {data: tuple(tokens) for data, tokens in found.items()}
 
     def prompt(self, left: str, right: str, reserve: int) -> list[int]:
         """Token ids of the FIM prompt, cutting the left context's start and the right context's end by tokens

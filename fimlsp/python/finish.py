@@ -20,10 +20,10 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import time
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from earley.deadline import check_deadline
 from fimlsp.python import lexemes as lx
 
 if TYPE_CHECKING:
@@ -63,28 +63,35 @@ def distance_bound(state: FimState) -> float:
 def shortest_finish(
     state: FimState, limit: float = math.inf, deadline: float | None = None, expansions: int = EXPANSIONS,
 ) -> str | None:
-    """A shortest text after which the file is complete, of at most `limit` characters; None if the search finds
-    none within `expansions` nodes (or none exists)."""
+    """A shortest text after which the file is complete, of at most `limit` characters; None if there is none.
+
+    Where a comment or a string could swallow the right context, the estimate says little and the search is
+    uniform: a finish found on the way is kept, and returned as soon as nothing cheaper is left to expand, or when
+    `expansions` nodes or the time up to `deadline` (a `time.perf_counter()` value) are spent."""
     if state.complete:
         return ""
+    best: str | None = None
     order = itertools.count()
     frontier = [(estimate(state), 0, next(order), state, "")]
-    while frontier and expansions > 0:
-        _, _, _, node, text = heapq.heappop(frontier)
-        if text and node.complete:
-            return text
+    while frontier and expansions > 0 and (deadline is None or time.perf_counter() < deadline):
+        cost, _, _, node, text = heapq.heappop(frontier)
+        if best is not None and cost >= len(best):
+            break
         expansions -= 1
-        check_deadline(deadline)
         for piece in _pieces(node):
             child = node.feed(piece)
             if child is None:
                 continue
-            written = len(text) + len(piece)
-            guess = estimate(child)
-            if written + max(0.0, guess - MERGE_ALLOWANCE) > limit:
+            written = text + piece
+            if len(written) > limit or (best is not None and len(written) >= len(best)):
                 continue
-            heapq.heappush(frontier, (written + guess, -written, next(order), child, text + piece))
-    return None
+            if child.quotient_accepts() and child.complete:
+                best = written
+                continue
+            guess = estimate(child)
+            if len(written) + max(0.0, guess - MERGE_ALLOWANCE) <= limit:
+                heapq.heappush(frontier, (len(written) + guess, -len(written), next(order), child, written))
+    return best
 
 
 def _pieces(state: FimState) -> list[str]:
@@ -112,21 +119,23 @@ def _pieces(state: FimState) -> list[str]:
                 following |= fed.allowed()
     for terminal in following:
         text = lx.SHORTEST_TEXT[terminal]
-        if not text:
-            continue
-        if lexer.token != lx.START and _would_merge(lexer.token, text[0]):
-            text = " " + text
-        pieces.append(text)
+        if text:
+            pieces.append(_separated(lexer.token, text))
     if lx.NEWLINE in following:
         pieces.extend("\n" + indentation for indentation in _indentations(lexer.indents))
     if lexer.at_line_start and lexer.column == 0 and lexer.depth == 0:
         pieces.extend(_indentations(lexer.indents))
+    pieces.extend(_separated(lexer.token, text) for text in RUNNING_ON)
     if lexer.token == lx.START:
-        pieces.extend(RUNNING_ON)
         pieces.extend(_merging(state.context.right[:MERGE_LOOKAHEAD]))
     else:
         pieces.append(" ")  # ends the token before the right context's first
     return pieces
+
+
+def _separated(token: int, text: str) -> str:
+    """`text` after a space where it would otherwise merge with the token in progress."""
+    return " " + text if token != lx.START and _would_merge(token, text[0]) else text
 
 
 @lru_cache(maxsize=256)
