@@ -31,15 +31,18 @@ class RightContext:
     """Everything about one right context that does not depend on the middle.
 
     With `block_indent`, the text is a run of statements of a block indented by it, not a module: lexed from that
-    indentation, which it may not dedent below, and confirmed as the body of a compound statement.
+    indentation, which it may not dedent below, and confirmed as the body of a compound statement. Without
+    `window`, both contexts are read whole instead of cut where that provably changes nothing (the reference
+    that the windows are tested against).
     """
 
-    def __init__(self, right: str, deadline: float | None = None, block_indent: str = ""):
+    def __init__(self, right: str, deadline: float | None = None, block_indent: str = "", window: bool = True):
         self.right = normalize_newlines(right)
         self.block_indent = block_indent
+        self.windowed = window and not block_indent
         self.initial = block_start(block_indent)
         reversed_language, indices = reversed_right_context_nfa(
-            self.right, window=not block_indent, deadline=deadline, floor=self.initial.indents[0][0])
+            self.right, window=self.windowed, deadline=deadline, floor=self.initial.indents[0][0])
         self.boundaries = frozenset(indices)
         self.grammar = left_quotient(load_grammar().reverse(), reversed_language, deadline).reverse()
         self.recognizer = Recognizer(self.grammar)
@@ -49,18 +52,17 @@ class RightContext:
         """The state after `left`; None if no middle can make `left + middle + right` valid.
 
         Raises `DeadlineExceeded` past `deadline` (the left is fed in chunks, with a look at the clock between).
+        Only the statement around the cursor and the headers of the blocks around it are fed (`left_window`).
         """
         parser = self.recognizer.start()
         if parser is None:
             return None
-        cut = 0 if self.block_indent else left_window(left)
-        state: FimState | None = FimState(self, self.initial, parser, (None, left[:cut]))
-        for chunk_start in range(cut, len(left), _FEED_CHUNK):
-            check_deadline(deadline)
-            state = state.feed(left[chunk_start:chunk_start + _FEED_CHUNK])
-            if state is None:
-                return None
-        return state
+        headers, cut = left_window(left) if self.windowed else ("", 0)
+        state = _feed_in_chunks(FimState(self, self.initial, parser, None), headers, deadline)
+        if state is None:
+            return None
+        state = FimState(self, state.lexer, state.parser, (None, left[:cut]))  # the headers stand for it
+        return _feed_in_chunks(state, left[cut:], deadline)
 
     def valid(self, text: str) -> bool:
         """CPython's verdict on `text` followed by the right context."""
@@ -101,6 +103,18 @@ class RightContext:
 
 
 _FEED_CHUNK = 4096
+
+
+def _feed_in_chunks(state: FimState, text: str, deadline: float | None) -> FimState | None:
+    """`state.feed(text)`, with a look at the clock between chunks."""
+    for index in range(0, len(text), _FEED_CHUNK):
+        check_deadline(deadline)
+        state = state.feed(text[index:index + _FEED_CHUNK])
+        if state is None:
+            return None
+    return state
+
+
 _CACHE_SIZE = 16
 _contexts: OrderedDict[tuple[str, str], RightContext] = OrderedDict()
 # Right contexts whose build ran out of time, with the time they were given.

@@ -18,6 +18,7 @@ valid middle; `fimlsp.python.quotient` confirms membership exactly.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import (
     MAX_BRACKET_DEPTH, MAX_INDENT_LEVELS, indentation_column, normalize_newlines, string_is_valid,
 )
-from fimlsp.python.syntax import parses_statements, syntax_error_line
+from fimlsp.python.syntax import module_or_error_line, parses_statements, syntax_error_line
 from fimlsp.python.window import line_start
 
 
@@ -166,17 +167,24 @@ _DECORATABLE = frozenset({"def", "class", "async", "@"})
 
 
 class _StandaloneCache:
-    """Whether the text from an index of the right context on is a valid module by itself (memoized).
+    """What the text from an index of the right context to the end of the file is, when it is whole statements
+    (memoized): whether it is a valid module by itself (from a line at column 0), and what can stand in for it
+    (from an indented line, `tails`).
 
     When that text does not parse, the candidates before the line of the error are given up without parsing
     them: at worst the window is wider than it could be, and a broken right context costs one parse per error
-    instead of one per top-level statement.
+    instead of one per statement.
     """
 
     def __init__(self, right: str):
         self.right = right
         self.known: dict[int, bool] = {}
         self.hopeless_before = 0
+        self.stand_ins: dict[int, str | None] = {}
+        self.failed_tails = 0
+        # Inner cuts need every column below 98: a stack of 100 levels, CPython's limit, is then out of reach
+        # on both sides of a cut, so cutting cannot hide a line that is too deep (tabs are not counted here).
+        self.shallow = _MAYBE_DEEP.search(right) is None
 
     def __call__(self, index: int) -> bool:
         if index < self.hopeless_before:
@@ -185,9 +193,111 @@ class _StandaloneCache:
         if found is None:
             error_line = syntax_error_line(self.right[index:])
             found = self.known[index] = error_line is None
-            if error_line is not None:  # give up every candidate up to the line after the blamed one
-                self.hopeless_before = max(self.hopeless_before, line_start(self.right, error_line + 1, index))
+            if error_line is not None:
+                self._give_up_before(error_line, index)
         return found
+
+    def tails(self, index: int, indent: str) -> str | None:
+        """What can stand in for `right[index - len(indent):]`, the rest of the file from a line indented by
+        `indent`, whatever comes before it; None if nothing is proved.
+
+        The rest of the file is statements of the block at that indentation, then of each block it dedents to,
+        down to the last one; statements of a block may be replaced by any others, so one statement per level
+        stands in for it: `pass` (`class _: pass` at the first line when the rest starts with a definition,
+        which a decorator before it may decorate), with the indentation of the line that dedents to the level.
+        The proof is CPython's: the rest of the file must parse after one `with _:` header per level below the
+        first (taken from the lowest lines, as they come), which shows that it is whole statements, that
+        nothing in it continues a statement before it (`else` …), and which levels it reaches.
+        """
+        if index < self.hopeless_before or not self.shallow or self.failed_tails >= _TAILS_TRIED:
+            return None
+        found = self.stand_ins.get(index, False)
+        if found is not False:
+            return found
+        line = index - len(indent)
+        levels = _lowest_lines(self.right, line)
+        clause = next((start for start, code in levels[1:] if _CLAUSE.match(self.right, code)), None)
+        if clause is not None:  # it continues a statement before the cut: give up until past it, unparsed
+            self.hopeless_before = max(self.hopeless_before, self.right.find("\n", clause) + 1 or len(self.right))
+            self.stand_ins[index] = None
+            return None
+        headers = "".join(f"{self.right[start:code]}with _:\n" for start, code in reversed(levels[1:]))
+        if levels[-1][1] > levels[-1][0]:  # no line at column 0: the lowest level needs a header of its own
+            headers = "with _:\n" + headers
+        module = module_or_error_line(headers + self.right[line:])
+        if isinstance(module, int):
+            self.failed_tails += 1
+            self._give_up_before(module - headers.count("\n"), line)
+            found = None
+        else:
+            found = _stand_in(module, headers.count("\n"), self.right, line, indent)
+        self.stand_ins[index] = found
+        return found
+
+    def _give_up_before(self, error_line: int, index: int) -> None:
+        """Give up every candidate up to the line after the blamed one (1-based, in `right[index:]`)."""
+        self.hopeless_before = max(self.hopeless_before, line_start(self.right, max(1, error_line) + 1, index))
+
+
+_TAILS_TRIED = 4
+_CLAUSE = re.compile(r"(?:else|elif|except|finally)\b")
+_MAYBE_DEEP = re.compile(r"^(?: {98}|[ \f]*\t)", re.MULTILINE)
+_CODE_LINE = re.compile(r"^[ \t\f]*(?=[^ \t\f#\n)\]}])", re.MULTILINE)
+
+
+def _lowest_lines(text: str, line: int) -> list[tuple[int, int]]:
+    """Where the line at `line` and each later line of code indented less than all before it start, and where
+    their code starts, up to the first at column 0. Lines inside strings or brackets may be among them: a
+    header made from one is harmless when no statement dedents to it, and fails the proof otherwise."""
+    lowest: list[tuple[int, int]] = []
+    column = None
+    for match in _CODE_LINE.finditer(text, line):
+        found = indentation_column(match.group())
+        if column is None or found < column:
+            lowest.append((match.start(), match.end()))
+            column = found
+            if not found:
+                break
+    return lowest
+
+
+def _stand_in(module: ast.Module, header_lines: int, right: str, line: int, indent: str) -> str:
+    """The text that stands in for `right[line:]`, read off the tree of the headers (one `with` per level,
+    outermost first) followed by it: a level is reached when its header's block holds more than the next
+    header, and its first such statement is where the text dedents to it."""
+    levels = []
+    statements = module.body
+    while statements and isinstance(statements[0], ast.With) and statements[0].lineno <= header_lines:
+        levels.append(statements)
+        statements = statements[0].body
+    first = statements[0]
+    decoratable = isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    stand_in = [indent + ("class _: pass\n" if decoratable else "pass\n")]
+    dedents = [level[1] for level in reversed(levels) if len(level) > 1]
+    starts = _line_offsets(right, line, [_statement_line(statement) - header_lines for statement in dedents])
+    for start in starts:
+        code = start
+        while right[code] in " \t\f":
+            code += 1
+        stand_in.append(right[start:code] + "pass\n")
+    return "".join(stand_in)
+
+
+def _statement_line(node: ast.stmt) -> int:
+    """The line a statement starts on: its first decorator's, for a decorated definition."""
+    return min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", ()))])
+
+
+def _line_offsets(text: str, start: int, lines: list[int]) -> list[int]:
+    """Where the given 1-based lines (ascending) of `text[start:]` start."""
+    offsets = []
+    line, position = 1, start
+    for target in lines:
+        while line < target:
+            position = text.index("\n", position) + 1
+            line += 1
+        offsets.append(position)
+    return offsets
 
 
 def stream(
@@ -203,7 +313,7 @@ def stream(
     file (windowing: the one-time cost is bounded by the enclosing top-level statement, not the file). `floor` is
     the lowest column a line may start at: the indentation of a block whose statements the text ends.
     """
-    window, cut = _window_tokens(scanner, start, standalone, deadline)
+    window, text = _window_tokens(scanner, start, standalone, deadline)
     if window is None:
         return None
     change = lowest_change = 0
@@ -216,7 +326,6 @@ def stream(
     depth = -change  # the file ends, and a window is cut, at depth 0
     if depth < 0 or lowest_change < change or depth > MAX_BRACKET_DEPTH:
         return None
-    text = scanner.text
     parts: list[Regex] = []
     line_has_tokens: bool | None = None
     known_levels: list[int] | None = None
@@ -265,32 +374,64 @@ def stream(
 
 def _window_tokens(
     scanner: _Scanner, start: int, standalone: _StandaloneCache | None, deadline: float | None = None
-) -> tuple[list[_Token] | None, int | None]:
-    """The tokens from `start` up to the window's cut (None: the end of the file), or None if they do not lex.
+) -> tuple[list[_Token] | None, str]:
+    """The tokens from `start` up to the window's cut (the end of the file if there is none), or None if they
+    do not lex; and the text they index, which past an indented cut is the stand-in of `_Tails`.
 
     A cut is a line that starts at column 0 with a token that does not continue the statement before (`else`
     …), after which the rest of the file parses, and which no decorator precedes: a `def`, `class`, `async` or
     `@` line is a cut only if the nearest earlier column-0 line that starts a statement (the rest of the file
     parses from there too) is not a decorator. Lines inside brackets (a decorator's closing `)`) start none.
+    An indented line is a cut where `_Tails` finds a stand-in for the rest of the file, which then follows.
     """
     text = scanner.text
     window: list[_Token] = []
     earlier_lines: list[int] = []  # column-0 token lines seen since `start`
+    change = lowest_change = 0  # brackets opened minus closed since `start`, and the least it has been
+    last: str | None = None  # the last terminal before `token`
     for token in scanner.tokens_from(start):
         if token is None or token.terminal == "":
-            return None, None
+            return None, text
         if len(window) % CLOCK_INTERVAL == 0:
             check_deadline(deadline)
-        if standalone is not None and token.terminal is not None and _line_indent(text, start, window, token) == "":
+        indent = None if standalone is None or token.terminal is None else _line_indent(text, start, window, token)
+        if indent == "":
             if (
                 token.terminal not in _CONTINUING
                 and standalone(token.start)
                 and (token.terminal not in _DECORATABLE or _follows_undecorated(text, earlier_lines, standalone))
             ):
-                return window, token.start
+                return window, text
             earlier_lines.append(token.start)
+        elif indent is not None and change == lowest_change and _may_start_statement(last, token):
+            stand_in = standalone.tails(token.start, indent)
+            if stand_in is not None:
+                windowed = text[:token.start - len(indent)] + stand_in
+                window.extend(_Scanner(windowed).tokens_from(token.start - len(indent)))
+                return window, windowed
+        if token.terminal in lx.OPENING_BRACKETS:
+            change += 1
+        elif token.terminal in lx.CLOSING_BRACKETS:
+            change -= 1
+            lowest_change = min(lowest_change, change)
+        last = token.terminal if token.terminal is not None else last
         window.append(token)
-    return window, None
+    return window, text
+
+
+# Tokens after which a line goes on inside a bracket or an expression: worth no parse as a statement start.
+_CONTINUED_BY = frozenset({",", "(", "[", "{", "=", "+", "-", "*", "/", "%", "|", "&", "^", "and", "or", "not",
+                           "in", "is", "if", "else", "lambda", ".", "@", "->", ":=", "**", "//", "<", ">", "==", "!="})
+
+
+def _may_start_statement(before: str | None, token: _Token) -> bool:
+    """A cheap guess of whether a line that begins with `token` after the terminal `before` starts a statement,
+    to spare `_StandaloneCache.tails` a parse where it would fail: not a continuation word or a closing bracket,
+    not after a token that leaves the expression open, and not a string after a string (inside brackets, lines
+    of adjacent strings join). Only ever a guess against: every cut is proved by the parse."""
+    if token.terminal in _CONTINUING or token.terminal in lx.CLOSING_BRACKETS:
+        return False
+    return before not in _CONTINUED_BY and not (before == lx.STRING and token.terminal == lx.STRING)
 
 
 def statement_ends(
