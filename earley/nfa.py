@@ -66,6 +66,22 @@ class NFA:
         """The NFA of the reversed language: transitions inverted, initial and final states swapped."""
         return NFA(self.n_states, ((t, label, s) for s, label, t in self.transitions), self.final, self.initial)
 
+    def with_final_ends(self) -> NFA:
+        """The same language with no transition out of a final state: a final state that has some becomes
+        non-final and gets a final twin with none, reached by every transition into it (initial if it is).
+        A quotient by such an NFA need not copy what was predicted at its ends (`earley.quotient`)."""
+        busy = sorted(state for state in self.final if self.delta[state])
+        if not busy:
+            return self
+        twin = {state: self.n_states + index for index, state in enumerate(busy)}
+        return NFA(
+            self.n_states + len(busy),
+            [*self.transitions, *((source, label, twin[target]) for source, label, target in self.transitions
+                                  if target in twin)],
+            [*self.initial, *(twin[state] for state in self.initial if state in twin)],
+            [*(self.final - twin.keys()), *twin.values()],
+        )
+
     def step(self, states: Iterable[int], label: Label) -> frozenset[int]:
         return frozenset(target for state in states for target in self.delta[state].get(label, ()))
 

@@ -41,9 +41,17 @@ class _Chart:
 class Recognizer:
     """Compiled recognition tables for one grammar; `start()` gives the state before any input."""
 
-    def __init__(self, grammar: Grammar):
-        self.grammar = grammar = grammar.trim()
-        self.tables = GrammarTables(grammar)
+    def __init__(self, grammar: Grammar, base: Recognizer | None = None):
+        """With `base`, a recognizer of the grammar that `grammar` extends (`Grammar.extended`): its tables are
+        extended instead of rebuilt, and its prediction closures, which new rules cannot change, are shared."""
+        if base is None:
+            self.grammar = grammar = grammar.trim()
+            self.tables = GrammarTables(grammar)
+        else:
+            self.grammar = grammar
+            self.tables = GrammarTables(grammar, base.tables)
+        self._base = base
+        self._base_symbols = 0 if base is None else len(base.grammar.names)
         self._closures: dict[frozenset[int], _Closure] = {}
         self._symbol_closures: dict[int, frozenset[int]] = {}
 
@@ -75,6 +83,8 @@ class Recognizer:
         found = self._symbol_closures.get(symbol)
         if found is not None:
             return found
+        if symbol < self._base_symbols:
+            return self._base._symbol_closure(symbol)
         tables = self.tables
         dotted_rules: set[int] = set()
         seen = {symbol}
@@ -98,6 +108,9 @@ class Recognizer:
     def _closure(self, roots: frozenset[int]) -> _Closure:
         found = self._closures.get(roots)
         if found is not None:
+            return found
+        if roots and max(roots) < self._base_symbols:
+            found = self._closures[roots] = self._base._closure(roots)
             return found
         next_symbol = self.tables.next_symbol
         dotted_rules: set[int] = set()

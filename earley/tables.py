@@ -25,22 +25,35 @@ class GrammarTables:
         "nullable",
     )
 
-    def __init__(self, grammar: Grammar):
+    def __init__(self, grammar: Grammar, base: GrammarTables | None = None):
+        """Tables of `grammar`; with `base`, the tables of a grammar that `grammar` extends (`Grammar.extended`):
+        they are copied and only the new rules and symbols are added."""
         self.grammar = grammar
-        next_symbol: list[int] = []
-        previous_symbol: list[int] = []
-        lhs: list[int] = []
-        dot: list[int] = []
-        rule_of: list[int] = []
-        first_dotted: list[list[int]] = [[] for _ in grammar.names]
-        for index, (left, rhs) in enumerate(grammar.rules):
+        if base is None:
+            first_rule = first_symbol = 0
+            next_symbol: list[int] = []
+            previous_symbol: list[int] = []
+            lhs: list[int] = []
+            dot: list[int] = []
+            rule_of: list[int] = []
+            first_dotted: list[list[int]] = []
+        else:
+            first_rule, first_symbol = len(base.grammar.rules), len(base.grammar.names)
+            next_symbol, previous_symbol = base.next_symbol[:], base.previous_symbol[:]
+            lhs, dot, rule_of = base.lhs[:], base.dot[:], base.rule_of[:]
+            first_dotted = [list(row) for row in base.first_dotted]
+        first_dotted += [[] for _ in grammar.names[first_symbol:]]
+        for index in range(first_rule, len(grammar.rules)):
+            left, rhs = grammar.rules[index]
             first_dotted[left].append(len(next_symbol))
-            for position in range(len(rhs) + 1):
-                next_symbol.append(rhs[position] if position < len(rhs) else COMPLETE)
-                previous_symbol.append(rhs[position - 1] if position else COMPLETE)
-                lhs.append(left)
-                dot.append(position)
-                rule_of.append(index)
+            size = len(rhs) + 1
+            next_symbol += rhs
+            next_symbol.append(COMPLETE)
+            previous_symbol.append(COMPLETE)
+            previous_symbol += rhs
+            lhs += [left] * size
+            dot += range(size)
+            rule_of += [index] * size
         self.n_dotted = len(next_symbol)
         self.next_symbol = next_symbol
         self.previous_symbol = previous_symbol

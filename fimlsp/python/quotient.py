@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
+from functools import lru_cache
 
-from earley import DeadlineExceeded, Recognizer, RecognizerState, left_quotient
+from earley import DeadlineExceeded, RecognizerState, RightQuotients
 from earley.deadline import check_deadline
 from fimlsp.python import lexemes as lx
 from fimlsp.python.grammar import load_grammar
@@ -44,8 +45,7 @@ class RightContext:
         reversed_language, indices = reversed_right_context_nfa(
             self.right, window=self.windowed, deadline=deadline, floor=self.initial.indents[0][0])
         self.boundaries = frozenset(indices)
-        self.grammar = left_quotient(load_grammar().reverse(), reversed_language, deadline).reverse()
-        self.recognizer = Recognizer(self.grammar)
+        self.recognizer = python_quotients().recognizer_of(reversed_language, deadline)
         self._token_ends: dict[tuple[int, int], int | None] = {}
 
     def start(self, left: str, deadline: float | None = None) -> FimState | None:
@@ -103,6 +103,12 @@ class RightContext:
 
 
 _FEED_CHUNK = 4096
+
+
+@lru_cache(maxsize=None)
+def python_quotients() -> RightQuotients:
+    """Python's grammar, ready to be quotiented by right contexts (built once a process)."""
+    return RightQuotients(load_grammar())
 
 
 def _feed_in_chunks(state: FimState, text: str, deadline: float | None) -> FimState | None:
