@@ -18,8 +18,13 @@ class GrammarError(ValueError):
 
 
 def _grown(known: frozenset[int], rules: Sequence[Rule]) -> frozenset[int]:
-    """`known` grown by every lhs of `rules` whose rhs lies entirely in it, until nothing changes (a worklist,
-    linear in the size of `rules`)."""
+    """`known` grown by every lhs of `rules` whose rhs lies entirely in it, until nothing changes."""
+    return _grow(known, rules)[0]
+
+
+def _grow(known: frozenset[int], rules: Sequence[Rule]) -> tuple[frozenset[int], list[Rule]]:
+    """`_grown`, and the rules whose rhs lies entirely in the result (a worklist, linear in the size of
+    `rules`)."""
     grown = set(known)
     missing = []
     rules_using: dict[int, list[int]] = {}
@@ -39,7 +44,7 @@ def _grown(known: frozenset[int], rules: Sequence[Rule]) -> frozenset[int]:
             if missing[index] == 0 and lhs not in grown:
                 grown.add(lhs)
                 stack.append(lhs)
-    return frozenset(grown)
+    return frozenset(grown), [rule for rule, left in zip(rules, missing) if not left]
 
 
 class Grammar:
@@ -177,9 +182,7 @@ class Grammar:
         for index, name in enumerate(names, len(self.names)):
             if extended.ids.setdefault(name, index) != index:
                 raise GrammarError("symbol names must be unique")
-        new_rules = [(lhs, tuple(rhs)) for lhs, rhs in rules]
-        productive = _grown(self.productive, new_rules)
-        new_rules = [rule for rule in new_rules if rule[0] in productive and all(s in productive for s in rule[1])]
+        productive, new_rules = _grow(self.productive, [(lhs, tuple(rhs)) for lhs, rhs in rules])
         extended.rules = self.rules + tuple(new_rules)
         extended.productive = productive
         extended.nullable = _grown(self.nullable, new_rules)

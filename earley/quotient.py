@@ -87,9 +87,15 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
     # Items begun at such an end need no rule (the grammar's own say the rest) and lead only to items there.
     stack = [(final, item) for final in nfa.final for item in parse.items[final] if item // n_dotted not in ends]
     visited = set(stack)
+    lhs, dot, remainder = tables.lhs, tables.dot, tables.remainder
     for _, item in stack:
         dotted = item % n_dotted
-        rules[(open_symbol(tables.lhs[dotted], item // n_dotted), tables.remainder(dotted))] = None
+        rules[(open_symbol(lhs[dotted], item // n_dotted), remainder(dotted))] = None
+    # Walk back over the creations of every item (as `NFAParse.creations` recovers them, inlined: this loop is
+    # most of the cost of a quotient): a predicted item adds a rule to each item that predicted it.
+    previous_symbol, is_terminal = tables.previous_symbol, tables.is_terminal
+    waiters, reverse_delta, completed_in, items = parse.waiters, parse.reverse_delta, parse.completed_in, parse.items
+    initial, start = nfa.initial, grammar.start
     countdown = CLOCK_INTERVAL
     while stack:
         countdown -= 1
@@ -98,19 +104,23 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
             countdown = CLOCK_INTERVAL
         chart, item = stack.pop()
         dotted = item % n_dotted
-        for creation in parse.creations(chart, item):
-            kind = creation[0]
-            if kind == "initial":
-                rules[(new_start, (open_symbol(grammar.start, chart),))] = None
-                continue
-            if kind == "predicted":
-                parent = creation[2]
+        if dot[dotted] == 0:
+            left = lhs[dotted]
+            if left == start and chart in initial:
+                rules[(new_start, (open_symbol(start, chart),))] = None
+            child = open_symbol(left, chart)
+            for parent in waiters[chart].get(left, ()):
                 parent_dotted = parent % n_dotted
-                rest = tables.remainder(parent_dotted + 1)
-                head = open_symbol(tables.lhs[parent_dotted], parent // n_dotted)
-                rules[(head, (open_symbol(tables.lhs[dotted], chart), *rest))] = None
-            key = (creation[1], creation[2])
-            if key not in visited and creation[2] // n_dotted not in ends:
-                visited.add(key)
-                stack.append(key)
+                head = open_symbol(lhs[parent_dotted], parent // n_dotted)
+                rules[(head, (child, *remainder(parent_dotted + 1)))] = None
+                if (chart, parent) not in visited:
+                    visited.add((chart, parent))
+                    stack.append((chart, parent))
+            continue
+        previous = previous_symbol[dotted]
+        before = item - 1
+        for source in (reverse_delta if is_terminal[previous] else completed_in)[chart].get(previous, ()):
+            if before in items[source] and (source, before) not in visited:
+                visited.add((source, before))
+                stack.append((source, before))
     return names, list(rules), new_start

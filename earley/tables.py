@@ -36,16 +36,22 @@ class GrammarTables:
             lhs: list[int] = []
             dot: list[int] = []
             rule_of: list[int] = []
-            first_dotted: list[list[int]] = []
+            first_dotted: list[tuple[int, ...]] = []
+            is_terminal: list[bool] = []
+            nullable: list[bool] = []
         else:
             first_rule, first_symbol = len(base.grammar.rules), len(base.grammar.names)
             next_symbol, previous_symbol = base.next_symbol[:], base.previous_symbol[:]
             lhs, dot, rule_of = base.lhs[:], base.dot[:], base.rule_of[:]
-            first_dotted = [list(row) for row in base.first_dotted]
-        first_dotted += [[] for _ in grammar.names[first_symbol:]]
+            first_dotted = list(base.first_dotted)
+            is_terminal, nullable = base.is_terminal[:], base.nullable[:]
+        new_symbols = range(first_symbol, len(grammar.names))
+        first_dotted += [()] * len(new_symbols)
+        is_terminal += [symbol in grammar.terminals for symbol in new_symbols]
+        nullable += [symbol in grammar.nullable for symbol in new_symbols]
         for index in range(first_rule, len(grammar.rules)):
             left, rhs = grammar.rules[index]
-            first_dotted[left].append(len(next_symbol))
+            first_dotted[left] += (len(next_symbol),)
             size = len(rhs) + 1
             next_symbol += rhs
             next_symbol.append(COMPLETE)
@@ -60,9 +66,9 @@ class GrammarTables:
         self.lhs = lhs
         self.dot = dot
         self.rule_of = rule_of
-        self.first_dotted = tuple(tuple(row) for row in first_dotted)
-        self.is_terminal = [symbol in grammar.terminals for symbol in range(len(grammar.names))]
-        self.nullable = [symbol in grammar.nullable for symbol in range(len(grammar.names))]
+        self.first_dotted = tuple(first_dotted)
+        self.is_terminal = is_terminal
+        self.nullable = nullable
 
     def remainder(self, dotted: int) -> tuple[int, ...]:
         """The symbols after the dot."""
