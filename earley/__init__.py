@@ -8,7 +8,7 @@
 - `Recognizer`: an incremental recognizer whose states are immutable values.
 """
 
-from earley.deadline import DeadlineExceeded
+from earley.deadline import Deadline, DeadlineExceeded, Stopped
 from earley.ebnf import parse_ebnf
 from earley.grammar import Grammar, GrammarError
 from earley.nfa import NFA, Regex, alt, empty, opt, plus, repeat, seq, star, sym, union_of_sequences
@@ -18,6 +18,7 @@ from earley.recognizer import Recognizer, RecognizerState
 
 __all__ = [
     "NFA",
+    "Deadline",
     "DeadlineExceeded",
     "Grammar",
     "GrammarError",
@@ -26,6 +27,7 @@ __all__ = [
     "RecognizerState",
     "Regex",
     "RightQuotients",
+    "Stopped",
     "alt",
     "empty",
     "left_quotient",

@@ -93,13 +93,16 @@ class NFA:
                 return False
         return bool(states & self.final)
 
-    def trim(self) -> NFA:
-        """Drop states that are unreachable from an initial state or cannot reach a final one."""
+    def trim(self, deadline: float | None = None) -> NFA:
+        """Drop states that are unreachable from an initial state or cannot reach a final one (raises
+        `DeadlineExceeded` past `deadline`, looking at the clock between its passes)."""
         forward = _closure(self.initial, {s: {t for _, t in _edges(self, s)} for s in range(self.n_states)})
+        check_deadline(deadline)
         backward_edges: dict[int, set[int]] = {s: set() for s in range(self.n_states)}
         for source, _, target in self.transitions:
             backward_edges[target].add(source)
         backward = _closure(self.final, backward_edges)
+        check_deadline(deadline)
         keep = sorted(forward & backward)
         renumber = {old: new for new, old in enumerate(keep)}
         return NFA(
@@ -295,7 +298,7 @@ class _ThompsonBuilder:
                 final.append(state)
         untrimmed = NFA(self.n_states, transitions, [start], final)
         check_deadline(deadline)
-        return untrimmed.trim()
+        return untrimmed.trim(deadline)
 
 
 _REGEX_TOKEN = re.compile(r'\s*(?:(?P<word>[A-Za-z_][A-Za-z_0-9]*)|(?P<literal>"(?:[^"\\]|\\.)*")'

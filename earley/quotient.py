@@ -47,9 +47,13 @@ class RightQuotients:
     def recognizer_of(self, reversed_nfa: NFA, deadline: float | None = None) -> Recognizer:
         """The recognizer of `L(grammar) / L(reversed_nfa.reverse())`; raises `DeadlineExceeded` past `deadline`."""
         nfa = reversed_nfa.with_final_ends()
+        check_deadline(deadline)
         names, rules, start = _open_rules(NFAParse(self.reversed_tables, nfa, deadline), deadline)
         forward = [(lhs, rhs[::-1]) for lhs, rhs in rules]
-        return Recognizer(self.grammar.extended(names, forward, start), self.recognizer)
+        check_deadline(deadline)
+        grammar = self.grammar.extended(names, forward, start)
+        check_deadline(deadline)
+        return Recognizer(grammar, self.recognizer)
 
 
 def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], list[Rule], int]:
@@ -99,7 +103,7 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
     countdown = CLOCK_INTERVAL
     while stack:
         countdown -= 1
-        if not countdown:
+        if countdown <= 0:
             check_deadline(deadline)
             countdown = CLOCK_INTERVAL
         chart, item = stack.pop()
@@ -109,7 +113,9 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
             if left == start and chart in initial:
                 rules[(new_start, (open_symbol(start, chart),))] = None
             child = open_symbol(left, chart)
-            for parent in waiters[chart].get(left, ()):
+            parents = waiters[chart].get(left, ())
+            countdown -= len(parents)
+            for parent in parents:
                 parent_dotted = parent % n_dotted
                 head = open_symbol(lhs[parent_dotted], parent // n_dotted)
                 rules[(head, (child, *remainder(parent_dotted + 1)))] = None

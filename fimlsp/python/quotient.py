@@ -13,12 +13,14 @@ the confirmation makes `complete` exact without ever making `feed` reject a vali
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 from collections import OrderedDict
+from contextlib import contextmanager
 from functools import lru_cache
 
-from earley import DeadlineExceeded, RecognizerState, RightQuotients
+from earley import DeadlineExceeded, RecognizerState, RightQuotients, Stopped
 from earley.deadline import check_deadline
 from fimlsp.python import lexemes as lx
 from fimlsp.python.grammar import load_grammar
@@ -42,10 +44,12 @@ class RightContext:
         self.block_indent = block_indent
         self.windowed = window and not block_indent
         self.initial = block_start(block_indent)
-        reversed_language, indices = reversed_right_context_nfa(
-            self.right, window=self.windowed, deadline=deadline, floor=self.initial.indents[0][0])
-        self.boundaries = frozenset(indices)
-        self.recognizer = python_quotients().recognizer_of(reversed_language, deadline)
+        quotients = python_quotients()
+        with _no_cycle_collection():
+            reversed_language, indices = reversed_right_context_nfa(
+                self.right, window=self.windowed, deadline=deadline, floor=self.initial.indents[0][0])
+            self.boundaries = frozenset(indices)
+            self.recognizer = quotients.recognizer_of(reversed_language, deadline)
         self._token_ends: dict[tuple[int, int], int | None] = {}
 
     def start(self, left: str, deadline: float | None = None) -> FimState | None:
@@ -102,13 +106,30 @@ class RightContext:
             index += 1
 
 
-_FEED_CHUNK = 4096
+_FEED_CHUNK = 1024
 
 
 @lru_cache(maxsize=None)
 def python_quotients() -> RightQuotients:
-    """Python's grammar, ready to be quotiented by right contexts (built once a process)."""
-    return RightQuotients(load_grammar())
+    """Python's grammar, ready to be quotiented by right contexts (built once a process). What it holds lives
+    as long as the process, so the cycle collector is told to leave it out of its passes (`gc.freeze`)."""
+    quotients = RightQuotients(load_grammar())
+    gc.collect()
+    gc.freeze()
+    return quotients
+
+
+@contextmanager
+def _no_cycle_collection():
+    """The cycle collector held off while a right context is compiled: the charts are millions of small sets and
+    lists that hold no cycles, and full collections over them took more than half of a big build's time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _feed_in_chunks(state: FimState, text: str, deadline: float | None) -> FimState | None:
@@ -132,7 +153,8 @@ def right_context(right: str, deadline: float | None = None, block_indent: str =
 
     A build that runs past `deadline` raises `DeadlineExceeded` and is remembered with the time it was given,
     so that a user typing in front of a right context too big to compile does not pay for the attempt again on
-    every keystroke unless at least twice the time is offered.
+    every keystroke unless at least twice the time is offered. A build stopped by its caller (`earley.Deadline`)
+    raises `earley.Stopped` and is not held against the right context.
     """
     key = (right, block_indent)
     found = _contexts.get(key)
@@ -145,6 +167,8 @@ def right_context(right: str, deadline: float | None = None, block_indent: str =
         raise DeadlineExceeded
     try:
         context = RightContext(right, deadline, block_indent)
+    except Stopped:
+        raise
     except DeadlineExceeded:
         _remember(_too_slow, key, offered)
         raise

@@ -35,7 +35,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from earley import DeadlineExceeded
+from earley import DeadlineExceeded, Stopped
 from earley.deadline import check_deadline
 from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import INITIAL, MAX_INDENT_LEVELS, advance, block_start
@@ -53,6 +53,8 @@ DEFAULT_BUDGET = 1_000_000
 STARTS_TRIED = 4
 # Region ends tried per start (the nearest may lie inside a string that the middle opens).
 ENDS_TRIED = 2
+# Lines lexed between two looks at the clock (or at the caller's stop flag).
+_LINES_BETWEEN_CLOCKS = 64
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,8 @@ def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET, deadline: flo
     """The widest promise that can be had for a middle between `left` and `right` (see the module's text).
 
     `budget` is the file size, in characters, up to which the whole file is checked (and the most a region may
-    hold); `deadline`, a `time.perf_counter()` value, bounds the setup: past it the promise is `none`.
+    hold); `deadline`, a `time.perf_counter()` value, bounds the setup: past it the promise is `none`. An
+    `earley.Deadline` that its caller stops makes it raise `earley.Stopped` instead.
     """
     fits = len(left) + len(right) <= budget
     try:
@@ -113,6 +116,8 @@ def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET, deadline: flo
                 return Guarantee(REGION, state, cut, end, reason, indent)
         if fits and not whole_first and (state := quotient(left, right, deadline)) is not None:
             return Guarantee(FILE, state, 0, len(right))
+    except Stopped:
+        raise
     except DeadlineExceeded:
         return Guarantee(NONE, None, 0, len(right), "the constraint could not be built within its time budget")
     if not fits and first is None:
@@ -130,7 +135,7 @@ def _regions(left: str, right: str, budget: int, deadline: float | None) -> Iter
     cursor (when it may be between two statements) second. Found lazily, with a look at the clock between
     candidates: deep nesting makes many."""
     anchor = 0 if len(left) <= budget else min(statement_starts(left, STARTS_TRIED, right) or [0])
-    strings = _string_lines(left, anchor)
+    strings = _string_lines(left, anchor, deadline)
     blocks = statement_starts_by_block(left, STARTS_TRIED, right, strings)
     for indent, starts in reversed(blocks[-MAX_INDENT_LEVELS:]):
         check_deadline(deadline)
@@ -145,19 +150,22 @@ def _regions(left: str, right: str, budget: int, deadline: float | None) -> Iter
             if lexed is None:  # a start inside a bracket of a broken file seldom lexes to the cursor
                 continue
             at_cursor, room = lexed[0], budget - (len(left) - cut)
-            for end in statement_ends(right, ENDS_TRIED, at_cursor.token, indent, room, at_cursor.depth > 0):
+            for end in statement_ends(right, ENDS_TRIED, at_cursor.token, indent, room, at_cursor.depth > 0,
+                                      deadline):
                 if (cut, end) != (0, len(right)):
                     yield cut, end, indent
 
 
-def _string_lines(left: str, anchor: int) -> set[int]:
+def _string_lines(left: str, anchor: int, deadline: float | None = None) -> set[int]:
     """The line starts of `left` after `anchor` (the file's start when it fits the budget) at which the lexer, run
     from there, is inside a string: those lines are string content, not statements. Brackets are not held
     against a line (a stray bracket above is what a region is there to skip); after a line that does not lex,
-    the lexer starts afresh at the next line."""
+    the lexer starts afresh at the next line. Raises `DeadlineExceeded` past `deadline`."""
     found = set()
     state = INITIAL
-    for line in _LINE.finditer(left, anchor):
+    for count, line in enumerate(_LINE.finditer(left, anchor)):
+        if count % _LINES_BETWEEN_CLOCKS == 0:
+            check_deadline(deadline)
         if state.token != lx.START:
             found.add(line.start())
         lexed = advance(state, line.group())

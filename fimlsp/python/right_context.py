@@ -436,7 +436,7 @@ def _may_start_statement(before: str | None, token: _Token) -> bool:
 
 def statement_ends(
     right: str, limit: int, pending: int = lx.START, indent: str = "", within: int | None = None,
-    in_brackets: bool = False,
+    in_brackets: bool = False, deadline: float | None = None,
 ) -> list[int]:
     """Where the statement around the start of `right` may end, best first, among the statements of the block
     indented by `indent` (the module's by default): the first `limit` later lines that start with exactly
@@ -454,7 +454,7 @@ def statement_ends(
     inside its strings are not taken (a middle that ends inside a string of its own makes the later ones the
     better guess); when the rest of the cursor's line does not lex that way (`a|b")`: the middle opens a string
     that it closes), from the next line. Only the first `within` characters are looked at, when given: a region
-    may not be bigger.
+    may not be bigger. Raises `DeadlineExceeded` past `deadline`.
     """
     truncated = within is not None and within < len(right)
     right = right[:within] if truncated else right
@@ -473,6 +473,8 @@ def statement_ends(
     for token in scanner.tokens_from(resume):
         if token is None or token.terminal == "" or len(ends) >= limit:
             break
+        if len(window) % CLOCK_INTERVAL == 0:
+            check_deadline(deadline)
         line_indent = None if token.terminal is None else _line_indent(text, 0, window, token)
         if line_indent is not None and line_indent != indent and indentation_column(line_indent) < floor:
             block_end = token.start - len(line_indent)
