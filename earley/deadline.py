@@ -37,3 +37,13 @@ def check_deadline(deadline: float | None) -> None:
         raise DeadlineExceeded
     if isinstance(deadline, Deadline) and deadline.stopped():
         raise Stopped
+
+
+def within(deadline: float | None, seconds: float) -> float:
+    """The sooner of `deadline` and `seconds` from now, stopped by the same flag when `deadline` has one."""
+    sooner = time.perf_counter() + seconds
+    if deadline is None:
+        return sooner
+    if isinstance(deadline, Deadline):
+        return Deadline(min(deadline, sooner), deadline.stopped)
+    return min(deadline, sooner)

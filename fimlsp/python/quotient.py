@@ -13,10 +13,12 @@ the confirmation makes `complete` exact without ever making `feed` reject a vali
 
 from __future__ import annotations
 
+import bisect
 import gc
 import math
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 
@@ -27,7 +29,7 @@ from fimlsp.python.grammar import load_grammar
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token, normalize_newlines
 from fimlsp.python.right_context import reversed_right_context_nfa, token_end
 from fimlsp.python.syntax import parses_statements
-from fimlsp.python.window import left_window
+from fimlsp.python.window import left_window, module_statement_starts
 
 
 class RightContext:
@@ -36,10 +38,11 @@ class RightContext:
     With `block_indent`, the text is a run of statements of a block indented by it, not a module: lexed from that
     indentation, which it may not dedent below, and confirmed as the body of a compound statement. Without
     `window`, both contexts are read whole instead of cut where that provably changes nothing (the reference
-    that the windows are tested against).
+    that the windows are tested against). `statement_starts`: see `reversed_right_context_nfa`.
     """
 
-    def __init__(self, right: str, deadline: float | None = None, block_indent: str = "", window: bool = True):
+    def __init__(self, right: str, deadline: float | None = None, block_indent: str = "", window: bool = True,
+                 statement_starts: Sequence[int] = ()):
         self.right = normalize_newlines(right)
         self.block_indent = block_indent
         self.windowed = window and not block_indent
@@ -47,21 +50,24 @@ class RightContext:
         quotients = python_quotients()
         with _no_cycle_collection():
             reversed_language, indices = reversed_right_context_nfa(
-                self.right, window=self.windowed, deadline=deadline, floor=self.initial.indents[0][0])
+                self.right, self.windowed, deadline, self.initial.indents[0][0], statement_starts)
             self.boundaries = frozenset(indices)
             self.recognizer = quotients.recognizer_of(reversed_language, deadline)
         self._token_ends: dict[tuple[int, int], int | None] = {}
 
-    def start(self, left: str, deadline: float | None = None) -> FimState | None:
+    def start(
+        self, left: str, deadline: float | None = None, statement_starts: Sequence[int] = ()
+    ) -> FimState | None:
         """The state after `left`; None if no middle can make `left + middle + right` valid.
 
         Raises `DeadlineExceeded` past `deadline` (the left is fed in chunks, with a look at the clock between).
-        Only the statement around the cursor and the headers of the blocks around it are fed (`left_window`).
+        Only the statement around the cursor and the headers of the blocks around it are fed (`left_window`,
+        which `statement_starts` may spare parses).
         """
         parser = self.recognizer.start()
         if parser is None:
             return None
-        headers, cut = left_window(left) if self.windowed else ("", 0)
+        headers, cut = left_window(left, statement_starts) if self.windowed else ("", 0)
         state = _feed_in_chunks(FimState(self, self.initial, parser, None), headers, deadline)
         if state is None:
             return None
@@ -148,7 +154,9 @@ _contexts: OrderedDict[tuple[str, str], RightContext] = OrderedDict()
 _too_slow: OrderedDict[tuple[str, str], float] = OrderedDict()
 
 
-def right_context(right: str, deadline: float | None = None, block_indent: str = "") -> RightContext:
+def right_context(
+    right: str, deadline: float | None = None, block_indent: str = "", statement_starts: Sequence[int] = ()
+) -> RightContext:
     """The compiled right context, from a small LRU cache (a typing user keeps the same right context).
 
     A build that runs past `deadline` raises `DeadlineExceeded` and is remembered with the time it was given,
@@ -166,7 +174,7 @@ def right_context(right: str, deadline: float | None = None, block_indent: str =
     if 2 * _too_slow.get(key, -math.inf) > offered:
         raise DeadlineExceeded
     try:
-        context = RightContext(right, deadline, block_indent)
+        context = RightContext(right, deadline, block_indent, statement_starts=statement_starts)
     except Stopped:
         raise
     except DeadlineExceeded:
@@ -253,5 +261,12 @@ def quotient(left: str, right: str, deadline: float | None = None, block_indent:
 
     Raises `earley.DeadlineExceeded` if building it runs past `deadline`, a `time.perf_counter()` value. With
     `block_indent`, valid means a run of statements of a block indented by it (see `RightContext`).
+
+    When `left + right` is itself a valid module (a cursor that jumped, before anything is typed), one parse of
+    it, remembered for the document, proves what the windows need at both ends of the cursor's top-level
+    statement (`module_statement_starts`).
     """
-    return right_context(right, deadline, block_indent).start(left, deadline)
+    starts = () if block_indent else module_statement_starts(left + right)
+    split = bisect.bisect_right(starts, len(left))
+    right_starts = [start - len(left) for start in starts[split:]]
+    return right_context(right, deadline, block_indent, right_starts).start(left, deadline, starts[:split])

@@ -19,8 +19,9 @@ valid middle; `fimlsp.python.quotient` confirms membership exactly.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -31,7 +32,7 @@ from fimlsp.python.lexer import (
     MAX_BRACKET_DEPTH, MAX_INDENT_LEVELS, indentation_column, normalize_newlines, string_is_valid,
 )
 from fimlsp.python.syntax import module_or_error_line, parses_statements, syntax_error_line
-from fimlsp.python.window import line_start
+from fimlsp.python.window import line_start, statement_line
 
 
 def boundary_indices(right: str) -> list[int]:
@@ -176,14 +177,17 @@ class _StandaloneCache:
     instead of one per statement.
     """
 
-    def __init__(self, right: str):
+    def __init__(self, right: str, statement_starts: Sequence[int] = ()):
         self.right = right
-        self.known: dict[int, bool] = {}
+        # Known starts of top-level statements, ascending, from which the rest is known to be whole statements.
+        self.statement_starts = statement_starts
+        self.known: dict[int, bool] = dict.fromkeys(statement_starts, True)
         self.hopeless_before = 0
         self.stand_ins: dict[int, str | None] = {}
         self.failed_tails = 0
-        # Inner cuts need every column below 98: a stack of 100 levels, CPython's limit, is then out of reach
-        # on both sides of a cut, so cutting cannot hide a line that is too deep (tabs are not counted here).
+        # Indented cuts need every column below 98: a stack of 100 levels, CPython's limit, is then out of reach
+        # on both sides of a cut, so cutting cannot hide a line that is too deep (a tab may reach any column:
+        # a file indented with tabs gets no indented cuts).
         self.shallow = _MAYBE_DEEP.search(right) is None
 
     def __call__(self, index: int) -> bool:
@@ -215,7 +219,9 @@ class _StandaloneCache:
         if found is not False:
             return found
         line = index - len(indent)
-        levels = _lowest_lines(self.right, line)
+        known = bisect.bisect_right(self.statement_starts, line)
+        end = self.statement_starts[known] if known < len(self.statement_starts) else len(self.right)
+        levels = _lowest_lines(self.right, line, end)
         clause = next((start for start, code in levels[1:] if _CLAUSE.match(self.right, code)), None)
         if clause is not None:  # it continues a statement before the cut: give up until past it, unparsed
             self.hopeless_before = max(self.hopeless_before, self.right.find("\n", clause) + 1 or len(self.right))
@@ -224,13 +230,15 @@ class _StandaloneCache:
         headers = "".join(f"{self.right[start:code]}with _:\n" for start, code in reversed(levels[1:]))
         if levels[-1][1] > levels[-1][0]:  # no line at column 0: the lowest level needs a header of its own
             headers = "with _:\n" + headers
-        module = module_or_error_line(headers + self.right[line:])
+        module = module_or_error_line(headers + self.right[line:end])
         if isinstance(module, int):
             self.failed_tails += 1
             self._give_up_before(module - headers.count("\n"), line)
             found = None
         else:
             found = _stand_in(module, headers.count("\n"), self.right, line, indent)
+            if end < len(self.right):  # from a known statement start on, whole top-level statements
+                found += "pass\n"
         self.stand_ins[index] = found
         return found
 
@@ -245,13 +253,13 @@ _MAYBE_DEEP = re.compile(r"^(?: {98}|[ \f]*\t)", re.MULTILINE)
 _CODE_LINE = re.compile(r"^[ \t\f]*(?=[^ \t\f#\n)\]}])", re.MULTILINE)
 
 
-def _lowest_lines(text: str, line: int) -> list[tuple[int, int]]:
-    """Where the line at `line` and each later line of code indented less than all before it start, and where
-    their code starts, up to the first at column 0. Lines inside strings or brackets may be among them: a
-    header made from one is harmless when no statement dedents to it, and fails the proof otherwise."""
+def _lowest_lines(text: str, line: int, end: int) -> list[tuple[int, int]]:
+    """Where the line at `line` and each later line of code before `end` indented less than all before it start,
+    and where their code starts, up to the first at column 0. Lines inside strings or brackets may be among them:
+    a header made from one is harmless when no statement dedents to it, and fails the proof otherwise."""
     lowest: list[tuple[int, int]] = []
     column = None
-    for match in _CODE_LINE.finditer(text, line):
+    for match in _CODE_LINE.finditer(text, line, end):
         found = indentation_column(match.group())
         if column is None or found < column:
             lowest.append((match.start(), match.end()))
@@ -274,18 +282,13 @@ def _stand_in(module: ast.Module, header_lines: int, right: str, line: int, inde
     decoratable = isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
     stand_in = [indent + ("class _: pass\n" if decoratable else "pass\n")]
     dedents = [level[1] for level in reversed(levels) if len(level) > 1]
-    starts = _line_offsets(right, line, [_statement_line(statement) - header_lines for statement in dedents])
+    starts = _line_offsets(right, line, [statement_line(statement) - header_lines for statement in dedents])
     for start in starts:
         code = start
         while right[code] in " \t\f":
             code += 1
         stand_in.append(right[start:code] + "pass\n")
     return "".join(stand_in)
-
-
-def _statement_line(node: ast.stmt) -> int:
-    """The line a statement starts on: its first decorator's, for a decorated definition."""
-    return min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", ()))])
 
 
 def _line_offsets(text: str, start: int, lines: list[int]) -> list[int]:
@@ -310,8 +313,10 @@ def stream(
     lex, or its brackets cannot balance). With `standalone`, the stream stops at the first line at column 0
     after which the rest of the file is a valid module that the text before cannot continue or decorate: there
     every block is closed and the bracket depth is 0, so the language there is the same as at the end of the
-    file (windowing: the one-time cost is bounded by the enclosing top-level statement, not the file). `floor` is
-    the lowest column a line may start at: the indentation of a block whose statements the text ends.
+    file; or, sooner, at an indented line from which one `pass` per level stands in for the rest of the file
+    (`_StandaloneCache.tails`). Windowing bounds the one-time cost by the statement around the cursor, not the
+    file. `floor` is the lowest column a line may start at: the indentation of a block whose statements the
+    text ends.
     """
     window, text = _window_tokens(scanner, start, standalone, deadline)
     if window is None:
@@ -376,13 +381,14 @@ def _window_tokens(
     scanner: _Scanner, start: int, standalone: _StandaloneCache | None, deadline: float | None = None
 ) -> tuple[list[_Token] | None, str]:
     """The tokens from `start` up to the window's cut (the end of the file if there is none), or None if they
-    do not lex; and the text they index, which past an indented cut is the stand-in of `_Tails`.
+    do not lex; and the text they index, which past an indented cut ends with its stand-in.
 
     A cut is a line that starts at column 0 with a token that does not continue the statement before (`else`
     …), after which the rest of the file parses, and which no decorator precedes: a `def`, `class`, `async` or
     `@` line is a cut only if the nearest earlier column-0 line that starts a statement (the rest of the file
     parses from there too) is not a decorator. Lines inside brackets (a decorator's closing `)`) start none.
-    An indented line is a cut where `_Tails` finds a stand-in for the rest of the file, which then follows.
+    An indented line is a cut where `_StandaloneCache.tails` finds a stand-in for the rest of the file, whose
+    tokens then end the window.
     """
     text = scanner.text
     window: list[_Token] = []
@@ -580,15 +586,18 @@ def _newline(line_has_tokens: bool | None) -> list[Regex]:
 
 
 def reversed_right_context_nfa(
-    right: str, window: bool = True, deadline: float | None = None, floor: int = 0
+    right: str, window: bool = True, deadline: float | None = None, floor: int = 0,
+    statement_starts: Sequence[int] = (),
 ) -> tuple[NFA, list[int]]:
     """The NFA of the reversed union, over boundary indices, of the streams of `right[index:]`.
 
     Reversed because the quotient is computed over reversed languages; built as a trie so that the streams'
     common tail (usually everything after the first line) is shared. Also returns the indices that took part;
-    raises `DeadlineExceeded` past `deadline`. `floor`: see `stream`.
+    raises `DeadlineExceeded` past `deadline`. `floor`: see `stream`. `statement_starts`, ascending: known
+    starts of top-level statements of `right` from which the rest of it is whole statements (the window's
+    proofs then parse no further).
     """
-    standalone = _StandaloneCache(right) if window else None
+    standalone = _StandaloneCache(right, statement_starts) if window else None
     scanner = _Scanner(right)
     reversed_streams = []
     used = []

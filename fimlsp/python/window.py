@@ -21,8 +21,10 @@ may start in a file that does not parse: there nothing is proved, so they are ca
 from __future__ import annotations
 
 import ast
+import bisect
 import re
-from collections.abc import Container, Iterator
+from collections.abc import Container, Iterator, Sequence
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from fimlsp.python.lexer import indentation_column
@@ -45,13 +47,15 @@ def _continues(left: str, start: int, following: str = "") -> bool:
     )
 
 
-def left_window(left: str) -> tuple[str, int]:
+def left_window(left: str, statement_starts: Sequence[int] = ()) -> tuple[str, int]:
     """What to feed in place of `left[:cut]`, and `cut`: ("", 0) when nothing can be left out.
 
     The latest line that can start a statement is tried first; a line that CPython does not accept there (it is
     inside a string or a bracket, it follows a decorator) rules out every candidate after the line it blames.
     Past a few such failures only lines at column 0 are tried, which keeps a cursor deep inside a long bracket
-    or string from costing a parse per line.
+    or string from costing a parse per line. `statement_starts`, ascending, are known starts of top-level
+    statements with nothing but whole statements before them (`module_statement_starts` of the document):
+    the probe then parses from the latest one instead of from the start of the file.
     """
     candidates = [(match.start(), match.end()) for match in _CODE_LINE.finditer(left) if 0 < match.start()]
     failures = 0
@@ -59,18 +63,36 @@ def left_window(left: str) -> tuple[str, int]:
         cut, code = candidates.pop()
         if _continues(left, code) or (failures >= _PROBES_AT_ANY_INDENT and code > cut):
             continue
-        probe = left[:code] + _PROBE
-        module = module_or_error_line(probe)
+        known = bisect.bisect_right(statement_starts, cut)
+        start = statement_starts[known - 1] if known else 0
+        module = module_or_error_line(left[start:code] + _PROBE)
         if isinstance(module, int):
             failures += 1
-            error_offset = _line_starts(left, [module])[module]
+            error_offset = start + _line_starts(left[start:], [module])[module]
             while candidates and candidates[-1][0] > error_offset:
                 candidates.pop()
             continue
-        headers = _headers(left, module, left[cut:code])
+        headers = _headers(left[start:], module, left[cut:code])
         if headers is not None:
             return headers, cut
     return "", 0
+
+
+@lru_cache(maxsize=4)
+def module_statement_starts(text: str) -> tuple[int, ...]:
+    """Where the top-level statements of `text` start (a decorated definition at its first decorator) when it is
+    a valid module, else (). Whole statements come before each, and after: one parse of a document proves, for
+    every cursor in it, that the text before the cursor's top-level statement and after it is whole statements,
+    which the windows would otherwise each prove with a parse of their own. Remembered for a few documents (a
+    cursor that jumps about one). Texts with \\r line ends get none (their contexts are normalized apart)."""
+    if "\r" in text:
+        return ()
+    module = module_or_error_line(text)
+    if isinstance(module, int):
+        return ()
+    lines = sorted({statement_line(node) for node in module.body})
+    starts = _line_starts(text, lines)
+    return tuple(starts[line] for line in lines)
 
 
 _PROBE = "pass\n"
@@ -104,7 +126,7 @@ def _path_to_last_statement(module: ast.Module) -> list[tuple[int, int]]:
     statements = module.body
     while True:
         node = statements[-1]
-        path.append((_statement_line(node), _statement_line(statements[0])))
+        path.append((statement_line(node), statement_line(statements[0])))
         inner = [body for body in _statement_lists(node) if body]
         if not inner:
             return path
@@ -119,7 +141,7 @@ def _statement_lists(node: ast.stmt) -> Iterator[list[ast.stmt]]:
         yield clause.body
 
 
-def _statement_line(node: ast.stmt) -> int:
+def statement_line(node: ast.stmt) -> int:
     """The line a statement starts on: its first decorator's, for a decorated definition."""
     return min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", ()))])
 
