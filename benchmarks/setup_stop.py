@@ -5,7 +5,8 @@ context's window is the whole table (windowing stops at statements) and the setu
 runs `fimlsp.python.region.constrain` with an `earley.Deadline` that a `threading.Event` stops, as the server
 does; the main thread sets the event after a delay and times (wall clock) how long the worker takes to raise
 `earley.Stopped`. Delays are spread over the setup so that every stage (windowing, Earley over the right
-context, quotient extraction, the left context) gets interrupted.
+context, quotient extraction, the left context) gets interrupted. Known long single steps on a window this
+big: building and trimming its NFA (~0.1 s) and freeing the Earley charts (millions of ints, ~0.4 s).
 
     python benchmarks/setup_stop.py [--rows N] [--delays 5,20,...]
 """
