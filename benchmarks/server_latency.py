@@ -10,12 +10,15 @@ cases, each timed over `--edits` edits (median and range of wall time from sendi
 - `caches, new text`: the typed character is not the start of the last suggestion: the quotient grammar is reused
   and the cached left-context recognizer is fed one character, then the model runs;
 - `caches, typed the suggestion`: the typed character is the start of the last suggestion: the rest of it is
-  served without running the model.
+  served without running the model;
+- `caches, cursor jumps`: instead of typing, the cursor jumps to another line of code (seeded, anywhere in the
+  file, at the start of its code) before each request: the right context is new every time, so the quotient
+  grammar is built anew. The constraint's share is the server's setup time for it (median and p95).
 
 The server's log lines (window/logMessage) say how each request got its recognizer and how long that took. The model is
 the tiny random test model unless `--model` names another; `--max-tokens` keeps its share of the time small.
 
-    python benchmarks/server_latency.py [--model DIR] [--device DEV] [--edits N] [--max-tokens N]
+    python benchmarks/server_latency.py [--model DIR] [--device DEV] [--edits N] [--max-tokens N] [--jumps N]
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ast
 import asyncio
+import random
 import re
 import statistics
 import sys
@@ -123,7 +127,16 @@ class Client:
         self.character += 1
 
 
-async def run_case(command: list[str], settings: dict, text: str, edits: int, follow: bool) -> tuple[list[float], list[tuple[str, float]]]:
+def jump_targets(text: str, count: int, seed: int = 0) -> list[tuple[int, int]]:
+    """`count` (line, column) positions at the start of the code of random non-blank, non-comment lines."""
+    lines = text.splitlines()
+    code = [i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")]
+    rng = random.Random(seed)
+    return [(i, len(lines[i]) - len(lines[i].lstrip())) for i in rng.sample(code, count)]
+
+
+async def run_case(command: list[str], settings: dict, text: str, edits: int, follow: bool,
+                   jumps: list[tuple[int, int]] | None = None) -> tuple[list[float], list[tuple[str, float]]]:
     driver = Client()
     client = driver.client
     await client.start_io(*command)
@@ -143,7 +156,12 @@ async def run_case(command: list[str], settings: dict, text: str, edits: int, fo
         _, suggestion = await driver.request()  # the first request builds everything once
         times: list[float] = []
         driver.setups.clear()
-        for _ in range(edits):
+        for edit in range(edits):
+            if jumps is not None:
+                driver.line, driver.character = jumps[edit]
+                elapsed, answer = await driver.request()
+                times.append(elapsed)
+                continue
             typed = suggestion[0] if follow and suggestion else "x"
             driver.type(typed)
             elapsed, answer = await driver.request()
@@ -180,12 +198,14 @@ async def main_async(args: argparse.Namespace) -> int:
         print(f"file: 2,000 lines, {len(text):,} characters; cursor at line {cursor_line(text) + 1}; "
               f"model: {'tiny random test model' if args.model is None else model}; max tokens {args.max_tokens}")
         cases = [
-            ("no caches", {**base, "cache": False}, False),
-            ("caches, new text", base, False),
-            ("caches, typed the suggestion", base, True),
+            ("no caches", {**base, "cache": False}, False, None),
+            ("caches, new text", base, False, None),
+            ("caches, typed the suggestion", base, True, None),
+            ("caches, cursor jumps", base, False, jump_targets(text, args.jumps)),
         ]
-        for name, settings, follow in cases:
-            times, setups = await run_case(command, settings, text, args.edits, follow)
+        for name, settings, follow, jumps in cases:
+            count = args.edits if jumps is None else len(jumps)
+            times, setups = await run_case(command, settings, text, count, follow, jumps)
             print(f"{name:30s} {summary(times)}   server: {setup_summary(setups)}")
     return 0
 
@@ -196,9 +216,15 @@ def setup_summary(setups: list[tuple[str, float]]) -> str:
     for how, ms in setups:
         kinds.setdefault(how, []).append(ms)
     return "; ".join(
-        f"{how} x{len(ms)}" + (f" (median {statistics.median(ms):.1f} ms)" if how != "served from cache" else "")
+        f"{how} x{len(ms)}" + (f" (median {statistics.median(ms):.1f} ms, p95 {_p95(ms):.1f} ms)"
+                               if how != "served from cache" else "")
         for how, ms in kinds.items()
     )
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
 
 def main() -> int:
@@ -207,6 +233,7 @@ def main() -> int:
     parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
     parser.add_argument("--edits", type=int, default=10, help="one-character edits per case (default: 10)")
     parser.add_argument("--max-tokens", type=int, default=8, help="most tokens per completion (default: 8)")
+    parser.add_argument("--jumps", type=int, default=40, help="cursor jumps in the last case (default: 40)")
     return asyncio.run(main_async(parser.parse_args()))
 
 

@@ -17,6 +17,36 @@ class GrammarError(ValueError):
     """A grammar that cannot be built: an undefined symbol, a bad start symbol, a syntax error in its text."""
 
 
+def _grown(known: frozenset[int], rules: Sequence[Rule]) -> frozenset[int]:
+    """`known` grown by every lhs of `rules` whose rhs lies entirely in it, until nothing changes."""
+    return _grow(known, rules)[0]
+
+
+def _grow(known: frozenset[int], rules: Sequence[Rule]) -> tuple[frozenset[int], list[Rule]]:
+    """`_grown`, and the rules whose rhs lies entirely in the result (a worklist, linear in the size of
+    `rules`)."""
+    grown = set(known)
+    missing = []
+    rules_using: dict[int, list[int]] = {}
+    stack = []
+    for index, (lhs, rhs) in enumerate(rules):
+        unknown = [symbol for symbol in rhs if symbol not in grown]
+        missing.append(len(unknown))
+        for symbol in unknown:
+            rules_using.setdefault(symbol, []).append(index)
+        if not unknown and lhs not in grown:
+            grown.add(lhs)
+            stack.append(lhs)
+    while stack:
+        for index in rules_using.pop(stack.pop(), ()):
+            missing[index] -= 1
+            lhs = rules[index][0]
+            if missing[index] == 0 and lhs not in grown:
+                grown.add(lhs)
+                stack.append(lhs)
+    return frozenset(grown), [rule for rule, left in zip(rules, missing) if not left]
+
+
 class Grammar:
     """An immutable context-free grammar `(V, Σ, R, S)` over interned symbols."""
 
@@ -84,37 +114,12 @@ class Grammar:
     @cached_property
     def nullable(self) -> frozenset[int]:
         """Nonterminals that derive the empty string."""
-        return self._fixpoint(set())
+        return _grown(frozenset(), self.rules)
 
     @cached_property
     def productive(self) -> frozenset[int]:
         """Symbols that derive at least one terminal string (every terminal does)."""
-        return self._fixpoint(set(self.terminals))
-
-    def _fixpoint(self, known: set[int]) -> frozenset[int]:
-        """Grow `known` by every lhs whose rhs lies entirely in `known`, until nothing changes.
-
-        A worklist with a count of unknown symbols per rule, so it is linear in the grammar's size.
-        """
-        missing = []
-        rules_using: dict[int, list[int]] = {}
-        stack = list(known)
-        for index, (lhs, rhs) in enumerate(self.rules):
-            unknown = [symbol for symbol in rhs if symbol not in known]
-            missing.append(len(unknown))
-            for symbol in unknown:
-                rules_using.setdefault(symbol, []).append(index)
-            if not unknown and lhs not in known:
-                known.add(lhs)
-                stack.append(lhs)
-        while stack:
-            for index in rules_using.pop(stack.pop(), ()):
-                missing[index] -= 1
-                lhs = self.rules[index][0]
-                if missing[index] == 0 and lhs not in known:
-                    known.add(lhs)
-                    stack.append(lhs)
-        return frozenset(known)
+        return _grown(self.terminals, self.rules)
 
     @cached_property
     def reachable(self) -> frozenset[int]:
@@ -161,6 +166,27 @@ class Grammar:
             ),
             renumber[self.start],
         )
+
+    def extended(self, names: Sequence[str], rules: Iterable[Rule], start: int) -> Grammar:
+        """This trimmed grammar with the nonterminals `names` and `rules` added after its own, started at `start`.
+
+        Its symbols and rules keep their numbers, so what was computed for it (tables, prediction closures) can
+        be extended instead of rebuilt; the cost is that of the new rules alone. New rules that are not
+        productive are dropped, which keeps every symbol that is used productive; unreachable ones stay.
+        """
+        extended = object.__new__(Grammar)
+        extended.names = self.names + tuple(names)
+        extended.terminals = self.terminals
+        extended.start = start
+        extended.ids = dict(self.ids)
+        for index, name in enumerate(names, len(self.names)):
+            if extended.ids.setdefault(name, index) != index:
+                raise GrammarError("symbol names must be unique")
+        productive, new_rules = _grow(self.productive, [(lhs, tuple(rhs)) for lhs, rhs in rules])
+        extended.rules = self.rules + tuple(new_rules)
+        extended.productive = productive
+        extended.nullable = _grown(self.nullable, new_rules)
+        return extended
 
     def rule_text(self, index: int) -> str:
         lhs, rhs = self.rules[index]

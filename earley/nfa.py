@@ -66,6 +66,22 @@ class NFA:
         """The NFA of the reversed language: transitions inverted, initial and final states swapped."""
         return NFA(self.n_states, ((t, label, s) for s, label, t in self.transitions), self.final, self.initial)
 
+    def with_final_ends(self) -> NFA:
+        """The same language with no transition out of a final state: a final state that has some becomes
+        non-final and gets a final twin with none, reached by every transition into it (initial if it is).
+        A quotient by such an NFA need not copy what was predicted at its ends (`earley.quotient`)."""
+        busy = sorted(state for state in self.final if self.delta[state])
+        if not busy:
+            return self
+        twin = {state: self.n_states + index for index, state in enumerate(busy)}
+        return NFA(
+            self.n_states + len(busy),
+            [*self.transitions, *((source, label, twin[target]) for source, label, target in self.transitions
+                                  if target in twin)],
+            [*self.initial, *(twin[state] for state in self.initial if state in twin)],
+            [*(self.final - twin.keys()), *twin.values()],
+        )
+
     def step(self, states: Iterable[int], label: Label) -> frozenset[int]:
         return frozenset(target for state in states for target in self.delta[state].get(label, ()))
 
@@ -77,13 +93,16 @@ class NFA:
                 return False
         return bool(states & self.final)
 
-    def trim(self) -> NFA:
-        """Drop states that are unreachable from an initial state or cannot reach a final one."""
+    def trim(self, deadline: float | None = None) -> NFA:
+        """Drop states that are unreachable from an initial state or cannot reach a final one (raises
+        `DeadlineExceeded` past `deadline`, looking at the clock between its passes)."""
         forward = _closure(self.initial, {s: {t for _, t in _edges(self, s)} for s in range(self.n_states)})
+        check_deadline(deadline)
         backward_edges: dict[int, set[int]] = {s: set() for s in range(self.n_states)}
         for source, _, target in self.transitions:
             backward_edges[target].add(source)
         backward = _closure(self.final, backward_edges)
+        check_deadline(deadline)
         keep = sorted(forward & backward)
         renumber = {old: new for new, old in enumerate(keep)}
         return NFA(
@@ -279,7 +298,7 @@ class _ThompsonBuilder:
                 final.append(state)
         untrimmed = NFA(self.n_states, transitions, [start], final)
         check_deadline(deadline)
-        return untrimmed.trim()
+        return untrimmed.trim(deadline)
 
 
 _REGEX_TOKEN = re.compile(r'\s*(?:(?P<word>[A-Za-z_][A-Za-z_0-9]*)|(?P<literal>"(?:[^"\\]|\\.)*")'

@@ -36,6 +36,8 @@ class NFAParse:
         self.delta: list[dict[int, tuple[int, ...]]] = []
         self.reverse_delta: list[dict[int, list[int]]] = [{} for _ in range(nfa.n_states)]
         for state, row in enumerate(nfa.delta):
+            if state % CLOCK_INTERVAL == 0:
+                check_deadline(deadline)
             coded = {}
             for label, targets in row.items():
                 symbol = ids.get(label)
@@ -71,7 +73,7 @@ class NFAParse:
         countdown = CLOCK_INTERVAL
         while agenda:
             countdown -= 1
-            if not countdown:
+            if countdown <= 0:
                 check_deadline(deadline)
                 countdown = CLOCK_INTERVAL
             chart, item = agenda.pop()
@@ -92,7 +94,9 @@ class NFAParse:
                 else:
                     origins.add(origin)
                 chart_items = items[chart]
-                for waiting in waiters[origin].get(left, ()):
+                parents = waiters[origin].get(left, ())
+                countdown -= len(parents) >> 4  # without Leo's optimization, right recursion makes long steps
+                for waiting in parents:
                     waiting += 1
                     if waiting not in chart_items:
                         chart_items.add(waiting)
@@ -117,7 +121,9 @@ class NFAParse:
                 else:
                     waiting.append(item)
                 item += 1
-                for target in completed.get(chart * n_symbols + symbol, ()):
+                targets = completed.get(chart * n_symbols + symbol, ())
+                countdown -= len(targets) >> 4
+                for target in targets:
                     if item not in items[target]:
                         items[target].add(item)
                         push((target, item))

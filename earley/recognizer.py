@@ -43,10 +43,20 @@ class _Chart:
 class Recognizer:
     """Compiled recognition tables for one grammar; `start()` gives the state before any input."""
 
-    def __init__(self, grammar: Grammar, terminal_costs: Mapping[str, float] | None = None):
-        """`terminal_costs` (every terminal 1 if not given) is what `RecognizerState.distance` adds up."""
-        self.grammar = grammar = grammar.trim()
-        self.tables = GrammarTables(grammar)
+    def __init__(self, grammar: Grammar, base: Recognizer | None = None,
+                 terminal_costs: Mapping[str, float] | None = None):
+        """With `base`, a recognizer of the grammar that `grammar` extends (`Grammar.extended`): its tables are
+        extended instead of rebuilt, and its prediction closures, which new rules cannot change, are shared.
+        `terminal_costs` (the base's, else every terminal 1) is what `RecognizerState.distance` adds up."""
+        if base is None:
+            self.grammar = grammar = grammar.trim()
+            self.tables = GrammarTables(grammar)
+        else:
+            self.grammar = grammar
+            self.tables = GrammarTables(grammar, base.tables)
+            terminal_costs = terminal_costs if terminal_costs is not None else base._terminal_costs
+        self._base = base
+        self._base_symbols = 0 if base is None else len(base.grammar.names)
         self._closures: dict[frozenset[int], _Closure] = {}
         self._symbol_closures: dict[int, frozenset[int]] = {}
         self._terminal_costs = terminal_costs
@@ -87,6 +97,8 @@ class Recognizer:
         found = self._symbol_closures.get(symbol)
         if found is not None:
             return found
+        if symbol < self._base_symbols:
+            return self._base._symbol_closure(symbol)
         tables = self.tables
         dotted_rules: set[int] = set()
         seen = {symbol}
@@ -110,6 +122,9 @@ class Recognizer:
     def _closure(self, roots: frozenset[int]) -> _Closure:
         found = self._closures.get(roots)
         if found is not None:
+            return found
+        if roots and max(roots) < self._base_symbols:
+            found = self._closures[roots] = self._base._closure(roots)
             return found
         next_symbol = self.tables.next_symbol
         dotted_rules: set[int] = set()

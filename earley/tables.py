@@ -25,31 +25,50 @@ class GrammarTables:
         "nullable",
     )
 
-    def __init__(self, grammar: Grammar):
+    def __init__(self, grammar: Grammar, base: GrammarTables | None = None):
+        """Tables of `grammar`; with `base`, the tables of a grammar that `grammar` extends (`Grammar.extended`):
+        they are copied and only the new rules and symbols are added."""
         self.grammar = grammar
-        next_symbol: list[int] = []
-        previous_symbol: list[int] = []
-        lhs: list[int] = []
-        dot: list[int] = []
-        rule_of: list[int] = []
-        first_dotted: list[list[int]] = [[] for _ in grammar.names]
-        for index, (left, rhs) in enumerate(grammar.rules):
-            first_dotted[left].append(len(next_symbol))
-            for position in range(len(rhs) + 1):
-                next_symbol.append(rhs[position] if position < len(rhs) else COMPLETE)
-                previous_symbol.append(rhs[position - 1] if position else COMPLETE)
-                lhs.append(left)
-                dot.append(position)
-                rule_of.append(index)
+        if base is None:
+            first_rule = first_symbol = 0
+            next_symbol: list[int] = []
+            previous_symbol: list[int] = []
+            lhs: list[int] = []
+            dot: list[int] = []
+            rule_of: list[int] = []
+            first_dotted: list[tuple[int, ...]] = []
+            is_terminal: list[bool] = []
+            nullable: list[bool] = []
+        else:
+            first_rule, first_symbol = len(base.grammar.rules), len(base.grammar.names)
+            next_symbol, previous_symbol = base.next_symbol[:], base.previous_symbol[:]
+            lhs, dot, rule_of = base.lhs[:], base.dot[:], base.rule_of[:]
+            first_dotted = list(base.first_dotted)
+            is_terminal, nullable = base.is_terminal[:], base.nullable[:]
+        new_symbols = range(first_symbol, len(grammar.names))
+        first_dotted += [()] * len(new_symbols)
+        is_terminal += [symbol in grammar.terminals for symbol in new_symbols]
+        nullable += [symbol in grammar.nullable for symbol in new_symbols]
+        for index in range(first_rule, len(grammar.rules)):
+            left, rhs = grammar.rules[index]
+            first_dotted[left] += (len(next_symbol),)
+            size = len(rhs) + 1
+            next_symbol += rhs
+            next_symbol.append(COMPLETE)
+            previous_symbol.append(COMPLETE)
+            previous_symbol += rhs
+            lhs += [left] * size
+            dot += range(size)
+            rule_of += [index] * size
         self.n_dotted = len(next_symbol)
         self.next_symbol = next_symbol
         self.previous_symbol = previous_symbol
         self.lhs = lhs
         self.dot = dot
         self.rule_of = rule_of
-        self.first_dotted = tuple(tuple(row) for row in first_dotted)
-        self.is_terminal = [symbol in grammar.terminals for symbol in range(len(grammar.names))]
-        self.nullable = [symbol in grammar.nullable for symbol in range(len(grammar.names))]
+        self.first_dotted = tuple(first_dotted)
+        self.is_terminal = is_terminal
+        self.nullable = nullable
 
     def remainder(self, dotted: int) -> tuple[int, ...]:
         """The symbols after the dot."""

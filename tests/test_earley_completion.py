@@ -22,7 +22,7 @@ EXTENSION = 5
 
 def viable_states(rules, word, costs):
     """The recognizer's states after each prefix of `word`, up to the first one that is not viable."""
-    state = Recognizer(Grammar.from_rules("S", rules, ALPHABET), costs).start()
+    state = Recognizer(Grammar.from_rules("S", rules, ALPHABET), terminal_costs=costs).start()
     fed = []
     while state is not None:
         yield fed, state
@@ -76,7 +76,7 @@ def test_distance_follows_the_parse():
     Args: <empty> | Expr ArgCont
     ArgCont: <empty> | COMMA Expr ArgCont
     ''')
-    recognizer = Recognizer(grammar, {"ID": 3, "LPAR": 1, "RPAR": 1, "COMMA": 1})
+    recognizer = Recognizer(grammar, terminal_costs={"ID": 3, "LPAR": 1, "RPAR": 1, "COMMA": 1})
     state = recognizer.start()
     assert state.distance() == 3  # an ID
     state = state.feed_all(["ID", "LPAR", "ID", "LPAR"])  # f(g(

@@ -11,7 +11,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from earley import NFA, Grammar, NFAParse, Recognizer, left_quotient, right_quotient
+from earley import NFA, Grammar, NFAParse, Recognizer, RightQuotients, left_quotient, right_quotient
 from tests.oracles import RawNFA, intersects, strings
 
 ALPHABET = ("a", "b")
@@ -91,6 +91,30 @@ def test_right_quotient_agrees_with_oracle(rules, raw):
         member=lambda word: in_language(rules, RawNFA.word(word).then(raw)),
         prefix_viable=lambda word: viable(rules, word, raw),
     )
+
+
+@settings(max_examples=150, deadline=None)
+@given(grammars(), nfas(), nfas())
+def test_shared_right_quotients_agree_with_oracle(rules, first, second):
+    """One `RightQuotients` for two right contexts in turn: each recognizer extends the grammar's own and
+    shares its prediction closures, and still recognizes exactly its quotient."""
+    quotients = RightQuotients(build(rules))
+    for raw in (first, second, first):
+        assert_recognizer_matches(
+            quotients.recognizer_of(to_nfa(raw).reverse()),
+            member=lambda word: in_language(rules, RawNFA.word(word).then(raw)),
+            prefix_viable=lambda word: viable(rules, word, raw),
+        )
+
+
+@settings(max_examples=150, deadline=None)
+@given(nfas())
+def test_final_ends_keep_the_language(raw):
+    nfa = to_nfa(raw)
+    ended = nfa.with_final_ends()
+    assert not any(ended.delta[state] for state in ended.final)
+    for word in strings(ALPHABET, MAX_LENGTH):
+        assert ended.accepts(word) == nfa.accepts(word), word
 
 
 @settings(max_examples=150, deadline=None)

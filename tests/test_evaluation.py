@@ -9,7 +9,7 @@ import pytest
 
 from fimlsp.cases import random_span_cases
 from fimlsp.cli import main
-from fimlsp.evaluation import dataset, report, runner
+from fimlsp.evaluation import bench, dataset, report, runner
 
 SOURCE = '''import os
 
@@ -219,7 +219,8 @@ def test_cli_dump_cases_eval_report_and_bench(tiny_model_path, tmp_path, capsys)
     assert len(_lines(out)) == 1 + 1 * 3
     assert main(["bench", "--cases", str(cases), "--no-progress", "--json", str(tmp_path / "bench.jsonl")]) == 0
     printed = capsys.readouterr().out
-    assert "one-time setup" in printed and "ast.parse" in printed
+    assert "one-time setup" in printed and "setup as a multiple of the file's ast.parse: median" in printed
+    assert "reference implementation" in printed
     assert len(_lines(tmp_path / "bench.jsonl")) == 4
     assert main(["eval", "--cases", str(cases), "--model", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
     assert main(["eval"]) == 2
@@ -244,3 +245,10 @@ def test_schedule_runs_every_files_first_draw_first_and_alternates_kinds():
     assert [c.draw for c in ordered[:10]] == [0] * 10
     assert [c.kind for c in ordered[:4]] == ["randspan", "boundary", "randspan", "boundary"]
     assert [c.file for c in ordered[:10:2]] == list(dict.fromkeys(c.file for c in cases if c.kind == "randspan"))
+
+
+def test_bench_reports_setup_as_multiples_of_a_parse_beside_the_reference():
+    rows = [{"parse_ms": 2.0, "setup_ms": 2.0 * share, "context_chars": 1000} for share in range(1, 101)]
+    ours, reference = bench._setup_multiples(rows)
+    assert ours.startswith("setup as a multiple of the file's ast.parse: median 50.5x, p90 91.0x, p99 100.0x, max 100.0x")
+    assert reference.endswith("median 275.0x, p90 275.0x, p99 275.0x, max 275.0x")  # (270 + 280) ms / 2 ms

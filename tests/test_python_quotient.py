@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import random
+import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from earley import Deadline, Stopped
 from fimlsp import quotient
+from fimlsp.python.region import constrain
 from fimlsp.cases import boundary_cases, random_span_cases
 from fimlsp.python.syntax import parses
 
@@ -160,3 +164,16 @@ def test_the_indentation_limit_is_cpythons_left_and_right_of_the_cursor(blocks):
     cut = text.rfind("pass")
     for state in (quotient(text[:cut], text[cut:]), quotient("", text)):
         assert (state is not None and state.complete) == parses(text) == (blocks == 99)
+
+
+def test_a_stopped_setup_raises_stopped_and_is_not_held_against_the_right_context():
+    """A newer keystroke stops a setup (`earley.Deadline`); the right context is not remembered as too slow."""
+    left = "class A:\n    def f(self):\n        table = {\n"
+    right = "".join(f"            {i}: [{i}, ({i}, '{i}')],\n" for i in range(40)) + "        }\n        return table\n"
+    stopped = Deadline(math.inf, lambda: True)
+    with pytest.raises(Stopped):
+        quotient(left, right, stopped)
+    with pytest.raises(Stopped):
+        constrain(left, right, deadline=stopped)
+    state = quotient(left, right, Deadline(time.perf_counter() + 60, lambda: False))
+    assert state is not None and state.feed("0: 0,\n").complete

@@ -13,11 +13,16 @@ the confirmation makes `complete` exact without ever making `feed` reject a vali
 
 from __future__ import annotations
 
+import bisect
+import gc
 import math
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
+from contextlib import contextmanager
+from functools import lru_cache
 
-from earley import DeadlineExceeded, Recognizer, RecognizerState, left_quotient
+from earley import DeadlineExceeded, RecognizerState, RightQuotients, Stopped
 from earley.deadline import check_deadline
 from fimlsp.python import finish as finishing
 from fimlsp.python import lexemes as lx
@@ -25,43 +30,50 @@ from fimlsp.python.grammar import load_grammar
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token, normalize_newlines
 from fimlsp.python.right_context import reversed_right_context_nfa, token_end
 from fimlsp.python.syntax import parses_statements
-from fimlsp.python.window import left_window
+from fimlsp.python.window import left_window, module_statement_starts
 
 
 class RightContext:
     """Everything about one right context that does not depend on the middle.
 
     With `block_indent`, the text is a run of statements of a block indented by it, not a module: lexed from that
-    indentation, which it may not dedent below, and confirmed as the body of a compound statement.
+    indentation, which it may not dedent below, and confirmed as the body of a compound statement. Without
+    `window`, both contexts are read whole instead of cut where that provably changes nothing (the reference
+    that the windows are tested against). `statement_starts`: see `reversed_right_context_nfa`.
     """
 
-    def __init__(self, right: str, deadline: float | None = None, block_indent: str = ""):
+    def __init__(self, right: str, deadline: float | None = None, block_indent: str = "", window: bool = True,
+                 statement_starts: Sequence[int] = ()):
         self.right = normalize_newlines(right)
         self.block_indent = block_indent
+        self.windowed = window and not block_indent
         self.initial = block_start(block_indent)
-        reversed_language, indices = reversed_right_context_nfa(
-            self.right, window=not block_indent, deadline=deadline, floor=self.initial.indents[0][0])
-        self.boundaries = frozenset(indices)
-        self.grammar = left_quotient(load_grammar().reverse(), reversed_language, deadline).reverse()
-        self.recognizer = Recognizer(self.grammar, finishing.TERMINAL_COSTS)
+        quotients = python_quotients()
+        with _no_cycle_collection():
+            reversed_language, indices = reversed_right_context_nfa(
+                self.right, self.windowed, deadline, self.initial.indents[0][0], statement_starts)
+            self.boundaries = frozenset(indices)
+            self.recognizer = quotients.recognizer_of(reversed_language, deadline)
         self._token_ends: dict[tuple[int, int], int | None] = {}
 
-    def start(self, left: str, deadline: float | None = None) -> FimState | None:
+    def start(
+        self, left: str, deadline: float | None = None, statement_starts: Sequence[int] = ()
+    ) -> FimState | None:
         """The state after `left`; None if no middle can make `left + middle + right` valid.
 
         Raises `DeadlineExceeded` past `deadline` (the left is fed in chunks, with a look at the clock between).
+        Only the statement around the cursor and the headers of the blocks around it are fed (`left_window`,
+        which `statement_starts` may spare parses).
         """
         parser = self.recognizer.start()
         if parser is None:
             return None
-        cut = 0 if self.block_indent else left_window(left)
-        state: FimState | None = FimState(self, self.initial, parser, (None, left[:cut]))
-        for chunk_start in range(cut, len(left), _FEED_CHUNK):
-            check_deadline(deadline)
-            state = state.feed(left[chunk_start:chunk_start + _FEED_CHUNK])
-            if state is None:
-                return None
-        return state
+        headers, cut = left_window(left, statement_starts) if self.windowed else ("", 0)
+        state = _feed_in_chunks(FimState(self, self.initial, parser, None), headers, deadline)
+        if state is None:
+            return None
+        state = FimState(self, state.lexer, state.parser, (None, left[:cut]))  # the headers stand for it
+        return _feed_in_chunks(state, left[cut:], deadline)
 
     def valid(self, text: str) -> bool:
         """CPython's verdict on `text` followed by the right context."""
@@ -101,19 +113,57 @@ class RightContext:
             index += 1
 
 
-_FEED_CHUNK = 4096
+_FEED_CHUNK = 1024
+
+
+@lru_cache(maxsize=None)
+def python_quotients() -> RightQuotients:
+    """Python's grammar, ready to be quotiented by right contexts (built once a process). What it holds lives
+    as long as the process, so the cycle collector is told to leave it out of its passes (`gc.freeze`)."""
+    quotients = RightQuotients(load_grammar(), finishing.TERMINAL_COSTS)
+    gc.collect()
+    gc.freeze()
+    return quotients
+
+
+@contextmanager
+def _no_cycle_collection():
+    """The cycle collector held off while a right context is compiled: the charts are millions of small sets and
+    lists that hold no cycles, and full collections over them took more than half of a big build's time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _feed_in_chunks(state: FimState, text: str, deadline: float | None) -> FimState | None:
+    """`state.feed(text)`, with a look at the clock between chunks."""
+    for index in range(0, len(text), _FEED_CHUNK):
+        check_deadline(deadline)
+        state = state.feed(text[index:index + _FEED_CHUNK])
+        if state is None:
+            return None
+    return state
+
+
 _CACHE_SIZE = 16
 _contexts: OrderedDict[tuple[str, str], RightContext] = OrderedDict()
 # Right contexts whose build ran out of time, with the time they were given.
 _too_slow: OrderedDict[tuple[str, str], float] = OrderedDict()
 
 
-def right_context(right: str, deadline: float | None = None, block_indent: str = "") -> RightContext:
+def right_context(
+    right: str, deadline: float | None = None, block_indent: str = "", statement_starts: Sequence[int] = ()
+) -> RightContext:
     """The compiled right context, from a small LRU cache (a typing user keeps the same right context).
 
     A build that runs past `deadline` raises `DeadlineExceeded` and is remembered with the time it was given,
     so that a user typing in front of a right context too big to compile does not pay for the attempt again on
-    every keystroke unless at least twice the time is offered.
+    every keystroke unless at least twice the time is offered. A build stopped by its caller (`earley.Deadline`)
+    raises `earley.Stopped` and is not held against the right context.
     """
     key = (right, block_indent)
     found = _contexts.get(key)
@@ -125,7 +175,9 @@ def right_context(right: str, deadline: float | None = None, block_indent: str =
     if 2 * _too_slow.get(key, -math.inf) > offered:
         raise DeadlineExceeded
     try:
-        context = RightContext(right, deadline, block_indent)
+        context = RightContext(right, deadline, block_indent, statement_starts=statement_starts)
+    except Stopped:
+        raise
     except DeadlineExceeded:
         _remember(_too_slow, key, offered)
         raise
@@ -219,5 +271,12 @@ def quotient(left: str, right: str, deadline: float | None = None, block_indent:
 
     Raises `earley.DeadlineExceeded` if building it runs past `deadline`, a `time.perf_counter()` value. With
     `block_indent`, valid means a run of statements of a block indented by it (see `RightContext`).
+
+    When `left + right` is itself a valid module (a cursor that jumped, before anything is typed), one parse of
+    it, remembered for the document, proves what the windows need at both ends of the cursor's top-level
+    statement (`module_statement_starts`).
     """
-    return right_context(right, deadline, block_indent).start(left, deadline)
+    starts = () if block_indent else module_statement_starts(left + right)
+    split = bisect.bisect_right(starts, len(left))
+    right_starts = [start - len(left) for start in starts[split:]]
+    return right_context(right, deadline, block_indent, right_starts).start(left, deadline, starts[:split])

@@ -21,11 +21,13 @@ comment line after the last line of code, when the cursor is between statements)
 below, lexed from the end of the token the cursor is in, then the end of the block. A few of each are tried,
 nearest first: a cut inside a string or bracket of a broken file may admit no middle.
 
-Order of attempts, the widest promise first and the cheapest first where the outcome is known: when the text
-after the enclosing top-level statement parses, the whole-file quotient is exact and cheap (its windows stop at
-that statement); when it does not, the regions go first (the whole file's window would run to the break), and
-the whole file is tried after only in case the cuts were wrong. When nothing admits a middle the promise is
-"none": the caller decodes unconstrained and says the result is unchecked.
+Order of attempts, the widest promise first and the cheapest first where the outcome is known: the whole file
+first, for a few tens of milliseconds (in a valid file its windows stop at the statements around the cursor, so
+that is plenty, and finding the regions would cost more); then, when the text after the enclosing top-level
+statement parses, the whole file with all the time; when it does not, the regions go first (the whole file's
+window would run to the break), and the whole file is tried after only in case the cuts were wrong. When
+nothing admits a middle the promise is "none": the caller decodes unconstrained and says the result is
+unchecked.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from earley import DeadlineExceeded
-from earley.deadline import check_deadline
+from earley import DeadlineExceeded, Stopped
+from earley.deadline import check_deadline, within
 from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import INITIAL, MAX_INDENT_LEVELS, advance, block_start
 from fimlsp.python.quotient import FimState, quotient
@@ -49,10 +51,16 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # a line with its line b
 # Files up to this many characters get the whole-file promise: the proofs behind the window (`ast.parse` of the
 # text outside it, ~0.3 ms per 1,000 characters) stay well under a second. Bigger files get a region.
 DEFAULT_BUDGET = 1_000_000
+# The whole file is tried first for this long: in a valid file its windows stop at the statements around the
+# cursor and it takes milliseconds; in a broken one the regions below decide the order (whole first if the text
+# after the top-level statement parses), and the whole file gets the rest of the time when it comes again.
+QUICK_WHOLE_FILE = 0.05
 # Region starts tried per block when the latest admits no middle (it may lie inside a string of a broken file).
 STARTS_TRIED = 4
 # Region ends tried per start (the nearest may lie inside a string that the middle opens).
 ENDS_TRIED = 2
+# Lines lexed between two looks at the clock (or at the caller's stop flag).
+_LINES_BETWEEN_CLOCKS = 64
 
 
 @dataclass(frozen=True)
@@ -94,14 +102,25 @@ def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET, deadline: flo
     """The widest promise that can be had for a middle between `left` and `right` (see the module's text).
 
     `budget` is the file size, in characters, up to which the whole file is checked (and the most a region may
-    hold); `deadline`, a `time.perf_counter()` value, bounds the setup: past it the promise is `none`.
+    hold); `deadline`, a `time.perf_counter()` value, bounds the setup: past it the promise is `none`. An
+    `earley.Deadline` that its caller stops makes it raise `earley.Stopped` instead.
     """
     fits = len(left) + len(right) <= budget
     try:
+        whole_tried = False  # and no middle makes the whole file parse
+        if fits:
+            try:
+                if (state := quotient(left, right, within(deadline, QUICK_WHOLE_FILE))) is not None:
+                    return Guarantee(FILE, state, 0, len(right))
+                whole_tried = True
+            except Stopped:
+                raise
+            except DeadlineExceeded:
+                pass
         regions = _regions(left, right, budget, deadline)
         first = next(regions, None)
         top = first if first is not None and not first[2] else None
-        whole_first = fits and (top is None or top[1] == len(right) or parses(right[top[1]:]))
+        whole_first = fits and not whole_tried and (top is None or top[1] == len(right) or parses(right[top[1]:]))
         if whole_first and (state := quotient(left, right, deadline)) is not None:
             return Guarantee(FILE, state, 0, len(right))
         if fits:
@@ -111,8 +130,10 @@ def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET, deadline: flo
         for cut, end, indent in itertools.chain([first] if first is not None else [], regions):
             if (state := quotient(left[cut:], right[:end], deadline, indent)) is not None:
                 return Guarantee(REGION, state, cut, end, reason, indent)
-        if fits and not whole_first and (state := quotient(left, right, deadline)) is not None:
+        if fits and not whole_first and not whole_tried and (state := quotient(left, right, deadline)) is not None:
             return Guarantee(FILE, state, 0, len(right))
+    except Stopped:
+        raise
     except DeadlineExceeded:
         return Guarantee(NONE, None, 0, len(right), "the constraint could not be built within its time budget")
     if not fits and first is None:
@@ -130,7 +151,7 @@ def _regions(left: str, right: str, budget: int, deadline: float | None) -> Iter
     cursor (when it may be between two statements) second. Found lazily, with a look at the clock between
     candidates: deep nesting makes many."""
     anchor = 0 if len(left) <= budget else min(statement_starts(left, STARTS_TRIED, right) or [0])
-    strings = _string_lines(left, anchor)
+    strings = _string_lines(left, anchor, deadline)
     blocks = statement_starts_by_block(left, STARTS_TRIED, right, strings)
     for indent, starts in reversed(blocks[-MAX_INDENT_LEVELS:]):
         check_deadline(deadline)
@@ -145,19 +166,22 @@ def _regions(left: str, right: str, budget: int, deadline: float | None) -> Iter
             if lexed is None:  # a start inside a bracket of a broken file seldom lexes to the cursor
                 continue
             at_cursor, room = lexed[0], budget - (len(left) - cut)
-            for end in statement_ends(right, ENDS_TRIED, at_cursor.token, indent, room, at_cursor.depth > 0):
+            for end in statement_ends(right, ENDS_TRIED, at_cursor.token, indent, room, at_cursor.depth > 0,
+                                      deadline):
                 if (cut, end) != (0, len(right)):
                     yield cut, end, indent
 
 
-def _string_lines(left: str, anchor: int) -> set[int]:
+def _string_lines(left: str, anchor: int, deadline: float | None = None) -> set[int]:
     """The line starts of `left` after `anchor` (the file's start when it fits the budget) at which the lexer, run
     from there, is inside a string: those lines are string content, not statements. Brackets are not held
     against a line (a stray bracket above is what a region is there to skip); after a line that does not lex,
-    the lexer starts afresh at the next line."""
+    the lexer starts afresh at the next line. Raises `DeadlineExceeded` past `deadline`."""
     found = set()
     state = INITIAL
-    for line in _LINE.finditer(left, anchor):
+    for count, line in enumerate(_LINE.finditer(left, anchor)):
+        if count % _LINES_BETWEEN_CLOCKS == 0:
+            check_deadline(deadline)
         if state.token != lx.START:
             found.add(line.start())
         lexed = advance(state, line.group())

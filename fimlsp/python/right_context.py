@@ -18,8 +18,10 @@ valid middle; `fimlsp.python.quotient` confirms membership exactly.
 
 from __future__ import annotations
 
+import ast
+import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -29,8 +31,8 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import (
     MAX_BRACKET_DEPTH, MAX_INDENT_LEVELS, indentation_column, normalize_newlines, string_is_valid,
 )
-from fimlsp.python.syntax import parses_statements, syntax_error_line
-from fimlsp.python.window import line_start
+from fimlsp.python.syntax import module_or_error_line, parses_statements, syntax_error_line
+from fimlsp.python.window import line_start, statement_line
 
 
 def boundary_indices(right: str) -> list[int]:
@@ -166,17 +168,27 @@ _DECORATABLE = frozenset({"def", "class", "async", "@"})
 
 
 class _StandaloneCache:
-    """Whether the text from an index of the right context on is a valid module by itself (memoized).
+    """What the text from an index of the right context to the end of the file is, when it is whole statements
+    (memoized): whether it is a valid module by itself (from a line at column 0), and what can stand in for it
+    (from an indented line, `tails`).
 
     When that text does not parse, the candidates before the line of the error are given up without parsing
     them: at worst the window is wider than it could be, and a broken right context costs one parse per error
-    instead of one per top-level statement.
+    instead of one per statement.
     """
 
-    def __init__(self, right: str):
+    def __init__(self, right: str, statement_starts: Sequence[int] = ()):
         self.right = right
-        self.known: dict[int, bool] = {}
+        # Known starts of top-level statements, ascending, from which the rest is known to be whole statements.
+        self.statement_starts = statement_starts
+        self.known: dict[int, bool] = dict.fromkeys(statement_starts, True)
         self.hopeless_before = 0
+        self.stand_ins: dict[int, str | None] = {}
+        self.failed_tails = 0
+        # Indented cuts need every column below 98: a stack of 100 levels, CPython's limit, is then out of reach
+        # on both sides of a cut, so cutting cannot hide a line that is too deep (a tab may reach any column:
+        # a file indented with tabs gets no indented cuts).
+        self.shallow = _MAYBE_DEEP.search(right) is None
 
     def __call__(self, index: int) -> bool:
         if index < self.hopeless_before:
@@ -185,9 +197,110 @@ class _StandaloneCache:
         if found is None:
             error_line = syntax_error_line(self.right[index:])
             found = self.known[index] = error_line is None
-            if error_line is not None:  # give up every candidate up to the line after the blamed one
-                self.hopeless_before = max(self.hopeless_before, line_start(self.right, error_line + 1, index))
+            if error_line is not None:
+                self._give_up_before(error_line, index)
         return found
+
+    def tails(self, index: int, indent: str) -> str | None:
+        """What can stand in for `right[index - len(indent):]`, the rest of the file from a line indented by
+        `indent`, whatever comes before it; None if nothing is proved.
+
+        The rest of the file is statements of the block at that indentation, then of each block it dedents to,
+        down to the last one; statements of a block may be replaced by any others, so one statement per level
+        stands in for it: `pass` (`class _: pass` at the first line when the rest starts with a definition,
+        which a decorator before it may decorate), with the indentation of the line that dedents to the level.
+        The proof is CPython's: the rest of the file must parse after one `with _:` header per level below the
+        first (taken from the lowest lines, as they come), which shows that it is whole statements, that
+        nothing in it continues a statement before it (`else` …), and which levels it reaches.
+        """
+        if index < self.hopeless_before or not self.shallow or self.failed_tails >= _TAILS_TRIED:
+            return None
+        found = self.stand_ins.get(index, False)
+        if found is not False:
+            return found
+        line = index - len(indent)
+        known = bisect.bisect_right(self.statement_starts, line)
+        end = self.statement_starts[known] if known < len(self.statement_starts) else len(self.right)
+        levels = _lowest_lines(self.right, line, end)
+        clause = next((start for start, code in levels[1:] if _CLAUSE.match(self.right, code)), None)
+        if clause is not None:  # it continues a statement before the cut: give up until past it, unparsed
+            self.hopeless_before = max(self.hopeless_before, self.right.find("\n", clause) + 1 or len(self.right))
+            self.stand_ins[index] = None
+            return None
+        headers = "".join(f"{self.right[start:code]}with _:\n" for start, code in reversed(levels[1:]))
+        if levels[-1][1] > levels[-1][0]:  # no line at column 0: the lowest level needs a header of its own
+            headers = "with _:\n" + headers
+        module = module_or_error_line(headers + self.right[line:end])
+        if isinstance(module, int):
+            self.failed_tails += 1
+            self._give_up_before(module - headers.count("\n"), line)
+            found = None
+        else:
+            found = _stand_in(module, headers.count("\n"), self.right, line, indent)
+            if end < len(self.right):  # from a known statement start on, whole top-level statements
+                found += "pass\n"
+        self.stand_ins[index] = found
+        return found
+
+    def _give_up_before(self, error_line: int, index: int) -> None:
+        """Give up every candidate up to the line after the blamed one (1-based, in `right[index:]`)."""
+        self.hopeless_before = max(self.hopeless_before, line_start(self.right, max(1, error_line) + 1, index))
+
+
+_TAILS_TRIED = 4
+_CLAUSE = re.compile(r"(?:else|elif|except|finally)\b")
+_MAYBE_DEEP = re.compile(r"^(?: {98}|[ \f]*\t)", re.MULTILINE)
+_CODE_LINE = re.compile(r"^[ \t\f]*(?=[^ \t\f#\n)\]}])", re.MULTILINE)
+
+
+def _lowest_lines(text: str, line: int, end: int) -> list[tuple[int, int]]:
+    """Where the line at `line` and each later line of code before `end` indented less than all before it start,
+    and where their code starts, up to the first at column 0. Lines inside strings or brackets may be among them:
+    a header made from one is harmless when no statement dedents to it, and fails the proof otherwise."""
+    lowest: list[tuple[int, int]] = []
+    column = None
+    for match in _CODE_LINE.finditer(text, line, end):
+        found = indentation_column(match.group())
+        if column is None or found < column:
+            lowest.append((match.start(), match.end()))
+            column = found
+            if not found:
+                break
+    return lowest
+
+
+def _stand_in(module: ast.Module, header_lines: int, right: str, line: int, indent: str) -> str:
+    """The text that stands in for `right[line:]`, read off the tree of the headers (one `with` per level,
+    outermost first) followed by it: a level is reached when its header's block holds more than the next
+    header, and its first such statement is where the text dedents to it."""
+    levels = []
+    statements = module.body
+    while statements and isinstance(statements[0], ast.With) and statements[0].lineno <= header_lines:
+        levels.append(statements)
+        statements = statements[0].body
+    first = statements[0]
+    decoratable = isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    stand_in = [indent + ("class _: pass\n" if decoratable else "pass\n")]
+    dedents = [level[1] for level in reversed(levels) if len(level) > 1]
+    starts = _line_offsets(right, line, [statement_line(statement) - header_lines for statement in dedents])
+    for start in starts:
+        code = start
+        while right[code] in " \t\f":
+            code += 1
+        stand_in.append(right[start:code] + "pass\n")
+    return "".join(stand_in)
+
+
+def _line_offsets(text: str, start: int, lines: list[int]) -> list[int]:
+    """Where the given 1-based lines (ascending) of `text[start:]` start."""
+    offsets = []
+    line, position = 1, start
+    for target in lines:
+        while line < target:
+            position = text.index("\n", position) + 1
+            line += 1
+        offsets.append(position)
+    return offsets
 
 
 def stream(
@@ -200,10 +313,12 @@ def stream(
     lex, or its brackets cannot balance). With `standalone`, the stream stops at the first line at column 0
     after which the rest of the file is a valid module that the text before cannot continue or decorate: there
     every block is closed and the bracket depth is 0, so the language there is the same as at the end of the
-    file (windowing: the one-time cost is bounded by the enclosing top-level statement, not the file). `floor` is
-    the lowest column a line may start at: the indentation of a block whose statements the text ends.
+    file; or, sooner, at an indented line from which one `pass` per level stands in for the rest of the file
+    (`_StandaloneCache.tails`). Windowing bounds the one-time cost by the statement around the cursor, not the
+    file. `floor` is the lowest column a line may start at: the indentation of a block whose statements the
+    text ends.
     """
-    window, cut = _window_tokens(scanner, start, standalone, deadline)
+    window, text = _window_tokens(scanner, start, standalone, deadline)
     if window is None:
         return None
     change = lowest_change = 0
@@ -216,7 +331,6 @@ def stream(
     depth = -change  # the file ends, and a window is cut, at depth 0
     if depth < 0 or lowest_change < change or depth > MAX_BRACKET_DEPTH:
         return None
-    text = scanner.text
     parts: list[Regex] = []
     line_has_tokens: bool | None = None
     known_levels: list[int] | None = None
@@ -265,37 +379,70 @@ def stream(
 
 def _window_tokens(
     scanner: _Scanner, start: int, standalone: _StandaloneCache | None, deadline: float | None = None
-) -> tuple[list[_Token] | None, int | None]:
-    """The tokens from `start` up to the window's cut (None: the end of the file), or None if they do not lex.
+) -> tuple[list[_Token] | None, str]:
+    """The tokens from `start` up to the window's cut (the end of the file if there is none), or None if they
+    do not lex; and the text they index, which past an indented cut ends with its stand-in.
 
     A cut is a line that starts at column 0 with a token that does not continue the statement before (`else`
     …), after which the rest of the file parses, and which no decorator precedes: a `def`, `class`, `async` or
     `@` line is a cut only if the nearest earlier column-0 line that starts a statement (the rest of the file
     parses from there too) is not a decorator. Lines inside brackets (a decorator's closing `)`) start none.
+    An indented line is a cut where `_StandaloneCache.tails` finds a stand-in for the rest of the file, whose
+    tokens then end the window.
     """
     text = scanner.text
     window: list[_Token] = []
     earlier_lines: list[int] = []  # column-0 token lines seen since `start`
+    change = lowest_change = 0  # brackets opened minus closed since `start`, and the least it has been
+    last: str | None = None  # the last terminal before `token`
     for token in scanner.tokens_from(start):
         if token is None or token.terminal == "":
-            return None, None
+            return None, text
         if len(window) % CLOCK_INTERVAL == 0:
             check_deadline(deadline)
-        if standalone is not None and token.terminal is not None and _line_indent(text, start, window, token) == "":
+        indent = None if standalone is None or token.terminal is None else _line_indent(text, start, window, token)
+        if indent == "":
             if (
                 token.terminal not in _CONTINUING
                 and standalone(token.start)
                 and (token.terminal not in _DECORATABLE or _follows_undecorated(text, earlier_lines, standalone))
             ):
-                return window, token.start
+                return window, text
             earlier_lines.append(token.start)
+        elif indent is not None and change == lowest_change and _may_start_statement(last, token):
+            stand_in = standalone.tails(token.start, indent)
+            if stand_in is not None:
+                windowed = text[:token.start - len(indent)] + stand_in
+                window.extend(_Scanner(windowed).tokens_from(token.start - len(indent)))
+                return window, windowed
+        if token.terminal in lx.OPENING_BRACKETS:
+            change += 1
+        elif token.terminal in lx.CLOSING_BRACKETS:
+            change -= 1
+            lowest_change = min(lowest_change, change)
+        last = token.terminal if token.terminal is not None else last
         window.append(token)
-    return window, None
+    return window, text
+
+
+# Tokens after which a line goes on inside a bracket or an expression: worth no parse as a statement start.
+_CONTINUED_BY = frozenset({",", "(", "[", "{", "=", "+", "-", "*", "/", "%", "|", "&", "^", "and", "or", "not",
+                           "in", "is", "if", "else", "lambda", ".", "@", "->", ":=", "**", "//", "<", ">", "==", "!="})
+
+
+def _may_start_statement(before: str | None, token: _Token) -> bool:
+    """A cheap guess of whether a line that begins with `token` after the terminal `before` starts a statement,
+    to spare `_StandaloneCache.tails` a parse where it would fail: not a continuation word or a closing bracket,
+    not after a token that leaves the expression open, and not a string after a string (inside brackets, lines
+    of adjacent strings join). Only ever a guess against: every cut is proved by the parse."""
+    if token.terminal in _CONTINUING or token.terminal in lx.CLOSING_BRACKETS:
+        return False
+    return before not in _CONTINUED_BY and not (before == lx.STRING and token.terminal == lx.STRING)
 
 
 def statement_ends(
     right: str, limit: int, pending: int = lx.START, indent: str = "", within: int | None = None,
-    in_brackets: bool = False,
+    in_brackets: bool = False, deadline: float | None = None,
 ) -> list[int]:
     """Where the statement around the start of `right` may end, best first, among the statements of the block
     indented by `indent` (the module's by default): the first `limit` later lines that start with exactly
@@ -313,7 +460,7 @@ def statement_ends(
     inside its strings are not taken (a middle that ends inside a string of its own makes the later ones the
     better guess); when the rest of the cursor's line does not lex that way (`a|b")`: the middle opens a string
     that it closes), from the next line. Only the first `within` characters are looked at, when given: a region
-    may not be bigger.
+    may not be bigger. Raises `DeadlineExceeded` past `deadline`.
     """
     truncated = within is not None and within < len(right)
     right = right[:within] if truncated else right
@@ -332,6 +479,8 @@ def statement_ends(
     for token in scanner.tokens_from(resume):
         if token is None or token.terminal == "" or len(ends) >= limit:
             break
+        if len(window) % CLOCK_INTERVAL == 0:
+            check_deadline(deadline)
         line_indent = None if token.terminal is None else _line_indent(text, 0, window, token)
         if line_indent is not None and line_indent != indent and indentation_column(line_indent) < floor:
             block_end = token.start - len(line_indent)
@@ -437,15 +586,18 @@ def _newline(line_has_tokens: bool | None) -> list[Regex]:
 
 
 def reversed_right_context_nfa(
-    right: str, window: bool = True, deadline: float | None = None, floor: int = 0
+    right: str, window: bool = True, deadline: float | None = None, floor: int = 0,
+    statement_starts: Sequence[int] = (),
 ) -> tuple[NFA, list[int]]:
     """The NFA of the reversed union, over boundary indices, of the streams of `right[index:]`.
 
     Reversed because the quotient is computed over reversed languages; built as a trie so that the streams'
     common tail (usually everything after the first line) is shared. Also returns the indices that took part;
-    raises `DeadlineExceeded` past `deadline`. `floor`: see `stream`.
+    raises `DeadlineExceeded` past `deadline`. `floor`: see `stream`. `statement_starts`, ascending: known
+    starts of top-level statements of `right` from which the rest of it is whole statements (the window's
+    proofs then parse no further).
     """
-    standalone = _StandaloneCache(right) if window else None
+    standalone = _StandaloneCache(right, statement_starts) if window else None
     scanner = _Scanner(right)
     reversed_streams = []
     used = []

@@ -6,7 +6,7 @@ import ast
 import warnings
 
 
-def _module(source: str) -> ast.Module | int:
+def module_or_error_line(source: str) -> ast.Module | int:
     """The module CPython parses from `source`, or the 1-based line it blames (1 when it names none)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escapes and the like are warnings, not errors
@@ -20,7 +20,7 @@ def _module(source: str) -> ast.Module | int:
 
 def syntax_error_line(source: str) -> int | None:
     """None if `source` is a valid module, else the 1-based line CPython blames (1 when it names none)."""
-    module = _module(source)
+    module = module_or_error_line(source)
     return module if isinstance(module, int) else None
 
 
@@ -35,5 +35,5 @@ def parses_statements(source: str, indent: str = "") -> bool:
     dedents out of the block."""
     if not indent:
         return parses(source)
-    module = _module(f"if 1:\n{indent}pass\n{source}")
+    module = module_or_error_line(f"if 1:\n{indent}pass\n{source}")
     return not isinstance(module, int) and len(module.body) == 1

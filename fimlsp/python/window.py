@@ -1,11 +1,18 @@
-"""Where the left context can start without changing the quotient: at a top-level statement.
+"""Where the left context can be cut without changing the quotient: statements of the blocks around the cursor.
 
-If `left[:cut]` is a valid module and `left[cut:]` starts a new statement at column 0 (not `else`, `elif`,
-`except` or `finally`, which continue the statement before), then for every middle and right context,
-`left + middle + right` is valid exactly when `left[cut:] + middle + right` is: at a column-0 line every block is
-closed, and two statement sequences concatenate. So the recognizer can start at `cut`, and its one-time cost is
-bounded by the enclosing top-level statement instead of the file. `ast.parse(left[:cut])` also proves that the
-cut is not inside a string, a bracket or a backslash continuation, which would leave that prefix unfinished.
+A block, like a module, is a run of statements, and a run of whole statements before a statement that the text
+keeps can go: `INDENT s1 s2 X …` and `INDENT X …` admit the same continuations when `s1 s2` are complete
+statements and `X` starts a statement of the same block (not `else`, `elif`, `except` or `finally`, which
+continue the statement before, and not a definition that a decorator above decorates). So the recognizer is fed,
+for each block around the cursor from the module inward, the header of the compound statement that opens the
+next block (from its first line through the clause that holds the cursor, earlier clauses included), and then
+the cursor's own statement: one header per level, which keeps the indentation stack (columns as CPython compares
+them, tabs included) and CPython's limit of 100 levels exactly as they were. Its one-time cost is bounded by the
+statement around the cursor and its headers instead of by the file.
+
+The proof is CPython's: `left[:cut]` followed by `pass` at the indentation of the cursor's statement must parse,
+which shows that the cut is not inside a string, a bracket or a backslash continuation, that everything before
+it is whole statements, and where the blocks are (the syntax tree's path to the `pass`).
 
 The same lines, and those of each block around the cursor, are where the regions of `fimlsp.python.region`
 may start in a file that does not parse: there nothing is proved, so they are candidates, tried in order.
@@ -13,14 +20,16 @@ may start in a file that does not parse: there nothing is proved, so they are ca
 
 from __future__ import annotations
 
+import ast
+import bisect
 import re
-from collections.abc import Container, Iterator
+from collections.abc import Container, Iterator, Sequence
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from fimlsp.python.lexer import indentation_column
-from fimlsp.python.syntax import syntax_error_line
+from fimlsp.python.syntax import module_or_error_line
 
-_STATEMENT_LINE = re.compile(r"^(?![ \t\f#\r\n])", re.MULTILINE)
 _CONTINUING_WORDS = ("else", "elif", "except", "finally")
 _CONTINUING = re.compile(r"(?:else|elif|except|finally)\b")
 
@@ -38,20 +47,117 @@ def _continues(left: str, start: int, following: str = "") -> bool:
     )
 
 
-def left_window(left: str) -> int:
-    """The latest index at which the recognizer can start on `left` (0 if there is none)."""
-    candidates = [match.start() for match in _STATEMENT_LINE.finditer(left) if 0 < match.start() < len(left)]
+def left_window(left: str, statement_starts: Sequence[int] = ()) -> tuple[str, int]:
+    """What to feed in place of `left[:cut]`, and `cut`: ("", 0) when nothing can be left out.
+
+    The latest line that can start a statement is tried first; a line that CPython does not accept there (it is
+    inside a string or a bracket, it follows a decorator) rules out every candidate after the line it blames.
+    Past a few such failures only lines at column 0 are tried, which keeps a cursor deep inside a long bracket
+    or string from costing a parse per line. `statement_starts`, ascending, are known starts of top-level
+    statements with nothing but whole statements before them (`module_statement_starts` of the document):
+    the probe then parses from the latest one instead of from the start of the file.
+    """
+    candidates = [(match.start(), match.end()) for match in _CODE_LINE.finditer(left) if 0 < match.start()]
+    failures = 0
     while candidates:
-        cut = candidates.pop()
-        if _continues(left, cut):
+        cut, code = candidates.pop()
+        if _continues(left, code) or (failures >= _PROBES_AT_ANY_INDENT and code > cut):
             continue
-        error_line = syntax_error_line(left[:cut])
-        if error_line is None:
-            return cut
-        error_offset = line_start(left, error_line)
-        while candidates and candidates[-1] > error_offset:
-            candidates.pop()
-    return 0
+        known = bisect.bisect_right(statement_starts, cut)
+        start = statement_starts[known - 1] if known else 0
+        module = module_or_error_line(left[start:code] + _PROBE)
+        if isinstance(module, int):
+            failures += 1
+            error_offset = start + _line_starts(left[start:], [module])[module]
+            while candidates and candidates[-1][0] > error_offset:
+                candidates.pop()
+            continue
+        headers = _headers(left[start:], module, left[cut:code])
+        if headers is not None:
+            return headers, cut
+    return "", 0
+
+
+@lru_cache(maxsize=4)
+def module_statement_starts(text: str) -> tuple[int, ...]:
+    """Where the top-level statements of `text` start (a decorated definition at its first decorator) when it is
+    a valid module, else (). Whole statements come before each, and after: one parse of a document proves, for
+    every cursor in it, that the text before the cursor's top-level statement and after it is whole statements,
+    which the windows would otherwise each prove with a parse of their own. Remembered for a few documents (a
+    cursor that jumps about one). Texts with \\r line ends get none (their contexts are normalized apart)."""
+    if "\r" in text:
+        return ()
+    module = module_or_error_line(text)
+    if isinstance(module, int):
+        return ()
+    lines = sorted({statement_line(node) for node in module.body})
+    starts = _line_starts(text, lines)
+    return tuple(starts[line] for line in lines)
+
+
+_PROBE = "pass\n"
+_PROBES_AT_ANY_INDENT = 3
+# A line that can start a statement: after a line break, its indentation and then code (no comment, no closer).
+_CODE_LINE = re.compile(r"(?:^|(?<=\r))[ \t\f]*(?=[^ \t\f#\r\n)\]}])", re.MULTILINE)
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
+
+
+def _headers(left: str, module: ast.Module, indent: str) -> str | None:
+    """The text that opens, from the module inward, every block around the probe's `pass` (the last statement
+    of `module`, parsed from `left[:cut] + indent + "pass"`): for each level, the enclosing statement from its
+    first line to the first statement of the clause that holds the `pass`. None if that text followed by the
+    `pass` does not parse with the `pass` as deep (a check on the offsets taken from the tree)."""
+    path = _path_to_last_statement(module)
+    lines = [line for level in path for line in level]
+    starts = _line_starts(left, lines)
+    headers = "".join(left[starts[outer[0]]:starts[inner[1]]] for outer, inner in zip(path, path[1:]))
+    if not headers:
+        return ""
+    checked = module_or_error_line(headers + indent + _PROBE)
+    if isinstance(checked, int) or len(_path_to_last_statement(checked)) != len(path):
+        return None
+    return headers
+
+
+def _path_to_last_statement(module: ast.Module) -> list[tuple[int, int]]:
+    """For the module and each statement list down to the last statement of the source: the first line of the
+    statement in the list that holds (or is) the last statement, and the first line of the list."""
+    path = []
+    statements = module.body
+    while True:
+        node = statements[-1]
+        path.append((statement_line(node), statement_line(statements[0])))
+        inner = [body for body in _statement_lists(node) if body]
+        if not inner:
+            return path
+        statements = max(inner, key=lambda body: body[0].lineno)
+
+
+def _statement_lists(node: ast.stmt) -> Iterator[list[ast.stmt]]:
+    """The statement lists of a compound statement's clauses (`match` cases and `except` handlers included)."""
+    for name in ("body", "orelse", "finalbody"):
+        yield getattr(node, name, [])
+    for clause in getattr(node, "handlers", []) + getattr(node, "cases", []):
+        yield clause.body
+
+
+def statement_line(node: ast.stmt) -> int:
+    """The line a statement starts on: its first decorator's, for a decorated definition."""
+    return min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", ()))])
+
+
+def _line_starts(text: str, lines: list[int]) -> dict[int, int]:
+    """The offsets at which the given 1-based lines of `text` start (after \\n, \\r\\n or \\r, as CPython counts)."""
+    starts = {}
+    line = 1
+    position = 0
+    for target in sorted(set(lines)):
+        while line < target:
+            found = _LINE_BREAKS.search(text, position)
+            position = len(text) if found is None else found.end()
+            line += 1
+        starts[target] = position
+    return starts
 
 
 _NOT_A_STATEMENT = frozenset(" \t\f#\r\n)]}")

@@ -100,7 +100,7 @@ class CompletionEngine:
                 job.stop.set()
             job = _Job(request, threading.Event())
             job.future = asyncio.get_running_loop().run_in_executor(
-                self._executor, self._generate, request, settings, job.stop,
+                self._executor, self._generate, request, settings, job.stop, time.perf_counter(),
             )
             self._job = job
         try:
@@ -133,41 +133,50 @@ class CompletionEngine:
         self.supersede()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    def _generate(self, request: Request, settings: Settings, stop: threading.Event) -> Suggestion | None:
-        """Worker thread: run the decoder. Never raises: a failure is logged and gives no completion."""
+    def _generate(self, request: Request, settings: Settings, stop: threading.Event,
+                  submitted: float) -> Suggestion | None:
+        """Worker thread: run the decoder. Never raises: a failure is logged and gives no completion. The time
+        budget runs from `submitted`, when the request was queued: waiting for a model load counts in it."""
         if stop.is_set():
             return None
         if self._model is None:
             log.info("%s: no completion: %s", request.where, self._model_error or "no model is loaded")
             return None
         try:
-            return self._decode(request, settings, stop)
+            return self._decode(request, settings, stop, submitted)
         except Exception as error:
             log.error("%s: completion failed: %s: %s", request.where, type(error).__name__, error)
             log.debug("completion failed", exc_info=True)
             return None
 
-    def _decode(self, request: Request, settings: Settings, stop: threading.Event) -> Suggestion | None:
+    def _decode(self, request: Request, settings: Settings, stop: threading.Event,
+                submitted: float) -> Suggestion | None:
+        from earley import Deadline, Stopped
         from fimlsp.decoding import DecodingOptions, complete_middle
         from fimlsp.python.region import NONE, constrain
 
         started = time.perf_counter()
-        deadline = started + settings.time_budget
+        deadline = Deadline(submitted + settings.time_budget, stop.is_set)  # a newer request stops the setup too
         guarantee, how = None, "none"
         if settings.mode == "constrained":
-            if settings.cache:
-                guarantee, how = self.recognizers.guarantee(request.uri, request.left, request.right,
-                                                            settings.size_budget, deadline)
-            else:
-                guarantee = constrain(request.left, request.right, settings.size_budget, deadline)
-                how = "built without caches"
+            try:
+                if settings.cache:
+                    guarantee, how = self.recognizers.guarantee(request.uri, request.left, request.right,
+                                                                settings.size_budget, deadline)
+                else:
+                    guarantee = constrain(request.left, request.right, settings.size_budget, deadline)
+                    how = "built without caches"
+            except Stopped:
+                log.info("%s: superseded while preparing the constraint (%.0f ms)", request.where,
+                         1e3 * (time.perf_counter() - started))
+                return None
             if guarantee.scope == NONE:
                 log.info("%s: %s; decoding unconstrained", request.where, guarantee.reason)
         setup = time.perf_counter() - started
-        remaining = settings.time_budget - setup
+        remaining = deadline - time.perf_counter()
         if remaining <= 0:
-            log.info("%s: the time budget ran out while preparing the constraint (%.0f ms)", request.where,
-                     1e3 * setup)
+            log.info("%s: the time budget ran out before decoding (%.0f ms queued, %.0f ms preparing the "
+                     "constraint)", request.where, 1e3 * (started - submitted), 1e3 * setup)
             return None
         options = DecodingOptions(
             mode=settings.mode, max_tokens=settings.max_tokens, top_k=settings.top_k, timeout=remaining,
