@@ -78,6 +78,7 @@ class Completion:
     unchecked: bool = False  # constrained mode could not constrain (see `reason`), and the middle it decoded
     # unconstrained was checked against nothing (one that happens to make the file parse is `file`)
     reason: str = ""  # why the guarantee is narrower than the whole file
+    max_tokens: int | None = None  # the token limit that applied: the option's, or what the context window left
 
     @property
     def valid(self) -> bool:
@@ -167,6 +168,7 @@ def complete_middle(
     boundaries: list[_Prefix] = []
     reserve = min(options.max_tokens, model.context_window // 4)
     prompt = model.prompt(left, right, reserve)
+    max_tokens = min(options.max_tokens, model.context_window - len(prompt))
     generator = torch.Generator().manual_seed(options.seed)
     input_ids = torch.tensor([prompt], device=model.device)
     past = None
@@ -250,7 +252,7 @@ def complete_middle(
         middle, whole, options.mode, stop, prefix.tokens, tried, model_seconds, setup_seconds, judge.seconds,
         fallback, generated, checked,
         guarantee.lines(left, right) if checked == REGION else None,
-        unchecked, guarantee.reason if narrowed else "",
+        unchecked, guarantee.reason if narrowed else "", max_tokens,
     )
 
 
