@@ -17,7 +17,8 @@ from fimlsp.model.loading import HUB_TIMEOUT
 EXAMPLE = str(Path(__file__).resolve().parent.parent / "fixtures" / "example.py") + ":10:12"
 
 
-def complete_with_hub(hub: str, cache: Path, *args: str, **environment: str) -> tuple[subprocess.CompletedProcess, float]:
+def complete_with_hub(hub: str, cache: Path, *args: str,
+                      **environment: str) -> tuple[subprocess.CompletedProcess, float]:
     """`fimlsp complete` on the README's fixture with the hub at `hub` and the hub cache in `cache`; and its time."""
     env = {key: value for key, value in os.environ.items() if not key.startswith(("HF_", "TRANSFORMERS_"))}
     env.update(HF_ENDPOINT=hub, HF_HUB_CACHE=str(cache), HF_HUB_DISABLE_TELEMETRY="1", **environment)

@@ -33,9 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", dest="fim_format", help="FIM prompt format (default: detected from the model)")
     parser.add_argument("--order", choices=("psm", "spm"), default="psm", help="FIM prompt order (default: psm)")
     parser.add_argument("--max-tokens", type=int, default=500,
-                        help="most tokens to generate (default: %(default)s); the prompt and the middle share the model's "
-                             "context window, so fewer may fit (128 with the shipped 512-token model on a long file); "
-                             "the JSON's max_tokens is the limit that applied")
+                        help="most tokens to generate (default: %(default)s); the prompt and the middle share the "
+                             "model's context window, so fewer may fit (128 with the shipped 512-token model on a long "
+                             "file); the JSON's max_tokens is the limit that applied")
     parser.add_argument("--top-k", type=int, default=50, help="candidates checked per token (default: 50)")
     parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature; 0 is greedy")
     parser.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass (default: 1.0)")

@@ -172,8 +172,8 @@ class CompletionEngine:
         queued = started - received
         deadline = received + settings.time_budget
         if started >= deadline:
-            reason = (f"the {settings.time_budget:g} s time budget ran out while the request waited {1e3 * queued:.0f} ms "
-                      "for the model (loading, or busy with an earlier request)")
+            reason = (f"the {settings.time_budget:g} s time budget ran out while the request waited "
+                      f"{1e3 * queued:.0f} ms for the model (loading, or busy with an earlier request)")
             log.info("%s: no completion: %s", request.where, reason)
             return NoSuggestion(reason)
         guarantee, how = None, "none"
