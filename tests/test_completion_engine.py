@@ -37,4 +37,5 @@ async def test_time_spent_queued_counts_against_the_budget_and_is_logged_apart(t
     assert not isinstance(ready, NoSuggestion) or "budget" not in ready.reason
     assert isinstance(late, NoSuggestion), late
     assert late.reason.startswith("the 0.5 s time budget ran out while the request waited"), late.reason
-    assert waited < 1.3, waited  # answered as soon as the worker was free, with no decoding of its own
+    assert "the 0.5 s time budget ran out while the request waited" in caplog.text
+    assert waited < 0.9, waited  # answered when its budget ran out, while the worker was still busy

@@ -5,7 +5,8 @@ that the decoder polls every step) unless it asks for exactly the same completio
 result: VS Code asks for an inline completion and a completion list at the same keystroke. A client's
 `$/cancelRequest` cancels the awaiting task; the generation stops once no request waits for it any more.
 Model loads go through the same worker, so requests made while a model loads wait for it. The time budget counts
-from the request's arrival, so time spent waiting for the worker is part of it and a backlog cannot build up.
+from the request's arrival: a request still waiting for the worker when it runs out answers then, and is skipped,
+so a backlog cannot build up.
 Every request ends in a `Suggestion` or a `NoSuggestion` that says why, for the client's status display.
 """
 
@@ -52,6 +53,7 @@ class _Job:
     stop: threading.Event
     future: asyncio.Future | None = None
     waiters: int = 1
+    started: threading.Event = field(default_factory=threading.Event)  # the worker has taken it up
 
 
 class CompletionEngine:
@@ -112,15 +114,18 @@ class CompletionEngine:
                 job.stop.set()
             job = _Job(request, threading.Event())
             job.future = asyncio.get_running_loop().run_in_executor(
-                self._executor, self._generate, request, settings, job.stop, received,
+                self._executor, self._generate, job, settings, received,
             )
             self._job = job
         try:
+            budget_left = received + settings.time_budget - time.perf_counter()
+            done, _ = await asyncio.wait([job.future], timeout=max(0.0, budget_left))
+            if not done and not job.started.is_set():
+                self._leave(job)
+                return _queued_too_long(request, settings, time.perf_counter() - received)
             suggestion = await asyncio.shield(job.future)
         except asyncio.CancelledError:
-            job.waiters -= 1
-            if job.waiters == 0:
-                job.stop.set()
+            self._leave(job)
             raise
         finally:
             if self._job is job and job.future.done():
@@ -132,6 +137,13 @@ class CompletionEngine:
         if settings.cache:
             self.suggestions.remember(request.uri, request.left, suggestion, request.right, request.single_line)
         return suggestion
+
+    @staticmethod
+    def _leave(job: _Job) -> None:
+        """A request stops waiting for `job`; with no request left waiting, the job stops."""
+        job.waiters -= 1
+        if job.waiters == 0:
+            job.stop.set()
 
     def supersede(self) -> None:
         """Stop the running generation: its requests answer with no completion."""
@@ -147,9 +159,10 @@ class CompletionEngine:
         self.supersede()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    def _generate(self, request: Request, settings: Settings, stop: threading.Event,
-                  received: float) -> Suggestion | NoSuggestion:
+    def _generate(self, job: _Job, settings: Settings, received: float) -> Suggestion | NoSuggestion:
         """Worker thread: run the decoder. Never raises: a failure is logged and gives no completion."""
+        job.started.set()
+        request, stop = job.request, job.stop
         if stop.is_set():
             return NoSuggestion(SUPERSEDED)
         if self._model is None:
@@ -172,10 +185,7 @@ class CompletionEngine:
         queued = started - received
         deadline = received + settings.time_budget
         if started >= deadline:
-            reason = (f"the {settings.time_budget:g} s time budget ran out while the request waited "
-                      f"{1e3 * queued:.0f} ms for the model (loading, or busy with an earlier request)")
-            log.info("%s: no completion: %s", request.where, reason)
-            return NoSuggestion(reason)
+            return _queued_too_long(request, settings, queued)
         guarantee, how = None, "none"
         if settings.mode == "constrained":
             if settings.cache:
@@ -213,6 +223,13 @@ class CompletionEngine:
         if not result.middle:
             return NoSuggestion("the model's best middle here is empty")
         return Suggestion(result.middle, detail)
+
+
+def _queued_too_long(request: Request, settings: Settings, queued: float) -> NoSuggestion:
+    reason = (f"the {settings.time_budget:g} s time budget ran out while the request waited {1e3 * queued:.0f} ms "
+              "for the model (loading, or busy with an earlier request)")
+    log.info("%s: no completion: %s", request.where, reason)
+    return NoSuggestion(reason)
 
 
 def _why_invalid(result, settings: Settings) -> str:
