@@ -68,7 +68,7 @@ class FimProtocol(LanguageServerProtocol):
 
 class ClientLogHandler(logging.Handler):
     """Forwards log records to the client as `window/logMessage`, from any thread, at the level of the `fimlsp`
-    logger (`--log-level`); debug records go as `Log`."""
+    logger (`--log-level`); debug records go as `Log`, with their traceback if they carry one."""
 
     def __init__(self, server: FimServer):
         super().__init__()
@@ -79,8 +79,8 @@ class ClientLogHandler(logging.Handler):
         if loop is None or loop.is_closed():
             return
         kind = next((kind for level, kind in _MESSAGE_TYPES if record.levelno >= level), types.MessageType.Log)
-        params = types.LogMessageParams(type=kind, message=f"fimlsp: {record.getMessage()}")
         try:
+            params = types.LogMessageParams(type=kind, message=f"fimlsp: {self.format(record)}")
             if threading.current_thread() is threading.main_thread():
                 self.server.window_log_message(params)
             else:
