@@ -27,9 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="model folder or hub id (default: the model shipped with fimlsp)")
     parser.add_argument("--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if present)")
     parser.add_argument("--mode", choices=MODES, default="constrained", help="decoding mode (default: constrained)")
-    parser.add_argument("--max-tokens", type=int, default=128, help="most tokens per completion (default: 128)")
+    parser.add_argument("--max-tokens", type=int, default=128,
+                        help="most tokens per completion (default: 128); the prompt shares the model's context "
+                             "window, which can leave fewer")
     parser.add_argument("--time-budget", type=float, default=2.0, metavar="SECONDS",
-                        help="time per completion; when it runs out a shorter valid middle or none (default: 2)")
+                        help="time per completion from the request's arrival, waiting included; when it runs out, "
+                             "a shorter valid middle or none (default: 2)")
     parser.add_argument("--single-line", choices=SINGLE_LINE, default="auto",
                         help="single-line completions: auto is single-line for automatic triggers (default: auto)")
     parser.add_argument("--size-budget", type=int, default=DEFAULT_BUDGET, metavar="CHARS",
