@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 SUBCOMMANDS = {
@@ -19,6 +20,8 @@ SUBCOMMANDS = {
     "eval": ("fimlsp.commands.eval", "run FIM cases of a corpus in each decoding mode: the paper's tables and timings"),
     "bench": ("fimlsp.commands.bench", "the constraint's setup and per-token cost alone, next to ast.parse"),
 }
+
+CLOSED_PIPE = 141  # 128 + SIGPIPE: the status a shell reports for a tool stopped by a closed pipe
 
 
 class UserError(Exception):
@@ -36,7 +39,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             subparsers.add_parser(name, help=help_text)
             continue
         module = importlib.import_module(module_name)
-        sub = subparsers.add_parser(name, help=help_text, description=module.__doc__)
+        # The docstrings are wrapped by hand into paragraphs and lists: keep their layout.
+        sub = subparsers.add_parser(name, help=help_text, description=module.__doc__,
+                                    formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(sub)
         sub.set_defaults(run=module.run)
     return parser
@@ -56,6 +61,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _closed_pipe()
+
+
+def _closed_pipe() -> int:
+    """The reader of stdout went away (`| head`): exit quietly with a shell's status for SIGPIPE.
+
+    stdout is pointed at /dev/null so that the interpreter's final flush does not report the pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return CLOSED_PIPE
 
 
 if __name__ == "__main__":

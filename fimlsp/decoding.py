@@ -100,6 +100,7 @@ class Completion:
     unchecked: bool = False  # constrained mode could not constrain (see `reason`), and the middle it decoded
     # unconstrained was checked against nothing (one that happens to make the file parse is `file`)
     reason: str = ""  # why the guarantee is narrower than the whole file
+    max_tokens: int | None = None  # the token limit that applied: the option's, or what the context window left
 
     @property
     def valid(self) -> bool:
@@ -429,6 +430,8 @@ def complete_middles(
         if guarantee.state is None:
             mode = "unconstrained"
     prompt = model.prompt(left, right, min(options.max_tokens, model.context_window // 4))
+    # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.
+    options = replace(options, max_tokens=max(0, min(options.max_tokens, model.context_window - len(prompt))))
     results: list[Completion] = []
     attempts = 0
     while len(results) < n and attempts < 2 * n:
@@ -477,7 +480,7 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, deadlin
         decoder.tried, judge.searches, decoder.model_seconds, 0.0, judge.seconds, ending == "fallback", generated,
         checked, guarantee.lines(left, right) if checked == REGION else None,
         guarantee is not None and guarantee.state is None and checked == NONE,
-        guarantee.reason if narrowed else "",
+        guarantee.reason if narrowed else "", options.max_tokens,
     )
 
 

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
+import pty
 import subprocess
 import sys
+from pathlib import Path
 
-from fimlsp.cli import main
+import pytest
+
+from fimlsp.cli import CLOSED_PIPE, main
 
 
 def test_demo_checks_middles_against_both_contexts(capsys):
@@ -28,3 +34,71 @@ def test_unknown_terminal_is_a_one_line_error():
     assert result.returncode == 2
     assert result.stderr.strip() == "fimlsp demo: error: NFA label ')' is not a terminal of the grammar"
     assert "Traceback" not in result.stderr
+
+
+EXAMPLE = str(Path(__file__).resolve().parent.parent / "fixtures" / "example.py") + ":10:12"
+
+
+def test_complete_help_names_the_exit_statuses_and_the_context_window(capsys):
+    with pytest.raises(SystemExit):
+        main(["complete", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Exit status: 0 a middle was printed" in text
+    assert "1 no valid middle was found, 2 bad input" in text
+    assert "share the model's context window" in text and "max_tokens is the limit that applied" in text
+
+
+def test_json_gives_the_token_limit_that_the_context_window_left(tmp_path, capsys):
+    long_file = tmp_path / "long.py"
+    long_file.write_text("".join(f"value_{index} = {index} * 2\n" for index in range(400)) + "total = \n")
+    assert main(["complete", f"{long_file}:401:9", "--json", "--max-tokens", "500", "--timeout", "20"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert 128 <= result["max_tokens"] < 500  # the shipped model's 512-token window, shared with the prompt
+    assert result["tokens"] <= result["max_tokens"]
+    assert main(["complete", EXAMPLE, "--json", "--max-tokens", "5"]) == 0
+    assert json.loads(capsys.readouterr().out)["max_tokens"] == 5
+
+
+def test_piped_output_is_exactly_the_middle_and_a_terminal_gets_a_line_end(capsys):
+    assert main(["complete", EXAMPLE, "--max-tokens", "8", "--json"]) == 0
+    middle = json.loads(capsys.readouterr().out)["middle"]
+    assert middle and not middle.endswith("\n")
+    assert main(["complete", EXAMPLE, "--max-tokens", "8"]) == 0
+    assert capsys.readouterr().out == middle
+
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.run([sys.executable, "-m", "fimlsp", "complete", EXAMPLE, "--max-tokens", "8"],
+                                 stdout=terminal, stderr=subprocess.PIPE, timeout=120)
+        os.close(terminal)
+        shown = _read_all(controller).replace(b"\r\n", b"\n").decode()
+    finally:
+        os.close(controller)
+    assert process.returncode == 0, process.stderr
+    assert shown == middle + "\n"
+
+
+def test_a_closed_pipe_ends_quietly():
+    reader, writer = os.pipe()
+    os.close(reader)  # as `| head` does once it has read enough
+    try:
+        process = subprocess.run([sys.executable, "-m", "fimlsp", "complete", EXAMPLE, "--max-tokens", "8"],
+                                 stdout=writer, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(writer)
+    assert process.stderr == ""
+    assert process.returncode == CLOSED_PIPE
+
+
+def _read_all(descriptor: int) -> bytes:
+    """Everything written to a pseudo-terminal whose other side is closed (Linux then reports EIO)."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(descriptor, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)

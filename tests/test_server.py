@@ -41,10 +41,17 @@ POSITIONS = [(4, 14), (5, 18), (13, 8), (17, 6), (18, 0)]
 
 
 @contextlib.asynccontextmanager
-async def serve(options: dict, capabilities: types.ClientCapabilities | None = None):
-    """A client connected to a fresh server, initialized with `options` and the model loaded."""
+async def serve(options: dict, capabilities: types.ClientCapabilities | None = None, log_level: str = "debug"):
+    """A client connected to a fresh server, initialized with `options` and the model loaded; the server's
+    `fimlsp/status` notifications collect in `client.statuses`, as (line, character, suggestion, message)."""
     client = make_test_lsp_client()
-    await client.start_io(sys.executable, "-m", "fimlsp", "serve", "--log-level", "debug")
+    client.statuses = []
+
+    @client.feature("fimlsp/status")
+    def status(params):
+        client.statuses.append((params.line, params.character, params.suggestion, params.message))
+
+    await client.start_io(sys.executable, "-m", "fimlsp", "serve", "--log-level", log_level)
     graceful = False
     try:
         await client.initialize_session(types.InitializeParams(
@@ -273,6 +280,10 @@ async def test_bad_positions_and_other_languages_get_empty_answers(tiny_model_pa
         unknown = await client.text_document_inline_completion_async(inline_params(0, 0, "file:///work/closed.py"))
         assert not unknown.items
         assert not [message for message in client.messages if message.type == types.MessageType.Error]
+        empty = [(line, message) for line, _, suggested, message in client.statuses if not suggested]
+        assert (500, "no suggestion: line 500 is outside the document (it has 19 lines)") in empty
+        assert (1, "no suggestion: not a Python document (markdown)") in empty
+        assert (0, "no suggestion: the document is not open") in empty
 
 
 async def test_typing_the_start_of_a_suggestion_is_served_from_cache(tiny_model_path):
@@ -300,6 +311,8 @@ async def test_a_missing_model_answers_empty_and_a_configuration_change_loads_an
         open_document(client, SOURCE)
         inline = await client.text_document_inline_completion_async(inline_params(13, 8))
         assert not inline.items
+        assert client.statuses[-1][2:] == (False, f"no suggestion: no model: model folder "
+                                                  f"'{tmp_path / 'no-such-model'}' does not exist")
         errors = [message.message for message in client.messages if message.type == types.MessageType.Error]
         assert len(errors) == 1 and "\n" not in errors[0] and "no-such-model" in errors[0]
         status = await client.workspace_execute_command_async(
@@ -314,3 +327,17 @@ async def test_a_missing_model_answers_empty_and_a_configuration_change_loads_an
         left, right = split(SOURCE, 13, 8)
         inline = await client.text_document_inline_completion_async(inline_params(13, 8))
         assert inline.items and parses(left + inline.items[0].insert_text + right)
+        assert client.statuses[-1] == (13, 8, True, "suggestion: checked: the file parses")
+
+
+async def test_log_lines_reach_the_client_with_their_levels_and_stderr_is_left_to_errors(tiny_model_path, capfd):
+    async with serve(options_for(tiny_model_path, colour="blue"), log_level="info") as client:
+        open_document(client, SOURCE)
+        await client.text_document_inline_completion_async(inline_params(13, 8))
+        levels = {(message.type, message.message.split(":")[0]) for message in client.log_messages}
+        messages = " ".join(message.message for message in client.log_messages)
+    assert any(kind == types.MessageType.Info and "ready" in text
+               for kind, text in ((m.type, m.message) for m in client.log_messages)), messages
+    assert (types.MessageType.Warning, "fimlsp") in levels and "unknown setting 'colour' ignored" in messages
+    assert not [m for m in client.log_messages if m.type == types.MessageType.Log], "debug lines at --log-level info"
+    assert "fimlsp" not in capfd.readouterr().err  # nothing but errors goes to stderr, and there were none

@@ -5,6 +5,11 @@ stays valid Python, goes to stdout and nothing else does. `-` as the file reads 
 broken elsewhere (or bigger than `--size-budget`), the middle is checked against the statements around the
 cursor (top-level ones, or a block's), and stderr says which lines; when not even those admit a middle, it is
 generated unconstrained and stderr says it is unchecked.
+
+On a terminal the middle is followed by a line end; piped, stdout is exactly the middle.
+
+Exit status: 0 a middle was printed (or the JSON object, whatever the result), 1 no valid middle was found,
+2 bad input (the file, the position, an option, the model).
 """
 
 from __future__ import annotations
@@ -27,7 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if present)")
     parser.add_argument("--format", dest="fim_format", help="FIM prompt format (default: detected from the model)")
     parser.add_argument("--order", choices=("psm", "spm"), default="psm", help="FIM prompt order (default: psm)")
-    parser.add_argument("--max-tokens", type=int, default=500, help="most tokens to generate (default: 500)")
+    parser.add_argument("--max-tokens", type=int, default=500,
+                        help="most tokens to generate (default: %(default)s); the prompt and the middle share the "
+                             "model's context window, so fewer may fit (128 with the shipped 512-token model on a long "
+                             "file); the JSON's max_tokens is the limit that applied")
     parser.add_argument("--top-k", type=int, default=50, help="candidates checked per token (default: 50)")
     parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature; 0 is greedy")
     parser.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass (default: 1.0)")
@@ -77,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"file": path, "line": line, "column": column, "model": model.name, **result.to_json()}))
     elif succeeded:
         sys.stdout.write(result.middle)
+        if sys.stdout.isatty() and not result.middle.endswith("\n"):
+            sys.stdout.write("\n")  # the shell's prompt starts on a line of its own
         sys.stdout.flush()
     if result.unchecked:
         print(f"fimlsp complete: unchecked: {result.reason}; the middle was generated unconstrained",

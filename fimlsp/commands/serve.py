@@ -2,8 +2,9 @@
 
 Completions come through the standard methods textDocument/inlineCompletion (ghost text) and
 textDocument/completion. The options below are the server's starting settings; a client can change them with
-initializationOptions and workspace/didChangeConfiguration. Logs go to stderr and to the client
-(window/logMessage); stdout carries only the protocol.
+initializationOptions and workspace/didChangeConfiguration. Log lines go to the client as window/logMessage
+with their level (--log-level); stderr carries only errors, since clients show all of it as errors (Neovim logs
+every stderr line as [ERROR]); stdout carries only the protocol.
 """
 
 from __future__ import annotations
@@ -26,16 +27,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="model folder or hub id (default: the model shipped with fimlsp)")
     parser.add_argument("--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if present)")
     parser.add_argument("--mode", choices=MODES, default="constrained", help="decoding mode (default: constrained)")
-    parser.add_argument("--max-tokens", type=int, default=128, help="most tokens per completion (default: 128)")
+    parser.add_argument("--max-tokens", type=int, default=128,
+                        help="most tokens per completion (default: 128); the prompt shares the model's context "
+                             "window, which can leave fewer")
     parser.add_argument("--time-budget", type=float, default=2.0, metavar="SECONDS",
-                        help="time per completion; when it runs out a shorter valid middle or none (default: 2)")
+                        help="time per completion from the request's arrival, waiting included; when it runs out, "
+                             "a shorter valid middle or none (default: 2)")
     parser.add_argument("--single-line", choices=SINGLE_LINE, default="auto",
                         help="single-line completions: auto is single-line for automatic triggers (default: auto)")
     parser.add_argument("--size-budget", type=int, default=DEFAULT_BUDGET, metavar="CHARS",
                         help="files with more characters are checked only around the cursor (default: %(default)s)")
     parser.add_argument("--no-cache", dest="cache", action="store_false",
                         help="rebuild the constraint for every request and serve nothing from earlier suggestions")
-    parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="log level (default: info)")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default="info",
+                        help="lowest level of the log lines sent to the client (default: info)")
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -57,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
     from fimlsp.server.config import Settings
     from fimlsp.server.server import build_server
 
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
+    errors = logging.StreamHandler(sys.stderr)
+    errors.setLevel(logging.ERROR)
+    logging.basicConfig(handlers=[errors], level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("fimlsp").setLevel(args.log_level.upper())
     settings = Settings(model=args.model, device=args.device, mode=args.mode, max_tokens=args.max_tokens,
                         time_budget=args.time_budget, single_line=args.single_line, cache=args.cache,

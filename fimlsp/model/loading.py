@@ -15,6 +15,11 @@ from fimlsp.model.token_text import token_bytes
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+# Seconds to wait for the hub when a hub id is not in the local cache: enough for a TLS handshake on a slow link,
+# short enough that an editor is not left waiting on a silent network.
+HUB_TIMEOUT = 3.0
+
+
 class ModelError(Exception):
     """The model cannot be used: a missing folder, no network for a hub id, not a FIM model."""
 
@@ -94,15 +99,11 @@ def load_model(
     fim_format: str | None = None,
     order: str = "psm",
 ) -> FimModel:
-    """Load a model folder or hub id (default: the model shipped with fimlsp) in the dtype it was saved in."""
-    import torch
-    import transformers
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    """Load a model folder or hub id (default: the model shipped with fimlsp) in the dtype it was saved in.
 
+    A hub id in the local cache loads from it without the network; one that is not fails at once, before torch is
+    imported, when the hub cannot be reached."""
     from fimlsp.models import default_model_path
-
-    transformers.logging.set_verbosity_error()
-    transformers.logging.disable_progress_bar()
 
     if name is None:
         name = default_model_path()
@@ -112,16 +113,24 @@ def load_model(
         raise ModelError(f"model folder {str(name)!r} does not exist")
     if looks_local and not (location / "config.json").is_file():
         raise ModelError(f"{str(name)!r} is not a model folder (it has no config.json)")
+    cached = not looks_local and _hub_cached_or_reachable(str(name))
+
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
     device = device or default_device()
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ModelError(f"device {device!r} was asked for, but no CUDA device is available")
     source = str(location) if looks_local else str(name)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=looks_local)
-        model = AutoModelForCausalLM.from_pretrained(source, dtype="auto", local_files_only=looks_local)
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=looks_local or cached)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype="auto", local_files_only=looks_local or cached)
     except (OSError, ValueError, KeyError) as error:
-        where = "folder" if looks_local else "hub id (is the network reachable, or the model in the cache?)"
-        raise ModelError(f"cannot load model {str(name)!r} from this {where}: {_first_line(error)}") from error
+        where = "folder" if looks_local else "local cache" if cached else "hub"
+        raise ModelError(f"cannot load model {str(name)!r} from the {where}: {_first_line(error)}") from error
     config = model.config
     if fim_format is not None:
         if fim_format not in FORMATS:
@@ -153,6 +162,33 @@ def load_model(
     )
     return FimModel(model, tokenizer, chosen, order, device, token_bytes(tokenizer), frozenset(stops), int(window),
                     str(name))
+
+
+def _hub_cached_or_reachable(repo_id: str) -> bool:
+    """True if `repo_id` is in the local hub cache, False if it is not but the hub answers; a ModelError naming
+    the ways out at once when neither holds, instead of the download's retries (48 s without a network)."""
+    from huggingface_hub import constants, model_info, try_to_load_from_cache
+    from huggingface_hub.errors import HFValidationError, HfHubHTTPError, RepositoryNotFoundError
+
+    try:
+        if isinstance(try_to_load_from_cache(repo_id, "config.json"), str):
+            return True
+    except HFValidationError as error:
+        raise ModelError(f"{repo_id!r} is neither a model folder nor a hub id: {_first_line(error)}") from None
+    ways_out = (f"give a model folder instead, or put the model in the hub cache ({constants.HF_HUB_CACHE}) on a "
+                f"machine with a network: hf download {repo_id}")
+    if constants.HF_HUB_OFFLINE:
+        raise ModelError(f"model {repo_id!r} is not in the local cache and HF_HUB_OFFLINE is set: {ways_out}")
+    try:
+        model_info(repo_id, timeout=HUB_TIMEOUT)
+    except RepositoryNotFoundError:
+        raise ModelError(f"the hub has no model {repo_id!r} (or it is private or gated: hf auth login)") from None
+    except HfHubHTTPError:
+        pass  # the hub answered: the download says what it finds
+    except Exception as error:  # no name resolution, refused, timed out: the HTTP library's errors vary
+        raise ModelError(f"model {repo_id!r} is not in the local cache and the hub ({constants.ENDPOINT}) cannot be "
+                         f"reached ({_first_line(error)}): {ways_out}") from None
+    return False
 
 
 def _first_line(error: BaseException) -> str:

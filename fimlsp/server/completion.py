@@ -4,7 +4,10 @@ One generation runs at a time. A newer request stops the running one at its next
 that the decoder polls every step) unless it asks for exactly the same completion, in which case it shares the
 result: VS Code asks for an inline completion and a completion list at the same keystroke. A client's
 `$/cancelRequest` cancels the awaiting task; the generation stops once no request waits for it any more.
-Model loads go through the same worker, so requests made while a model loads wait for it.
+Model loads go through the same worker, so requests made while a model loads wait for it. The time budget counts
+from the request's arrival: a request still waiting for the worker when it runs out answers then, and is skipped,
+so a backlog cannot build up.
+Every request ends in a `Suggestion` or a `NoSuggestion` that says why, for the client's status display.
 """
 
 from __future__ import annotations
@@ -21,9 +24,18 @@ from fimlsp.server.config import Settings
 
 log = logging.getLogger("fimlsp.server")
 
+SUPERSEDED = "a newer request replaced this one"
+
 
 class ModelLoadError(Exception):
     """The configured model cannot be loaded; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class NoSuggestion:
+    """Why a request has no suggestion, in a few words for the user (`no suggestion: <reason>`)."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,7 @@ class _Job:
     stop: threading.Event
     future: asyncio.Future | None = None
     waiters: int = 1
+    started: threading.Event = field(default_factory=threading.Event)  # the worker has taken it up
 
 
 class CompletionEngine:
@@ -82,8 +95,9 @@ class CompletionEngine:
 
     # Requests ------------------------------------------------------------------------------------------------
 
-    async def complete(self, request: Request) -> Suggestion | None:
-        """The suggestion for `request`, or None when there is none (no valid middle, superseded, no model)."""
+    async def complete(self, request: Request) -> Suggestion | NoSuggestion:
+        """The suggestion for `request`, or why there is none (no valid middle, superseded, no model, no time)."""
+        received = time.perf_counter()
         settings = self.settings
         if settings.cache:
             cached = self.suggestions.lookup(request.uri, request.left, request.right, request.single_line)
@@ -100,24 +114,36 @@ class CompletionEngine:
                 job.stop.set()
             job = _Job(request, threading.Event())
             job.future = asyncio.get_running_loop().run_in_executor(
-                self._executor, self._generate, request, settings, job.stop, time.perf_counter(),
+                self._executor, self._generate, job, settings, received,
             )
             self._job = job
         try:
+            budget_left = received + settings.time_budget - time.perf_counter()
+            done, _ = await asyncio.wait([job.future], timeout=max(0.0, budget_left))
+            if not done and not job.started.is_set():
+                self._leave(job)
+                return _queued_too_long(request, settings, time.perf_counter() - received)
             suggestion = await asyncio.shield(job.future)
         except asyncio.CancelledError:
-            job.waiters -= 1
-            if job.waiters == 0:
-                job.stop.set()
+            self._leave(job)
             raise
         finally:
             if self._job is job and job.future.done():
                 self._job = None
-        if suggestion is None or job.stop.is_set():
-            return None
+        if job.stop.is_set():
+            return NoSuggestion(SUPERSEDED)
+        if isinstance(suggestion, NoSuggestion):
+            return suggestion
         if settings.cache:
             self.suggestions.remember(request.uri, request.left, suggestion, request.right, request.single_line)
         return suggestion
+
+    @staticmethod
+    def _leave(job: _Job) -> None:
+        """A request stops waiting for `job`; with no request left waiting, the job stops."""
+        job.waiters -= 1
+        if job.waiters == 0:
+            job.stop.set()
 
     def supersede(self) -> None:
         """Stop the running generation: its requests answer with no completion."""
@@ -133,30 +159,34 @@ class CompletionEngine:
         self.supersede()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    def _generate(self, request: Request, settings: Settings, stop: threading.Event,
-                  submitted: float) -> Suggestion | None:
-        """Worker thread: run the decoder. Never raises: a failure is logged and gives no completion. The time
-        budget runs from `submitted`, when the request was queued: waiting for a model load counts in it."""
+    def _generate(self, job: _Job, settings: Settings, received: float) -> Suggestion | NoSuggestion:
+        """Worker thread: run the decoder. Never raises: a failure is logged and gives no completion."""
+        job.started.set()
+        request, stop = job.request, job.stop
         if stop.is_set():
-            return None
+            return NoSuggestion(SUPERSEDED)
         if self._model is None:
-            log.info("%s: no completion: %s", request.where, self._model_error or "no model is loaded")
-            return None
+            reason = f"no model: {self._model_error}" if self._model_error else "no model is loaded"
+            log.info("%s: no completion: %s", request.where, reason)
+            return NoSuggestion(reason)
         try:
-            return self._decode(request, settings, stop, submitted)
+            return self._decode(request, settings, stop, received)
         except Exception as error:
             log.error("%s: completion failed: %s: %s", request.where, type(error).__name__, error)
             log.debug("completion failed", exc_info=True)
-            return None
+            return NoSuggestion(f"the completion failed: {type(error).__name__}: {error}")
 
     def _decode(self, request: Request, settings: Settings, stop: threading.Event,
-                submitted: float) -> Suggestion | None:
+                received: float) -> Suggestion | NoSuggestion:
         from earley import Deadline, Stopped
         from fimlsp.decoding import DecodingOptions, complete_middle
         from fimlsp.python.region import NONE, constrain
 
         started = time.perf_counter()
-        deadline = Deadline(submitted + settings.time_budget, stop.is_set)  # a newer request stops the setup too
+        queued = started - received
+        deadline = Deadline(received + settings.time_budget, stop.is_set)  # a newer request stops the setup too
+        if started >= deadline:
+            return _queued_too_long(request, settings, queued)
         guarantee, how = None, "none"
         if settings.mode == "constrained":
             try:
@@ -169,29 +199,55 @@ class CompletionEngine:
             except Stopped:
                 log.info("%s: superseded while preparing the constraint (%.0f ms)", request.where,
                          1e3 * (time.perf_counter() - started))
-                return None
+                return NoSuggestion(SUPERSEDED)
             if guarantee.scope == NONE:
                 log.info("%s: %s; decoding unconstrained", request.where, guarantee.reason)
         setup = time.perf_counter() - started
         remaining = deadline - time.perf_counter()
         if remaining <= 0:
-            log.info("%s: the time budget ran out before decoding (%.0f ms queued, %.0f ms preparing the "
-                     "constraint)", request.where, 1e3 * (started - submitted), 1e3 * setup)
-            return None
+            reason = (f"the {settings.time_budget:g} s time budget ran out while preparing the constraint "
+                      f"(queued {1e3 * queued:.0f} ms, setup {1e3 * setup:.0f} ms)")
+            log.info("%s: no completion: %s", request.where, reason)
+            return NoSuggestion(reason)
         options = DecodingOptions(
             mode=settings.mode, max_tokens=settings.max_tokens, top_k=settings.top_k, timeout=remaining,
             single_line=request.single_line, size_budget=settings.size_budget,
         )
         result = complete_middle(self._model, request.left, request.right, options, should_stop=stop.is_set,
                                  guarantee=guarantee)
+        decoding = time.perf_counter() - started - setup
         usable = result.valid or result.unchecked or settings.mode == "unconstrained"
         detail = _detail(result)
         log.info(
-            "%s: %d characters, stop=%s, %d tokens, %s, recognizer %s in %.1f ms, total %.0f ms%s", request.where,
-            len(result.middle), result.stop, result.tokens, detail, how, 1e3 * setup,
-            1e3 * (time.perf_counter() - started), "" if usable else " (no valid middle: not shown)",
+            "%s: %d characters, stop=%s, %d tokens, %s; queued %.0f ms, recognizer %s in %.1f ms, decoding %.0f ms, "
+            "total %.0f ms%s", request.where, len(result.middle), result.stop, result.tokens, detail,
+            1e3 * queued, how, 1e3 * setup, 1e3 * decoding, 1e3 * (time.perf_counter() - received),
+            "" if usable else " (no valid middle: not shown)",
         )
-        return Suggestion(result.middle, detail) if usable and result.middle else None
+        if not usable:
+            return NoSuggestion(_why_invalid(result, settings))
+        if not result.middle:
+            return NoSuggestion("the model's best middle here is empty")
+        return Suggestion(result.middle, detail)
+
+
+def _queued_too_long(request: Request, settings: Settings, queued: float) -> NoSuggestion:
+    reason = (f"the {settings.time_budget:g} s time budget ran out while the request waited {1e3 * queued:.0f} ms "
+              "for the model (loading, or busy with an earlier request)")
+    log.info("%s: no completion: %s", request.where, reason)
+    return NoSuggestion(reason)
+
+
+def _why_invalid(result, settings: Settings) -> str:
+    """Why decoding ended without a valid middle, in words."""
+    reasons = {
+        "timeout": f"the {settings.time_budget:g} s time budget ran out before a valid middle",
+        "no_candidate": f"none of the model's top {settings.top_k} tokens could continue a valid middle",
+        "max_tokens": f"no valid middle within maxTokens ({settings.max_tokens})",
+        "context_full": "the model's context window filled before a valid middle",
+        "cancelled": SUPERSEDED,
+    }
+    return reasons.get(result.stop, f"no valid middle ({result.stop} after {result.tokens} tokens)")
 
 
 def _detail(result) -> str:

@@ -8,6 +8,9 @@
 - The model loads once, in the background, with `window/workDoneProgress`; it reloads when the model or the
   device setting changes.
 - `workspace/executeCommand` `fimlsp.modelStatus` answers when the model has loaded (for a client's status bar).
+- After each completion request the `fimlsp/status` notification says what came of it (`suggestion: ...` or
+  `no suggestion: <reason>`), so that a client can show why nothing appears.
+- Log lines go to the client as `window/logMessage` with their level; stderr is left to errors.
 - Every handler answers: a bad request is logged and gets an empty answer.
 """
 
@@ -26,13 +29,14 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from fimlsp import __version__
 from fimlsp.server import config
 from fimlsp.server.cache import Suggestion
-from fimlsp.server.completion import CompletionEngine, ModelLoadError, Request
+from fimlsp.server.completion import CompletionEngine, ModelLoadError, NoSuggestion, Request
 from fimlsp.server.documents import Documents
 from fimlsp.server.positions import UTF16, PositionError, offset_at
 
 log = logging.getLogger("fimlsp.server")
 
 MODEL_STATUS = "fimlsp.modelStatus"  # workspace/executeCommand: wait for the model, then say how it went
+STATUS = "fimlsp/status"  # notification: what came of a completion request, {uri, line, character, suggestion, message}
 
 _MESSAGE_TYPES = (
     (logging.ERROR, types.MessageType.Error),
@@ -63,10 +67,11 @@ class FimProtocol(LanguageServerProtocol):
 
 
 class ClientLogHandler(logging.Handler):
-    """Forwards log records to the client as `window/logMessage`, from any thread."""
+    """Forwards log records to the client as `window/logMessage`, from any thread, at the level of the `fimlsp`
+    logger (`--log-level`); debug records go as `Log`, with their traceback if they carry one."""
 
     def __init__(self, server: FimServer):
-        super().__init__(logging.INFO)
+        super().__init__()
         self.server = server
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -74,8 +79,8 @@ class ClientLogHandler(logging.Handler):
         if loop is None or loop.is_closed():
             return
         kind = next((kind for level, kind in _MESSAGE_TYPES if record.levelno >= level), types.MessageType.Log)
-        params = types.LogMessageParams(type=kind, message=f"fimlsp: {record.getMessage()}")
         try:
+            params = types.LogMessageParams(type=kind, message=f"fimlsp: {self.format(record)}")
             if threading.current_thread() is threading.main_thread():
                 self.server.window_log_message(params)
             else:
@@ -159,19 +164,30 @@ class FimServer(LanguageServer):
             self.model_status = {"ready": True, "model": name, "error": None}
         return self.model_status
 
-    async def suggest(self, uri: str, position: types.Position, single_line: bool) -> Suggestion | None:
+    async def suggest(self, uri: str, position: types.Position, single_line: bool) -> Suggestion | NoSuggestion:
+        """The suggestion at `position`, or why there is none; the client hears which through `fimlsp/status`."""
+        outcome = await self._suggest(uri, position, single_line)
+        if isinstance(outcome, Suggestion):
+            message = f"suggestion: {outcome.detail}"
+        else:
+            message = f"no suggestion: {outcome.reason}"
+        self.protocol.notify(STATUS, {"uri": uri, "line": position.line, "character": position.character,
+                                      "suggestion": isinstance(outcome, Suggestion), "message": message})
+        return outcome
+
+    async def _suggest(self, uri: str, position: types.Position, single_line: bool) -> Suggestion | NoSuggestion:
         document = self.documents.get(uri)
         if document is None:
             log.warning("%s: completion asked for a document that is not open", uri)
-            return None
+            return NoSuggestion("the document is not open")
         if not document.is_python:
-            return None
+            return NoSuggestion(f"not a Python document ({document.language_id or 'no language'})")
         where = f"{uri}:{position.line + 1}:{position.character + 1}"
         try:
             offset = offset_at(document.text, position.line, position.character, self.position_encoding)
         except PositionError as error:
             log.warning("%s: %s: no completion", where, error)
-            return None
+            return NoSuggestion(str(error))
         text = document.text
         return await self.engine.complete(Request(uri, text[:offset], text[offset:], single_line, where))
 
@@ -273,7 +289,7 @@ def build_server(settings: config.Settings) -> FimServer:
     async def inline_completion(ls: FimServer, params: types.InlineCompletionParams):
         automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
         suggestion = await ls.suggest(params.text_document.uri, params.position, ls.single_line(automatic))
-        if suggestion is None:
+        if isinstance(suggestion, NoSuggestion):
             return types.InlineCompletionList(items=[])
         cursor = types.Range(start=params.position, end=params.position)
         item = types.InlineCompletionItem(insert_text=suggestion.middle, range=cursor)
@@ -283,7 +299,7 @@ def build_server(settings: config.Settings) -> FimServer:
     @_answers_empty(lambda: types.CompletionList(is_incomplete=True, items=[]))
     async def completion(ls: FimServer, params: types.CompletionParams):
         suggestion = await ls.suggest(params.text_document.uri, params.position, ls.single_line(True))
-        if suggestion is None:
+        if isinstance(suggestion, NoSuggestion):
             return types.CompletionList(is_incomplete=True, items=[])
         middle = suggestion.middle
         cursor = types.Range(start=params.position, end=params.position)

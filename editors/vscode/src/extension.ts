@@ -3,6 +3,8 @@
 // The language client's proposed features include LSP 3.18's textDocument/inlineCompletion; the server also
 // answers textDocument/completion. Settings under `fimlsp.*` go to the server as initializationOptions and,
 // when they change, as workspace/didChangeConfiguration; a change of the server command restarts the server.
+// The status bar item shows the model, and after each request what came of it (the server's fimlsp/status), so
+// that a user sees why no suggestion appears.
 import * as vscode from "vscode";
 import {
   ExecuteCommandRequest,
@@ -14,6 +16,7 @@ import {
 
 const SECTION = "fimlsp";
 const MODEL_STATUS = "fimlsp.modelStatus";
+const REQUEST_STATUS = "fimlsp/status";
 const SERVER_SETTINGS = ["model", "device", "mode", "singleLine", "maxTokens", "timeBudget", "sizeBudget"] as const;
 
 interface ModelStatus {
@@ -22,8 +25,17 @@ interface ModelStatus {
   error: string | null;
 }
 
+interface RequestStatus {
+  uri: string;
+  line: number;
+  character: number;
+  suggestion: boolean;
+  message: string;
+}
+
 let client: LanguageClient | undefined;
 let status: vscode.StatusBarItem;
+let modelName = "";
 
 function serverSettings(): Record<string, unknown> {
   const configuration = vscode.workspace.getConfiguration(SECTION);
@@ -59,8 +71,9 @@ async function watchModel(current: LanguageClient): Promise<void> {
       return;
     }
     if (answer.ready) {
+      modelName = answer.model ?? "";
       status.text = "$(sparkle) fimlsp";
-      status.tooltip = `fimlsp: ${answer.model}`;
+      status.tooltip = `fimlsp: ${modelName}`;
     } else {
       status.text = "$(error) fimlsp";
       status.tooltip = `fimlsp: ${answer.error ?? "no model"}`;
@@ -85,6 +98,13 @@ async function start(): Promise<void> {
   };
   const created = new LanguageClient(SECTION, "fimlsp", serverOptions, clientOptions);
   created.registerProposedFeatures(); // textDocument/inlineCompletion
+  created.onNotification(REQUEST_STATUS, (params: RequestStatus) => {
+    if (created !== client) {
+      return;
+    }
+    status.text = params.suggestion ? "$(sparkle) fimlsp" : "$(circle-slash) fimlsp: no suggestion";
+    status.tooltip = `fimlsp: ${params.message}${modelName ? `\nmodel: ${modelName}` : ""}`;
+  });
   client = created;
   showLoading();
   try {

@@ -2,7 +2,10 @@
 --
 -- Neovim 0.12+ has `vim.lsp.inline_completion`: the plugin enables it and maps the accept key to it.
 -- Older versions (0.7+) get a small client: after a pause in insert mode it requests
--- `textDocument/inlineCompletion`, shows the first suggestion as virtual text, and inserts it on the accept key.
+-- `textDocument/inlineCompletion`, shows the first suggestion as virtual text where it will be inserted, and
+-- inserts it on the accept key.
+-- In both, `:FimlspStatus` says what came of the last request (the server's `fimlsp/status`), and `:FimlspLog`
+-- opens Neovim's LSP log.
 
 local M = {}
 
@@ -22,6 +25,7 @@ local client_id = nil
 local timer = nil
 local pending = nil -- { client = client, id = request id }
 local shown = nil -- { bufnr, row, col, text, tick }
+local status = "fimlsp: no request yet"
 
 local function native()
   return vim.lsp.inline_completion ~= nil and vim.lsp.inline_completion.enable ~= nil
@@ -47,21 +51,29 @@ local function cancel_pending()
   end
 end
 
+-- Draws the buffer as it will be once `text` is inserted at (row, col): the suggestion over the rest of the line
+-- from the cursor, and that rest again after the suggestion's last line. An overlay, since inline virtual text
+-- needs Neovim 0.10.
 local function show(bufnr, row, col, text)
   clear()
   local lines = vim.split(text, "\n", { plain = true })
   local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ""
-  local opts = { virt_text = { { lines[1], M.config.highlight } }, hl_mode = "combine" }
-  if col >= #line then
-    opts.virt_text_pos = "overlay"
+  local rest = line:sub(col + 1)
+  local ghost = M.config.highlight
+  local first = { { lines[1], ghost } }
+  if #lines == 1 then
+    table.insert(first, { rest, "Normal" })
   else
-    opts.virt_text_pos = "eol"
+    local hidden = vim.fn.strdisplaywidth(rest) - vim.fn.strdisplaywidth(lines[1])
+    table.insert(first, { string.rep(" ", math.max(0, hidden)), "Normal" })
   end
+  local opts = { virt_text = first, virt_text_pos = "overlay", hl_mode = "combine" }
   if #lines > 1 then
     opts.virt_lines = {}
     for i = 2, #lines do
-      table.insert(opts.virt_lines, { { lines[i], M.config.highlight } })
+      table.insert(opts.virt_lines, { { lines[i], ghost } })
     end
+    table.insert(opts.virt_lines[#opts.virt_lines], { rest, "Normal" })
   end
   vim.api.nvim_buf_set_extmark(bufnr, namespace, row, col, opts)
   shown = { bufnr = bufnr, row = row, col = col, text = text, tick = vim.api.nvim_buf_get_changedtick(bufnr) }
@@ -105,6 +117,16 @@ end
 --- The suggestion shown now, or nil (Neovim < 0.12).
 function M.suggestion()
   return shown and shown.text or nil
+end
+
+--- What came of the last request, e.g. "fimlsp: no suggestion: the 2 s time budget ran out …" (for a statusline).
+function M.status()
+  return status
+end
+
+--- Open Neovim's LSP log, where the server's log lines are (any Neovim version; `:LspLog` needs nvim-lspconfig).
+function M.open_log()
+  vim.cmd("tabnew " .. vim.fn.fnameescape(vim.lsp.get_log_path()))
 end
 
 --- Insert the shown suggestion; returns false if there is none.
@@ -178,6 +200,11 @@ local function client_config()
     init_options = settings,
     settings = { fimlsp = settings },
     on_attach = on_attach,
+    handlers = {
+      ["fimlsp/status"] = function(_, result)
+        status = "fimlsp: " .. result.message
+      end,
+    },
   }
 end
 
@@ -199,6 +226,10 @@ end
 --- Start the server for buffers of the configured file types. `opts` overrides `M.config`'s defaults.
 function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
+  vim.api.nvim_create_user_command("FimlspStatus", function()
+    vim.api.nvim_echo({ { M.status() } }, false, {})
+  end, { desc = "fimlsp: what came of the last request" })
+  vim.api.nvim_create_user_command("FimlspLog", M.open_log, { desc = "fimlsp: open Neovim's LSP log" })
   local group = vim.api.nvim_create_augroup("fimlsp", { clear = true })
   vim.api.nvim_create_autocmd("FileType", {
     group = group,

@@ -1,0 +1,41 @@
+"""The server's completion engine on its own: the time budget counts from a request's arrival."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import pytest
+
+from fimlsp.server.completion import CompletionEngine, NoSuggestion, Request
+from fimlsp.server.config import Settings
+
+pytestmark = pytest.mark.asyncio
+
+LEFT = "def area(width, height):\n    return "
+RIGHT = "\n\n\nprint(area(2, 3))\n"
+
+
+async def test_time_spent_queued_counts_against_the_budget_and_is_logged_apart(tiny_model_path, caplog):
+    engine = CompletionEngine(Settings(model=str(tiny_model_path), device="cpu", time_budget=0.5, max_tokens=8))
+    try:
+        await engine.load(engine.settings)
+        request = Request("file:///area.py", LEFT, RIGHT, single_line=True, where="area.py:2:12")
+        caplog.set_level(logging.INFO, logger="fimlsp")
+        ready = await engine.complete(request)
+        assert "queued" in caplog.text and "decoding" in caplog.text  # the queue's share, apart from decoding's
+
+        # The worker is busy for longer than the budget (a slow earlier job on a loaded machine).
+        busy = asyncio.get_running_loop().run_in_executor(engine._executor, time.sleep, 1.0)
+        started = time.monotonic()
+        late = await engine.complete(Request("file:///area.py", LEFT, RIGHT, single_line=False, where="area.py:2:12"))
+        waited = time.monotonic() - started
+        await busy
+    finally:
+        engine.shutdown()
+    assert not isinstance(ready, NoSuggestion) or "budget" not in ready.reason
+    assert isinstance(late, NoSuggestion), late
+    assert late.reason.startswith("the 0.5 s time budget ran out while the request waited"), late.reason
+    assert "the 0.5 s time budget ran out while the request waited" in caplog.text
+    assert waited < 0.9, waited  # answered when its budget ran out, while the worker was still busy
