@@ -47,6 +47,9 @@ NEAR_LIMIT_MARGIN = 16
 # search that fails (no finish within the limit) takes longest.
 SEARCHES = 12
 SEARCH_SECONDS = 0.1
+# The first search (is the end guaranteed at all?) and a fallback's searches may take longer: each runs once.
+START_SEARCH_SECONDS = 1.0
+FALLBACK_SEARCH_SECONDS = 0.5
 # How far a fallback's finish search looks, in characters per token left (the finish is then tokenized to check
 # that it fits).
 FALLBACK_CHARACTERS_PER_TOKEN = 4
@@ -211,7 +214,7 @@ class _Decoder:
 
         options, model, judge = self.options, self.model, self.judge
         if judge.constrained:
-            self.steerable = self._known_finish(start) is not None
+            self.steerable = self._known_finish(start, seconds=START_SEARCH_SECONDS) is not None
         generator = torch.Generator().manual_seed(options.seed)
         input_ids = torch.tensor([prompt], device=model.device)
         past, prefix, seen = None, start, []
@@ -254,7 +257,7 @@ class _Decoder:
     def _choose(self, prefix: _Prefix, log_probs, generator, skip: int):
         """The next token and the prefix after it, "eos" when the middle ends here, or "no_candidate"."""
         model, judge = self.model, self.judge
-        searched = False
+        self.searched_this_step = False
         for rank, token in enumerate(_ranking(log_probs, self.options, generator, judge.constrained)):
             if rank == self.options.top_k and self.steered_from is not None and prefix.finish is not None:
                 return self._follow_finish(prefix, log_probs)
@@ -279,10 +282,8 @@ class _Decoder:
             following = _Prefix(prefix.text + text, pending, state, prefix.tokens + 1,
                                 prefix.log_probability + float(log_probs[token]))
             if judge.constrained:
-                verdict = self._within_budget(prefix, following, text, searched)
-                if verdict is None:
+                if not self._within_budget(prefix, following, text):
                     continue
-                searched = searched or verdict
             if skip > 0:
                 skip -= 1
                 continue
@@ -309,29 +310,31 @@ class _Decoder:
     def _tokens_left(self, prefix: _Prefix) -> int:
         return self.options.max_tokens - prefix.tokens
 
-    def _within_budget(self, prefix: _Prefix, following: _Prefix, text: str, searched: bool) -> bool | None:
-        """None if the file could not be finished within the tokens left after `following` (or, when finishing,
-        `following` does not bring the end closer); else whether a finish search was spent on it. Sets
-        `following.finish` where it is known."""
+    def _within_budget(self, prefix: _Prefix, following: _Prefix, text: str) -> bool:
+        """Whether the file can still be finished within the tokens left after `following` (and, when finishing,
+        whether `following` brings the end closer). Sets `following.finish` where it is known."""
         left = self._tokens_left(following)
         known = prefix.finish
         if following.pending:  # half a character: judged once it is whole
-            return None if self.finishing else False
+            return not self.finishing
         limit = min(left, len(known) - 1) if self.finishing and known is not None else left
         if known is not None and text and known.startswith(text) and len(known) - len(text) <= limit:
             following.finish = known[len(text):]
-            return False
+            return True
         bound = self.judge.bound(following.state)
         if bound > limit:
             self._steer(prefix)
-            return None
-        if not self.steerable or (not self.finishing and left >= 2 * bound + NEAR_LIMIT_MARGIN):
             return False
-        if searched:  # one search a step for a candidate off the known finish; the next may follow it
-            return None
+        if not self.steerable or (not self.finishing and left >= 2 * bound + NEAR_LIMIT_MARGIN):
+            return True
+        if self.searched_this_step or self.searches_left == 0:
+            # One search a step off the known finish: with a finish known, a later candidate follows it; without
+            # one (the searches failed or are spent), the bound alone admits it.
+            return known is None
+        self.searched_this_step = True
         if self._known_finish(following, limit) is None:
             self._steer(prefix)
-            return None
+            return False
         return True
 
     def _steer(self, prefix: _Prefix) -> None:
@@ -370,22 +373,24 @@ class _Decoder:
         finish = prefix.finish
         if finish is None:
             limit = FALLBACK_CHARACTERS_PER_TOKEN * left
-            finish = self.judge.finish(prefix.state, limit, time.perf_counter() + SEARCH_SECONDS)
+            finish = self.judge.finish(prefix.state, limit, self._search_deadline(FALLBACK_SEARCH_SECONDS))
         if finish is None or len(self.model.tokenizer.encode(finish, add_special_tokens=False)) > left:
             return None
         return finish
 
-    def _known_finish(self, prefix: _Prefix, limit: int | None = None) -> str | None:
+    def _known_finish(self, prefix: _Prefix, limit: int | None = None, seconds: float = SEARCH_SECONDS) -> str | None:
         """The prefix's finish, searched for once (within `limit` characters, by default the tokens left)."""
         if prefix.finish is None and not prefix.searched and self.searches_left > 0:
             prefix.searched = True
             self.searches_left -= 1
-            search_deadline = time.perf_counter() + SEARCH_SECONDS
-            if self.deadline is not None:
-                search_deadline = min(search_deadline, self.deadline)
             limit = self._tokens_left(prefix) if limit is None else limit
-            prefix.finish = self.judge.finish(prefix.state, limit, search_deadline)
+            prefix.finish = self.judge.finish(prefix.state, limit, self._search_deadline(seconds))
         return prefix.finish
+
+    def _search_deadline(self, seconds: float) -> float:
+        """`seconds` from now, and no later than the completion's deadline (but a fallback gets a moment)."""
+        deadline = time.perf_counter() + seconds
+        return deadline if self.deadline is None else min(deadline, max(self.deadline, time.perf_counter() + 0.05))
 
 
 def complete_middle(
@@ -455,8 +460,9 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, deadlin
     start = _Prefix("", b"", guarantee.state if judge.constrained else None, 0)
     prefix, stop, seen = decoder.run(prompt, start, skip)
     generated, ending, finish_chars = prefix.tokens, "none", 0
-    if stop in ("eos", "line"):
-        ending = stop if decoder.steered_from is None or stop == "line" else "finish"
+    steered_to_the_limit = stop == "max_tokens" and decoder.steered_from is not None and judge.valid_end(prefix)
+    if stop in ("eos", "line") or steered_to_the_limit:
+        ending = "line" if stop == "line" else "eos" if decoder.steered_from is None else "finish"
         if ending == "finish":
             finish_chars = len(prefix.text) - decoder.steered_from
     elif mode != "unconstrained":

@@ -195,3 +195,70 @@ def test_shipped_model_completes_the_readme_fixture_offline():
     text = fixture.read_text()
     offset = sum(len(line) for line in text.splitlines(keepends=True)[:9]) + 11
     assert parses(text[:offset] + data["middle"] + text[offset:])
+
+
+class FixedRankingModel(torch.nn.Module):
+    """Ranks the same tokens first at every step, in the given order; the rest of the vocabulary after them."""
+
+    def __init__(self, ranked: list[int], vocabulary: int):
+        super().__init__()
+        self.logits = torch.zeros(vocabulary)
+        for rank, token in enumerate(ranked):
+            self.logits[token] = 10.0 - rank
+
+    def forward(self, input_ids, past_key_values=None, use_cache=True):
+        return SimpleNamespace(logits=self.logits.view(1, 1, -1), past_key_values=None)
+
+
+def fixed_ranking(tiny, ranked: list[int]):
+    return dataclasses.replace(tiny, model=FixedRankingModel(ranked, len(tiny.token_bytes)))
+
+
+@pytest.mark.parametrize("max_tokens", [6, 10, 17])
+def test_a_model_that_never_stops_is_steered_to_a_valid_end_within_the_limit(tiny, max_tokens):
+    """The model always wants another `[`: the budget steers it to close them in time."""
+    model = fixed_ranking(tiny, [byte_token(tiny, ord("[")), byte_token(tiny, ord("]"))])
+    result = complete_middle(model, "x = ", "\n", DecodingOptions(max_tokens=max_tokens))
+    assert result.parses and result.ending == "finish" and result.tokens <= max_tokens, result
+    assert result.middle.startswith("[") and result.finish_chars > 0
+
+
+def test_an_early_end_of_sequence_starts_a_finish_written_by_the_model(tiny):
+    """End of sequence is ranked first while `f(1, [2` is open: the finish takes the model's most probable tokens
+    that bring the end closer (`]` before `)`), never the ones that do not (`(`)."""
+    eos = min(tiny.stop_ids)
+    model = fixed_ranking(tiny, [eos, byte_token(tiny, ord("(")), byte_token(tiny, ord("]")),
+                                 byte_token(tiny, ord(")"))])
+    result = complete_middle(model, "y = f(1, [2", "\n", DecodingOptions(max_tokens=20))
+    assert result.middle == "])" and result.ending == "finish" and result.finish_chars == 2, result
+    assert result.stop == "eos" and result.parses
+
+
+def test_past_the_top_candidates_the_finish_is_followed(tiny):
+    """None of the top 3 candidates can ever be valid in `"..."` nor ends it: the finish's first character is
+    found down the whole vocabulary."""
+    eos = min(tiny.stop_ids)
+    model = fixed_ranking(tiny, [eos, byte_token(tiny, ord("\n")), byte_token(tiny, 0)])
+    result = complete_middle(model, 's = "abc', "\n", DecodingOptions(max_tokens=8, top_k=3))
+    assert result.middle == '"' and result.parses and result.ending == "finish", result
+
+
+def test_alternatives_are_distinct_valid_and_ranked(tiny):
+    from fimlsp.decoding import complete_middles
+
+    results = complete_middles(tiny, LEFT, RIGHT, DecodingOptions(max_tokens=12), n=3)
+    assert 1 <= len(results) <= 3
+    assert len({result.middle for result in results}) == len(results)
+    assert all(result.parses for result in results)
+    assert [r.log_probability for r in results] == sorted((r.log_probability for r in results), reverse=True)
+
+
+def test_cli_gives_a_list_of_alternatives(tiny_model_path, tmp_path):
+    source = tmp_path / "example.py"
+    source.write_text("def f(x):\n    return x + \n")
+    result = run_cli("complete", f"{source}:2:16", "--model", str(tiny_model_path), "--max-tokens", "8", "--json",
+                     "--n", "2")
+    data = json.loads(result.stdout)
+    assert 1 <= len(data["completions"]) <= 2 and all("ending" in each for each in data["completions"])
+    bad = run_cli("complete", f"{source}:2:16", "--model", str(tiny_model_path), "--n", "0")
+    assert bad.returncode == 2 and "--n must be at least 1" in bad.stderr

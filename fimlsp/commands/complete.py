@@ -46,6 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="time to build the constraint; past it the middle is unchecked (default: %(default)s)")
     parser.add_argument("--size-budget", type=int, default=DEFAULT_BUDGET, metavar="CHARS",
                         help="files with more characters are checked only around the cursor (default: %(default)s)")
+    parser.add_argument("--n", type=int, default=1, metavar="K",
+                        help="up to K distinct middles, the most probable first: with --json, a list under "
+                             "\"completions\"; plain output prints the first (default: 1)")
     parser.add_argument("--json", action="store_true", help="print one JSON object with the middle and its costs")
 
 
@@ -61,7 +64,7 @@ def parse_target(target: str) -> tuple[str, int, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fimlsp.decoding import DecodingOptions, complete_middle
+    from fimlsp.decoding import DecodingOptions, complete_middles
     from fimlsp.model import ModelError, load_model
 
     path, line, column = parse_target(args.target)
@@ -73,16 +76,23 @@ def run(args: argparse.Namespace) -> int:
             top_p=args.top_p, timeout=args.timeout, seed=args.seed, single_line=args.single_line,
             size_budget=args.size_budget, setup_timeout=args.setup_timeout,
         )
+        if args.n < 1:
+            raise ValueError("--n must be at least 1")
     except (SourceError, ValueError) as error:
         raise UserError(str(error)) from error
     try:
         model = load_model(args.model, args.device, args.fim_format, args.order)
     except ModelError as error:
         raise UserError(str(error)) from error
-    result = complete_middle(model, left, right, options)
+    results = complete_middles(model, left, right, options, args.n)
+    result = results[0]
     succeeded = result.valid or result.unchecked or args.mode == "unconstrained"
     if args.json:
-        print(json.dumps({"file": path, "line": line, "column": column, "model": model.name, **result.to_json()}))
+        where = {"file": path, "line": line, "column": column, "model": model.name}
+        if args.n == 1:
+            print(json.dumps({**where, **result.to_json()}))
+        else:
+            print(json.dumps({**where, "completions": [each.to_json() for each in results]}))
     elif succeeded:
         sys.stdout.write(result.middle)
         if sys.stdout.isatty() and not result.middle.endswith("\n"):

@@ -81,8 +81,11 @@ def validity(records: list[dict], max_tokens: int | None = None) -> dict[tuple[s
     for key, group in sorted(groups.items()):
         valid = sum(1 for r in group if r["parses"])
         stops: dict[str, int] = defaultdict(int)
+        endings: dict[str, int] = defaultdict(int)
         for r in group:
             stops[r["stop"]] += 1
+            endings[ending(r)] += 1
+        finished = [r["finish_chars"] for r in group if r.get("finish_chars") and ending(r) in ("finish", "fallback")]
         summary[key] = {
             "n": len(group), "valid": valid, "rate": valid / len(group),
             "exact": sum(1 for r in group if r.get("exact")) / len(group),
@@ -91,8 +94,20 @@ def validity(records: list[dict], max_tokens: int | None = None) -> dict[tuple[s
             "constraint_ms_per_token": _median(per_step_ms(r, "constraint_seconds", max_tokens) for r in group),
             "setup_ms": statistics.median(1e3 * r["setup_seconds"] for r in group),
             "stops": dict(sorted(stops.items(), key=lambda item: -item[1])),
+            "endings": dict(sorted(endings.items(), key=lambda item: -item[1])),
+            "finish_chars": statistics.median(finished) if finished else 0,
         }
     return summary
+
+
+def ending(record: dict) -> str:
+    """How the middle ended (`fimlsp.decoding.Completion.ending`); records written before it existed say it
+    through their stop and fallback."""
+    if "ending" in record:
+        return record["ending"]
+    if record.get("fallback"):
+        return "fallback"
+    return record["stop"] if record["stop"] in ("eos", "line") and record.get("parses") else "none"
 
 
 def _median(values) -> float:
@@ -112,6 +127,10 @@ def format_validity(summary: dict) -> str:
         lines.append(f"{kind:<10}{mode:<15}{s['n']:>6}{s['rate']:>8.1%}{s['exact']:>8.1%}{s['tokens']:>8.0f}"
                      f"{s['model_ms_per_token']:>14.2f}{s['constraint_ms_per_token']:>19.3f}{s['setup_ms']:>10.1f}"
                      f"  {stops}")
+    lines += ["", f"{'cuts':<10}{'mode':<15}{'finish chars':>13}  how the middles ended"]
+    for (kind, mode), s in summary.items():
+        endings = ", ".join(f"{name} {count}" for name, count in s["endings"].items())
+        lines.append(f"{kind:<10}{mode:<15}{s['finish_chars']:>13.0f}  {endings}")
     return "\n".join(lines)
 
 
