@@ -27,8 +27,6 @@ When not even those admit a middle, it decodes unconstrained and marks the resul
 
 from __future__ import annotations
 
-import copy
-import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace

@@ -145,6 +145,20 @@ async def test_inline_completion_and_completion_make_the_file_parse(tiny_model_p
         assert shown >= len(POSITIONS), "the tiny model's constrained completions should mostly be non-empty"
 
 
+async def test_inline_completion_offers_distinct_valid_alternatives(tiny_model_path):
+    async with serve(options_for(tiny_model_path, alternatives=3)) as client:
+        open_document(client, SOURCE)
+        offered = 0
+        for line, character in POSITIONS:
+            left, right = split(SOURCE, line, character)
+            inline = await client.text_document_inline_completion_async(inline_params(line, character))
+            middles = [item.insert_text for item in inline.items]
+            assert len(middles) <= 3 and len(set(middles)) == len(middles), middles
+            assert all(parses(left + middle + right) for middle in middles), middles
+            offered = max(offered, len(middles))
+        assert offered >= 2, "greedy alternatives pass over the first valid first tokens: some should differ"
+
+
 async def test_a_document_broken_elsewhere_gets_region_checked_completions(tiny_model_path):
     from fimlsp.python.region import constrain
 

@@ -60,6 +60,7 @@ class Suggestion:
 
     middle: str
     detail: str
+    alternatives: tuple[str, ...] = ()  # other valid middles, less probable (inline completions cycle through them)
 
 
 @dataclass(frozen=True)

@@ -179,7 +179,7 @@ class CompletionEngine:
     def _decode(self, request: Request, settings: Settings, stop: threading.Event,
                 received: float) -> Suggestion | NoSuggestion:
         from earley import Deadline, Stopped
-        from fimlsp.decoding import DecodingOptions, complete_middle
+        from fimlsp.decoding import DecodingOptions, complete_middles
         from fimlsp.python.region import NONE, constrain
 
         started = time.perf_counter()
@@ -213,8 +213,9 @@ class CompletionEngine:
             mode=settings.mode, max_tokens=settings.max_tokens, top_k=settings.top_k, timeout=remaining,
             single_line=request.single_line, size_budget=settings.size_budget,
         )
-        result = complete_middle(self._model, request.left, request.right, options, should_stop=stop.is_set,
-                                 guarantee=guarantee)
+        results = complete_middles(self._model, request.left, request.right, options, settings.alternatives,
+                                   should_stop=stop.is_set, guarantee=guarantee)
+        result = results[0]
         decoding = time.perf_counter() - started - setup
         usable = result.valid or result.unchecked or settings.mode == "unconstrained"
         detail = _detail(result)
@@ -228,7 +229,8 @@ class CompletionEngine:
             return NoSuggestion(_why_invalid(result, settings))
         if not result.middle:
             return NoSuggestion("the model's best middle here is empty")
-        return Suggestion(result.middle, detail)
+        others = tuple(other.middle for other in results[1:] if other.middle and _detail(other) == detail)
+        return Suggestion(result.middle, detail, others)
 
 
 def _queued_too_long(request: Request, settings: Settings, queued: float) -> NoSuggestion:

@@ -29,6 +29,7 @@ class Settings:
     top_k: int = 50
     cache: bool = True  # right-context quotients, left-context recognizers and served suggestions
     size_budget: int = DEFAULT_BUDGET  # characters: bigger files are checked around the cursor only
+    alternatives: int = 1  # distinct middles an inline completion offers, the most probable first
 
     def model_key(self) -> tuple[str | None, str | None]:
         """What loading a model depends on: a change of it reloads the model."""
@@ -81,6 +82,7 @@ KEYS = {
     "topK": ("top_k", _positive_int),
     "cache": ("cache", _boolean),
     "sizeBudget": ("size_budget", _positive_int),
+    "alternatives": ("alternatives", _positive_int),
 }
 assert {field for field, _ in KEYS.values()} == {field.name for field in fields(Settings)}
 

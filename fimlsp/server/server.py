@@ -292,8 +292,9 @@ def build_server(settings: config.Settings) -> FimServer:
         if isinstance(suggestion, NoSuggestion):
             return types.InlineCompletionList(items=[])
         cursor = types.Range(start=params.position, end=params.position)
-        item = types.InlineCompletionItem(insert_text=suggestion.middle, range=cursor)
-        return types.InlineCompletionList(items=[item])
+        middles = (suggestion.middle, *suggestion.alternatives)
+        return types.InlineCompletionList(items=[types.InlineCompletionItem(insert_text=middle, range=cursor)
+                                                 for middle in middles])
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())
     @_answers_empty(lambda: types.CompletionList(is_incomplete=True, items=[]))

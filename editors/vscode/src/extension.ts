@@ -17,7 +17,7 @@ import {
 const SECTION = "fimlsp";
 const MODEL_STATUS = "fimlsp.modelStatus";
 const REQUEST_STATUS = "fimlsp/status";
-const SERVER_SETTINGS = ["model", "device", "mode", "singleLine", "maxTokens", "timeBudget", "sizeBudget"] as const;
+const SERVER_SETTINGS = ["model", "device", "mode", "singleLine", "maxTokens", "timeBudget", "sizeBudget", "alternatives"] as const;
 
 interface ModelStatus {
   ready: boolean;
