@@ -204,6 +204,7 @@ class _Decoder:
         self.steered_from: int | None = None  # characters of the middle when the budget or a finish first steered
         self.steerable = False  # a finish within the token limit was found from the start: the end is guaranteed
         self.searches_left = SEARCHES
+        self.searched_this_step = False  # one search a step for a candidate off the known finish
 
     def run(self, prompt: list[int], start: _Prefix, skip_first: int = 0) -> tuple[_Prefix, str, list[_Prefix]]:
         """Decode from `start`; returns the last prefix, why it stopped, and the prefixes passed on the way.
@@ -326,8 +327,8 @@ class _Decoder:
         if not self.steerable or (not self.finishing and left >= 2 * bound + NEAR_LIMIT_MARGIN):
             return True
         if self.searched_this_step or self.searches_left == 0:
-            # One search a step off the known finish: with a finish known, a later candidate follows it; without
-            # one (the searches failed or are spent), the bound alone admits it.
+            # With a finish known, a later candidate follows it; without one (the searches failed or are spent),
+            # the bound alone admits it.
             return known is None
         self.searched_this_step = True
         if self._known_finish(following, limit) is None:
