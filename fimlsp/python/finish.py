@@ -11,8 +11,9 @@ left, and when it has to stop it needs a way to close what is open. Both come fr
 - `shortest_finish(state, limit)`: a best-first search (A*) over texts made of shortest lexemes, the line breaks
   and indentations the open blocks allow, and the text that closes a token in progress (an open string's quotes, a
   comment's line break), ordered by the characters written plus the recognizer's estimate, until the file is
-  complete (`FimState.complete`, CPython's verdict). Its result is the shortest finish among texts of that kind:
-  one space between tokens only where they would otherwise merge, new blocks indented by the file's unit.
+  complete (`FimState.complete`, CPython's verdict). When it ends within its budget (expansions, time), its result
+  is the shortest finish among texts of that kind: one space between tokens only where they would otherwise
+  merge, new blocks indented by the file's unit.
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ def distance_bound(state: FimState) -> float:
 def shortest_finish(
     state: FimState, limit: float = math.inf, deadline: float | None = None, expansions: int = EXPANSIONS,
 ) -> str | None:
-    """A shortest text after which the file is complete, of at most `limit` characters; None if there is none.
+    """A shortest text after which the file is complete, of at most `limit` characters; None if the search finds
+    none within its budget.
 
     Where a comment or a string could swallow the right context, the estimate says little and the search is
     uniform: a finish found on the way is kept, and returned as soon as nothing cheaper is left to expand, or when
