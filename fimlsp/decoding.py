@@ -47,6 +47,7 @@ SEARCHES = 12
 SEARCH_SECONDS = 0.1
 # The first search (is the end guaranteed at all?) and a fallback's searches may take longer: each runs once.
 START_SEARCH_SECONDS = 1.0
+START_SEARCH_SHARE = 0.25  # of the completion's time budget, when it has one
 FALLBACK_SEARCH_SECONDS = 0.5
 # How far a fallback's finish search looks, in characters per token left (the finish is then tokenized to check
 # that it fits).
@@ -213,7 +214,10 @@ class _Decoder:
 
         options, model, judge = self.options, self.model, self.judge
         if judge.constrained:
-            self.steerable = self._known_finish(start, seconds=START_SEARCH_SECONDS) is not None
+            seconds = START_SEARCH_SECONDS
+            if self.deadline is not None:  # an editor's time budget: the model gets most of it
+                seconds = min(seconds, START_SEARCH_SHARE * (self.deadline - time.perf_counter()))
+            self.steerable = self._known_finish(start, seconds=seconds) is not None
         generator = torch.Generator().manual_seed(options.seed)
         input_ids = torch.tensor([prompt], device=model.device)
         past, prefix, seen = None, start, []
@@ -247,10 +251,10 @@ class _Decoder:
             return "cancelled"
         if self.deadline is not None and time.perf_counter() > self.deadline:
             return "timeout"
-        if prefix.tokens >= self.options.max_tokens:
-            return "max_tokens"
         if len(prompt) + prefix.tokens >= self.model.context_window:
             return "context_full"
+        if prefix.tokens >= self.options.max_tokens:
+            return "max_tokens"
         return None
 
     def _choose(self, prefix: _Prefix, log_probs, generator, skip: int):
@@ -459,7 +463,7 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, deadlin
     start = _Prefix("", b"", guarantee.state if judge.constrained else None, 0)
     prefix, stop, seen = decoder.run(prompt, start, skip)
     generated, ending, finish_chars = prefix.tokens, "none", 0
-    steered_to_the_limit = stop == "max_tokens" and decoder.steered_from is not None and judge.valid_end(prefix)
+    steered_to_the_limit = stop in ("max_tokens", "context_full") and decoder.steered_from is not None and judge.valid_end(prefix)
     if stop in ("eos", "line") or steered_to_the_limit:
         ending = "line" if stop == "line" else "eos" if decoder.steered_from is None else "finish"
         if ending == "finish":
