@@ -358,28 +358,30 @@ class _Decoder:
             whole = [prefix for prefix in seen if not prefix.pending]
             backs = [back for back in (2 ** power for power in range(len(whole).bit_length())) if back < len(whole)]
             for prefix in [whole[-back] for back in backs] + whole[:1]:
-                finish = self._fitting_finish(prefix)
-                if finish is not None:
+                fitting = self._fitting_finish(prefix)
+                if fitting is not None:
+                    finish, tokens = fitting
                     state = prefix.state.feed(finish) if finish else prefix.state
-                    tokens = prefix.tokens + len(self.model.tokenizer.encode(finish, add_special_tokens=False))
-                    return _Prefix(prefix.text + finish, b"", state, tokens, prefix.log_probability), len(finish)
+                    return _Prefix(prefix.text + finish, b"", state, prefix.tokens + tokens,
+                                   prefix.log_probability), len(finish)
         ranked = sorted(seen, key=lambda p: (p.eos_probability * (p.tokens + 1), p.tokens), reverse=True)
         for candidate in ranked:
             if judge.valid_end(candidate):
                 return candidate, 0
         return None
 
-    def _fitting_finish(self, prefix: _Prefix) -> str | None:
-        """A shortest finish whose tokens fit the tokens left: a token may hold several characters, so the search
-        may look further than one character a token."""
+    def _fitting_finish(self, prefix: _Prefix) -> tuple[str, int] | None:
+        """A shortest finish whose tokens fit the tokens left, and their number: a token may hold several
+        characters, so the search may look further than one character a token."""
         left = self._tokens_left(prefix)
         finish = prefix.finish
         if finish is None:
             limit = FALLBACK_CHARACTERS_PER_TOKEN * left
             finish = self.judge.finish(prefix.state, limit, self._search_deadline(FALLBACK_SEARCH_SECONDS))
-        if finish is None or len(self.model.tokenizer.encode(finish, add_special_tokens=False)) > left:
+        if finish is None:
             return None
-        return finish
+        tokens = len(self.model.tokenizer.encode(finish, add_special_tokens=False))
+        return (finish, tokens) if tokens <= left else None
 
     def _known_finish(self, prefix: _Prefix, limit: int | None = None, seconds: float = SEARCH_SECONDS) -> str | None:
         """The prefix's finish, searched for once (within `limit` characters, by default the tokens left)."""
@@ -440,13 +442,16 @@ def complete_middles(
     prompt = model.prompt(left, right, min(options.max_tokens, model.context_window // 4))
     # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.
     options = replace(options, max_tokens=max(0, min(options.max_tokens, model.context_window - len(prompt))))
+    # One start for every attempt: its finish (is the end reachable at all?) is searched for once.
+    start = _Prefix("", b"", guarantee.state if mode == "constrained" else None, 0)
     results: list[Completion] = []
     attempts = 0
     while len(results) < n and attempts < 2 * n:
         run_options = options if options.temperature == 0 else replace(options, seed=options.seed + attempts)
         skip = attempts if options.temperature == 0 else 0
         attempts += 1
-        result = _complete_once(model, left, right, run_options, mode, guarantee, prompt, deadline, should_stop, skip)
+        result = _complete_once(model, left, right, run_options, mode, guarantee, prompt, start, deadline,
+                                should_stop, skip)
         result.setup_seconds = setup_seconds
         if any(result.middle == other.middle for other in results):
             continue
@@ -454,18 +459,19 @@ def complete_middles(
         if result.stop in ("cancelled", "timeout") or (result.stop == "no_candidate" and skip > 0):
             break
     results.sort(key=lambda result: -result.log_probability)
-    return results or [Completion("", None, options.mode, "no_candidate")]
+    return results
 
 
-def _complete_once(model, left, right, options, mode, guarantee, prompt, deadline, should_stop, skip) -> Completion:
+def _complete_once(model, left, right, options, mode, guarantee, prompt, start, deadline, should_stop,
+                   skip) -> Completion:
     judge = _JUDGES[mode](left, right)
     decoder = _Decoder(model, judge, options, deadline, should_stop)
-    start = _Prefix("", b"", guarantee.state if judge.constrained else None, 0)
     prefix, stop, seen = decoder.run(prompt, start, skip)
     generated, ending, finish_chars = prefix.tokens, "none", 0
-    steered_to_the_limit = stop in ("max_tokens", "context_full") and decoder.steered_from is not None and judge.valid_end(prefix)
+    steered = decoder.steered_from is not None
+    steered_to_the_limit = stop in ("max_tokens", "context_full") and steered and judge.valid_end(prefix)
     if stop in ("eos", "line") or steered_to_the_limit:
-        ending = "line" if stop == "line" else "eos" if decoder.steered_from is None else "finish"
+        ending = "line" if stop == "line" else "finish" if steered else "eos"
         if ending == "finish":
             finish_chars = len(prefix.text) - decoder.steered_from
     elif mode != "unconstrained":
@@ -481,8 +487,6 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, deadlin
     elif len(left) + len(middle) + len(right) <= options.size_budget or options.mode != "constrained":
         whole = parses(left + middle + right)
     checked = scope if confirmed else FILE if whole else NONE
-    if mode == "unconstrained" and ending == "none" and stop == "eos":
-        ending = "eos"
     narrowed = guarantee is not None and guarantee.scope != FILE
     return Completion(
         middle, whole, options.mode, stop, ending, finish_chars, prefix.tokens, prefix.log_probability,
