@@ -46,7 +46,7 @@ NEAR_LIMIT_MARGIN = 16
 SEARCHES = 12
 SEARCH_SECONDS = 0.1
 # The first search (is the end guaranteed at all?) and a fallback's searches may take longer: each runs once.
-START_SEARCH_SECONDS = 1.0
+START_SEARCH_SECONDS = 2.0
 START_SEARCH_SHARE = 0.25  # of the completion's time budget, when it has one
 FALLBACK_SEARCH_SECONDS = 0.5
 # How far a fallback's finish search looks, in characters per token left (the finish is then tokenized to check

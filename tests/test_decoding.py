@@ -262,3 +262,16 @@ def test_cli_gives_a_list_of_alternatives(tiny_model_path, tmp_path):
     assert 1 <= len(data["completions"]) <= 2 and all("ending" in each for each in data["completions"])
     bad = run_cli("complete", f"{source}:2:16", "--model", str(tiny_model_path), "--n", "0")
     assert bad.returncode == 2 and "--n must be at least 1" in bad.stderr
+
+
+@pytest.mark.parametrize("kind", ["randspan", "boundary"])
+def test_a_random_model_always_ends_valid_on_standard_library_cuts(tiny, kind):
+    """The tiny model is randomly initialised and never chooses to stop: every constrained middle is still
+    valid, within the token limit (a CI sample; `fimlsp eval --model` with such a model runs hundreds)."""
+    from tests.test_python_quotient import _stdlib_sample
+
+    options = DecodingOptions(max_tokens=24)
+    for case in _stdlib_sample(kind, 10):
+        result = complete_middle(tiny, case.left, case.right, options)
+        assert result.parses and result.tokens <= options.max_tokens, (case.name, result)
+        assert result.ending in ("eos", "finish", "fallback"), (case.name, result)

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from fimlsp import quotient
+from fimlsp.python.lexemes import unfinished_escape
 from fimlsp.python.syntax import parses
 from tests.test_python_quotient import _stdlib_sample
 
@@ -42,6 +43,11 @@ def test_finishing_random_prefixes_of_true_middles(kind):
     ("x = 1 # comment", "\ny = 2\n", ""),
     ("from a im", "b\n", "port "),
     ("x = {'a': (1, ", "\n", ")}"),
+    ("def f():\n    if x:\n    ", "return 1\n", "    "),  # the line's indentation goes on to the block's
+    ("s = '\\u00", "\n", "00'"),  # a truncated escape is completed before the string is closed
+    ("s = b'\\x4", "\n", "0'"),
+    ("s = '\\N", "\n", "{SP}'"),
+    ("def f():\n    try:\n        g(", "pass\n", ")\n    except:"),  # a block opened after a dedent
 ])
 def test_finishes_close_what_is_open(left, right, finish):
     state = quotient(left, right)
@@ -54,3 +60,17 @@ def test_a_finish_over_the_limit_is_not_returned():
     assert state.finish() == "]]]]"
     assert state.finish(limit=3) is None
     assert state.feed("1").finish() == "]]]]"
+
+
+@pytest.mark.parametrize("text, closing", [
+    ("'\\u", "'"), ("'\\u12", "'"), ("b'\\x4", "'"), ("'''a\\U00", "'''"), ("'\\N", "'"), ("'\\N{", "'"),
+    ('"\\x', '"'),
+])
+def test_an_unfinished_escape_is_completed_into_a_string_cpython_decodes(text, closing):
+    completion = unfinished_escape(text)
+    assert completion and not parses(text + closing) and parses(text + completion + closing)
+
+
+@pytest.mark.parametrize("text", ["'\\u1234", "r'\\x", "b'\\u", "'\\\\x", "'\\N{SP}", "'abc"])
+def test_a_string_that_ends_inside_no_escape_needs_nothing(text):
+    assert unfinished_escape(text) == ""

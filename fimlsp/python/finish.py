@@ -26,6 +26,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from fimlsp.python import lexemes as lx
+from fimlsp.python.lexer import indentation_column
 
 if TYPE_CHECKING:
     from fimlsp.python.quotient import FimState
@@ -35,6 +36,10 @@ if TYPE_CHECKING:
 MERGE_ALLOWANCE = 2
 # Nodes the search expands before it gives up: a finish is a handful of tokens, and the estimate guides it there.
 EXPANSIONS = 400
+# The exact search's share of them and of the time; the rest go to the greedy one, whose estimate counts this
+# many times.
+EXACT_SHARE = 0.3
+GREEDY_WEIGHT = 5.0
 # Tokens that can run on into the right context: a comment to the end of its line, a string to a closing quote.
 RUNNING_ON = ("#", '"', "'", '"""', "'''")
 # Characters of the right context that a token of the middle can run on into (the longest keyword is 8 long).
@@ -64,52 +69,92 @@ def distance_bound(state: FimState) -> float:
 def shortest_finish(
     state: FimState, limit: float = math.inf, deadline: float | None = None, expansions: int = EXPANSIONS,
 ) -> str | None:
-    """A shortest text after which the file is complete, of at most `limit` characters; None if the search finds
-    none within its budget.
-
-    Where a comment or a string could swallow the right context, the estimate says little and the search is
-    uniform: a finish found on the way is kept, and returned as soon as nothing cheaper is left to expand, or when
-    `expansions` nodes or the time up to `deadline` (a `time.perf_counter()` value) are spent."""
+    """A text of at most `limit` characters after which the file is complete: the shortest when the exact search
+    ends within its share of the budget, else the first one a greedy search finds; None if neither finds one
+    within `expansions` nodes and the time up to `deadline` (a `time.perf_counter()` value)."""
     if state.complete:
         return ""
+    budget = _Budget(expansions, deadline)
+    found = _search(state, limit, budget.share(EXACT_SHARE), weight=1.0)
+    if found is None and budget.left():
+        found = _search(state, limit, budget, weight=GREEDY_WEIGHT)
+    return found
+
+
+class _Budget:
+    """Expansions and time a search may spend; a share of it may go to a first phase."""
+
+    def __init__(self, expansions: int, deadline: float | None):
+        self.expansions, self.deadline = expansions, deadline
+        self._parent: _Budget | None = None
+
+    def share(self, fraction: float) -> _Budget:
+        deadline = self.deadline
+        if deadline is not None:
+            now = time.perf_counter()
+            deadline = now + fraction * max(0.0, deadline - now)
+        part = _Budget(max(1, int(fraction * self.expansions)), deadline)
+        part._parent = self
+        return part
+
+    def spend(self) -> None:
+        self.expansions -= 1
+        if self._parent is not None:
+            self._parent.spend()
+
+    def left(self) -> bool:
+        return self.expansions > 0 and (self.deadline is None or time.perf_counter() < self.deadline)
+
+
+def _search(state: FimState, limit: float, budget: _Budget, weight: float) -> str | None:
+    """Best-first over texts, ordered by characters written plus `weight` times the estimate: with weight 1 (A*)
+    the first finish that nothing cheaper can beat is a shortest; a heavier weight dives toward the end where the
+    estimate is flat (indentation costs characters it does not count). A finish found on the way is kept."""
     best: str | None = None
     order = itertools.count()
-    frontier = [(estimate(state), 0, next(order), state, "")]
-    while frontier and expansions > 0 and (deadline is None or time.perf_counter() < deadline):
+    frontier = [(weight * estimate(state), 0, next(order), state, "")]
+    while frontier and budget.left():
         cost, _, _, node, text = heapq.heappop(frontier)
-        if best is not None and cost >= len(best):
+        if best is not None and (weight > 1 or cost >= len(best)):
             break
-        expansions -= 1
-        for piece in _pieces(node):
-            child = node.feed(piece)
-            if child is None:
-                continue
+        budget.spend()
+        continuing, final = _pieces(node)
+        for piece in itertools.chain(final, continuing):
             written = text + piece
             if len(written) > limit or (best is not None and len(written) >= len(best)):
+                continue
+            child = node.feed(piece)
+            if child is None:
                 continue
             if child.quotient_accepts() and child.complete:
                 best = written
                 continue
+            if piece in final:
+                continue
             guess = estimate(child)
             if len(written) + max(0.0, guess - MERGE_ALLOWANCE) <= limit:
-                heapq.heappush(frontier, (len(written) + guess, -len(written), next(order), child, written))
+                heapq.heappush(frontier, (len(written) + weight * guess, -len(written), next(order), child, written))
     return best
 
 
-def _pieces(state: FimState) -> list[str]:
-    """The texts the search may write next: what closes the token in progress, or else what extends it into a
-    longer terminal (`im` to `import`), a shortest lexeme of each terminal that may follow (after a space where it
-    would merge with the token before), a line break with the indentation of each open block or of a new one, and
-    a comment or a string that runs on into the right context."""
+def _pieces(state: FimState) -> tuple[list[str], set[str]]:
+    """The texts the search may write next, as those it may go on from and those that can only end a finish.
+
+    Going on: what closes the token in progress, or else what extends it into a longer terminal (`im` to
+    `import`), a shortest lexeme of each terminal that may follow (after a space where it would merge with the
+    token before), and a line break with the indentation of each open block or of a new one. Ending: a comment
+    or a string that runs on into the right context, the start of a terminal whose rest begins the right context,
+    and a space before the right context's first token (anywhere else each is a longer way to a shorter finish)."""
     lexer = state.lexer
     closing = lx.closing_text(lexer.token)
     if closing:
-        return [closing]
+        escape = lx.unfinished_escape(lexer.text) if lexer.token in lx.STRING_STATES else ""
+        return [escape or closing], set()
     parser = state.parser
     pending = lexer.possible_terminals()
     pieces = []
     if pending is None:
-        following = parser.allowed()
+        following = set(_after_indentation(parser))
     else:
         following = set()
         for terminal in pending & parser.allowed():
@@ -123,16 +168,36 @@ def _pieces(state: FimState) -> list[str]:
         text = lx.SHORTEST_TEXT[terminal]
         if text:
             pieces.append(_separated(lexer.token, text))
+    right = state.context.right
+    right_indentation = right[:len(right) - len(right.lstrip(" \t"))]
+    final = {_separated(lexer.token, text) for text in RUNNING_ON}
     if lx.NEWLINE in following:
-        pieces.extend("\n" + indentation for indentation in _indentations(lexer.indents))
-    if lexer.at_line_start and lexer.column == 0 and lexer.depth == 0:
-        pieces.extend(_indentations(lexer.indents))
-    pieces.extend(_separated(lexer.token, text) for text in RUNNING_ON)
+        pieces.extend("\n" + indentation for indentation in _indentations(lexer.indents, ""))
+        final.update("\n" + indentation for indentation in _indentations(lexer.indents, "", right_indentation))
+    if lexer.at_line_start and lexer.depth == 0 and lexer.token == lx.START:
+        written = _written_indentation(lexer.column, lexer.alt_column)
+        if written is not None:
+            pieces.extend(_indentations(lexer.indents, written))
+            final.update(_indentations(lexer.indents, written, right_indentation))
     if lexer.token == lx.START:
-        pieces.extend(_merging(state.context.right[:MERGE_LOOKAHEAD]))
+        final.update(_merging(right[:MERGE_LOOKAHEAD]))
     else:
-        pieces.append(" ")  # ends the token before the right context's first
-    return pieces
+        final.add(" ")
+    continuing = list(dict.fromkeys(piece for piece in pieces if piece))
+    return continuing, final - set(continuing) - {""}
+
+
+def _after_indentation(parser) -> frozenset[str]:
+    """What may come next, through the INDENT or DEDENTs that the next token's column will bring."""
+    allowed = parser.allowed()
+    for change in (lx.INDENT, lx.DEDENT):
+        changed = parser
+        while change in changed.allowed():
+            changed = changed.feed(change)
+            allowed |= changed.allowed()
+            if change == lx.INDENT:
+                break
+    return allowed
 
 
 def _separated(token: int, text: str) -> str:
@@ -144,7 +209,7 @@ def _separated(token: int, text: str) -> str:
 def _merging(right: str) -> tuple[str, ...]:
     """Starts of terminals whose rest begins the right context (`im` before `port x`): the middle's last token
     runs on into the right context's first."""
-    found = set()
+    found = {lx.SHORTEST_TEXT[lx.NAME]} if right and lx.is_identifier_char(right[0]) else set()
     for text in lx.SHORTEST_TEXT.values():
         for split in range(1, len(text)):
             if right.startswith(text[split:]):
@@ -156,17 +221,35 @@ def _would_merge(token: int, char: str) -> bool:
     return lx.step(token, char) != lx.DEAD or (lx.KIND[token] == lx.KIND_NUMBER and lx.is_identifier_start(char))
 
 
-def _indentations(indents: tuple[tuple[int, int], ...]) -> list[str]:
-    """Indentations that reach an open block's column, or one unit deeper than the innermost: spaces where the
+def _indentations(indents: tuple[tuple[int, int], ...], written: str, following: str = "") -> list[str]:
+    """Texts that, between the indentation `written` so far on a line and `following` (the right context's, for a
+    finish that ends there), reach an open block's column or one unit deeper than the innermost: spaces where the
     file indents with spaces, tabs where it indents with tabs only."""
     (column, alt_column) = indents[-1]
     unit = column - indents[-2][0] if len(indents) > 1 else 4
-    texts = [_indentation(level, alt) for level, alt in indents if level > 0]
-    texts.append(" " * (column + unit) if column == alt_column else "\t" * (alt_column + 1))
-    return [text for text in texts if text]
+    targets = set(indents) | {(column + unit, alt_column + unit) if column == alt_column else (column + 8, alt_column + 1)}
+    tabs = column != alt_column
+    texts = []
+    for level, alt_level in sorted(targets):
+        for count in range(level + 1):
+            text = "\t" * count if tabs else " " * count
+            line = written + text + following
+            if indentation_column(line) == level and _alt_column(line) == alt_level:
+                texts.append(text)
+                break
+    return texts
 
 
-def _indentation(column: int, alt_column: int) -> str:
+def _written_indentation(column: int, alt_column: int) -> str | None:
+    """The indentation a line holds so far, where it is all spaces or all tabs."""
     if column == alt_column:
         return " " * column
-    return "\t" * alt_column if column == 8 * alt_column else ""
+    return "\t" * alt_column if column == 8 * alt_column else None
+
+
+def _alt_column(whitespace: str) -> int:
+    """The column with tabs as one column, as CPython's consistency check counts it."""
+    column = 0
+    for char in whitespace:
+        column = 0 if char == "\f" else column + 1
+    return column

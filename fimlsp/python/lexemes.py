@@ -195,6 +195,7 @@ _NUMBER_STATES = frozenset(
     | set(S_RADIX_PREFIX.values()) | set(S_RADIX.values()) | set(S_RADIX_US.values())
 )
 _STRING_STATE_PARTS = {state: (quote, part) for quote, parts in S_STRING.items() for part, state in parts.items()}
+STRING_STATES = frozenset(_STRING_STATE_PARTS)
 _PREFIX_OF_STATE = {state: prefix for prefix, state in S_PREFIX.items()}
 _OPERATOR_STATES = {state: text for text, state in S_OPERATOR.items()}
 
@@ -328,6 +329,39 @@ def _shortest_texts() -> dict[str, str]:
     texts = {terminal: terminal for terminal in TERMINALS}
     texts.update({NAME: "x", NUMBER: "0", STRING: '""', NEWLINE: "\n", INDENT: "", DEDENT: ""})
     return texts
+
+
+_ESCAPE_DIGITS = {"x": 2, "u": 4, "U": 8}
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def unfinished_escape(text: str) -> str:
+    """What completes an escape that the string literal in progress `text` ends inside (`'\\u12` needs `00`,
+    `'\\N` needs `{SP}`), so that CPython can decode it once it is closed; "" where it ends inside none."""
+    opening = min(position for position in (text.find("'"), text.find('"')) if position >= 0)
+    prefix = text[:opening].lower()
+    if "r" in prefix:
+        return ""
+    position, end = opening + 1, len(text)
+    while position < end:
+        if text[position] != "\\" or position + 1 == end:
+            position += 1
+            continue
+        kind = text[position + 1]
+        position += 2
+        if kind in _ESCAPE_DIGITS and (kind == "x" or "b" not in prefix):
+            digits = 0
+            while digits < _ESCAPE_DIGITS[kind] and position < end and text[position] in _HEX_DIGITS:
+                digits, position = digits + 1, position + 1
+            if position == end and digits < _ESCAPE_DIGITS[kind]:
+                return "0" * (_ESCAPE_DIGITS[kind] - digits)
+        elif kind == "N" and "b" not in prefix:
+            if position == end:
+                return "{SP}"
+            closing = text.find("}", position)
+            if text[position] == "{" and closing == -1:
+                return "SP}" if position + 1 == end else "}"
+    return ""
 
 
 # A shortest text of each terminal. INDENT and DEDENT are written by a line's indentation, not by text of their own.
