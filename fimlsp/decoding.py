@@ -32,12 +32,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 
 from fimlsp.model import FimModel
-from fimlsp.model.token_text import split_utf8
+from fimlsp.model.token_text import completions_of, split_utf8
 from fimlsp.python.quotient import FimState
 from fimlsp.python.region import DEFAULT_BUDGET, FILE, NONE, REGION, Guarantee, constrain
 from fimlsp.python.syntax import parses
 
 MODES = ("constrained", "checked", "unconstrained")
+SCOPES = ("file", "block")
 # Near the token limit every candidate's shortest finish is searched for; further away the recognizer's lower
 # bound decides. "Near": fewer tokens left than twice the bound plus this many.
 NEAR_LIMIT_MARGIN = 16
@@ -66,10 +67,13 @@ class DecodingOptions:
     single_line: bool = False  # stop at the end of the first line where the file is valid
     size_budget: int = DEFAULT_BUDGET  # characters: bigger files are checked around the cursor only
     setup_timeout: float = 10.0  # seconds for the constraint's setup (within `timeout`); past it, unchecked
+    scope: str = "file"  # "block": the middle stays in the block that holds the cursor (`FimState.in_block`)
 
     def __post_init__(self):
         if self.mode not in MODES:
             raise ValueError(f"unknown mode {self.mode!r}; choose one of {', '.join(MODES)}")
+        if self.scope not in SCOPES:
+            raise ValueError(f"unknown scope {self.scope!r}; choose one of {', '.join(SCOPES)}")
         if self.max_tokens < 0 or self.top_k < 1 or self.temperature < 0 or not 0 < self.top_p <= 1:
             raise ValueError("max_tokens >= 0, top_k >= 1, temperature >= 0 and 0 < top_p <= 1 are required")
         if self.size_budget < 1:
@@ -103,6 +107,7 @@ class Completion:
     # unconstrained was checked against nothing (one that happens to make the file parse is `file`)
     reason: str = ""  # why the guarantee is narrower than the whole file
     max_tokens: int | None = None  # the token limit that applied: the option's, or what the context window left
+    scope: str = "file"  # the scope the constrained middle kept to: block, or file (asked for, or fallen back to)
 
     @property
     def valid(self) -> bool:
@@ -213,11 +218,7 @@ class _Decoder:
         import torch
 
         options, model, judge = self.options, self.model, self.judge
-        if judge.constrained:
-            seconds = START_SEARCH_SECONDS
-            if self.deadline is not None:  # an editor's time budget: the model gets most of it
-                seconds = min(seconds, START_SEARCH_SHARE * (self.deadline - time.perf_counter()))
-            self.steerable = self._known_finish(start, seconds=seconds) is not None
+        self.steerable = judge.constrained and start.finish is not None
         generator = torch.Generator().manual_seed(options.seed)
         input_ids = torch.tensor([prompt], device=model.device)
         past, prefix, seen = None, start, []
@@ -318,8 +319,9 @@ class _Decoder:
         whether `following` brings the end closer). Sets `following.finish` where it is known."""
         left = self._tokens_left(following)
         known = prefix.finish
-        if following.pending:  # half a character: judged once it is whole
-            return not self.finishing
+        if following.pending:  # half a character: judged once it is whole, if some whole one could be valid
+            return not self.finishing and any(
+                self.judge.extend(following, char)[0] for char in completions_of(following.pending))
         limit = min(left, len(known) - 1) if self.finishing and known is not None else left
         if known is not None and text and known.startswith(text) and len(known) - len(text) <= limit:
             following.finish = known[len(text):]
@@ -443,7 +445,11 @@ def complete_middles(
     # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.
     options = replace(options, max_tokens=max(0, min(options.max_tokens, model.context_window - len(prompt))))
     # One start for every attempt: its finish (is the end reachable at all?) is searched for once.
-    start = _Prefix("", b"", guarantee.state if mode == "constrained" else None, 0)
+    start, scope, scope_reason, start_searches = _Prefix("", b"", None, 0), "file", "", 0
+    clock = time.perf_counter()
+    if mode == "constrained":
+        start, scope, scope_reason, start_searches = _start(guarantee.state, options, deadline)
+    start_seconds = time.perf_counter() - clock
     results: list[Completion] = []
     attempts = 0
     while len(results) < n and attempts < 2 * n:
@@ -453,6 +459,11 @@ def complete_middles(
         result = _complete_once(model, left, right, run_options, mode, guarantee, prompt, start, deadline,
                                 should_stop, skip)
         result.setup_seconds = setup_seconds
+        result.scope = scope
+        if attempts == 1:  # the start's searches, shared by every attempt, are counted once
+            result.constraint_seconds += start_seconds
+            result.finish_searches += start_searches
+        result.reason = "; ".join(reason for reason in (scope_reason, result.reason) if reason)
         if any(result.middle == other.middle for other in results):
             continue
         results.append(result)
@@ -460,6 +471,27 @@ def complete_middles(
             break
     results.sort(key=lambda result: -result.log_probability)
     return results
+
+
+def _start(state: FimState, options: DecodingOptions, deadline: float | None) -> tuple[_Prefix, str, str, int]:
+    """The empty middle, with its finish searched for (is the end reachable at all?), in the scope asked for; a
+    block that admits no finish falls back to the whole file, and says so. With the searches run."""
+    seconds = START_SEARCH_SECONDS
+    if deadline is not None:  # an editor's time budget: the model gets most of it
+        seconds = min(seconds, START_SEARCH_SHARE * (deadline - time.perf_counter()))
+    limit, reason = options.max_tokens, ""
+    if options.scope == "block":
+        scoped = state.in_block()
+        finish = scoped.finish(limit, time.perf_counter() + seconds)
+        if finish is not None:
+            return _Prefix("", b"", scoped, 0, finish=finish, searched=True), "block", "", 1
+        finish = state.finish(limit, time.perf_counter() + seconds)
+        if finish is None:
+            return _Prefix("", b"", scoped, 0, searched=True), "block", "", 2
+        reason = "the block at the cursor admits no middle within the limit: the whole file was the scope"
+        return _Prefix("", b"", state, 0, finish=finish, searched=True), "file", reason, 2
+    return _Prefix("", b"", state, 0, finish=state.finish(limit, time.perf_counter() + seconds),
+                   searched=True), "file", reason, 1
 
 
 def _complete_once(model, left, right, options, mode, guarantee, prompt, start, deadline, should_stop,

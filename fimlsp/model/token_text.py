@@ -72,3 +72,25 @@ def split_utf8(data: bytes) -> tuple[str, bytes] | None:
     except UnicodeDecodeError:
         return None
     return text, data[len(text.encode("utf-8")):]
+
+
+@lru_cache(maxsize=256)
+def completions_of(pending: bytes) -> tuple[str, ...]:
+    """A few characters whose UTF-8 encoding starts with `pending` (an unfinished character): a letter, a digit
+    and a symbol where the range has them, so a caller can tell whether some completion could be valid before
+    it takes the partial character."""
+    lead = pending[0]
+    continuation_bytes = 1 if lead < 0xE0 else 2 if lead < 0xF0 else 3
+    missing = continuation_bytes + 1 - len(pending)
+    found: dict[str, str] = {}
+    for tail in range(min(64 ** missing, 1 << 12)):
+        data = pending + bytes(0x80 | (tail >> (6 * shift)) & 0x3F for shift in reversed(range(missing)))
+        try:
+            char = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        kind = "letter" if char.isidentifier() else "digit" if ("x" + char).isidentifier() else "symbol"
+        found.setdefault(kind, char)
+        if len(found) == 3:
+            break
+    return tuple(found.values())

@@ -42,6 +42,8 @@ EXACT_SHARE = 0.3
 GREEDY_WEIGHT = 5.0
 # Tokens that can run on into the right context: a comment to the end of its line, a string to a closing quote.
 RUNNING_ON = ("#", '"', "'", '"""', "'''")
+# The start of a compound statement's header, for a right context that begins with the header's colon.
+HEADER = "if x"
 # Characters of the right context that a token of the middle can run on into (the longest keyword is 8 long).
 MERGE_LOOKAHEAD = 8
 TERMINAL_COSTS = {terminal: len(text) for terminal, text in lx.SHORTEST_TEXT.items()}
@@ -174,6 +176,8 @@ def _pieces(state: FimState) -> tuple[list[str], set[str]]:
     if lx.NEWLINE in following:
         pieces.extend("\n" + indentation for indentation in _indentations(lexer.indents, ""))
         final.update("\n" + indentation for indentation in _indentations(lexer.indents, "", right_indentation))
+        if right.lstrip(" \t").startswith(":"):  # the right context ends a block's header: write its start
+            final.update("\n" + indentation + HEADER for indentation in _indentations(lexer.indents, ""))
     if lexer.at_line_start and lexer.depth == 0 and lexer.token == lx.START:
         written = _written_indentation(lexer.column, lexer.alt_column)
         if written is not None:

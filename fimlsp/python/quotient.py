@@ -20,6 +20,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 
 from earley import DeadlineExceeded, RecognizerState, RightQuotients, Stopped
@@ -78,6 +79,19 @@ class RightContext:
     def valid(self, text: str) -> bool:
         """CPython's verdict on `text` followed by the right context."""
         return parses_statements(text + self.right, self.block_indent)
+
+    def first_token_end(self, token: int) -> int:
+        """Where the right context's first token ends as the buffer lexes it: the token in progress at the cursor
+        (`token`, a lexer automaton state) run on into it, or else the first token after the cursor."""
+        right = self.right
+        if token != lx.START:
+            end = token_end(right, token, 0, self._token_ends)
+        else:
+            start = len(right) - len(right.lstrip(lx.WHITESPACE))
+            if start == len(right) or right[start] == "\n":
+                return start
+            end = token_end(right, lx.step(lx.START, right[start]), start + 1, self._token_ends)
+        return len(right) if end is None else end
 
     def settle(self, state: LexerState) -> tuple[int, list[str]] | None:
         """Run the lexer into the right context until it is between tokens: the index and terminals on the way."""
@@ -198,16 +212,24 @@ def clear_caches() -> None:
 
 
 class FimState:
-    """The recognizer after `left` and the middle fed so far. Immutable: `feed` returns a new state."""
+    """The recognizer after `left` and the middle fed so far. Immutable: `feed` returns a new state.
 
-    __slots__ = ("context", "lexer", "parser", "_chunks", "_complete")
+    A state `in_block()` admits only middles that stay in the block that holds the cursor (see `BlockScope`)."""
 
-    def __init__(self, context: RightContext, lexer: LexerState, parser: RecognizerState, chunks: tuple):
+    __slots__ = ("context", "lexer", "parser", "_chunks", "_complete", "scope")
+
+    def __init__(self, context: RightContext, lexer: LexerState, parser: RecognizerState, chunks: tuple,
+                 scope: BlockScope | None = None):
         self.context = context
         self.lexer = lexer
         self.parser = parser
         self._chunks = chunks
         self._complete: bool | None = None
+        self.scope = scope
+
+    def in_block(self) -> FimState:
+        """This state, with what may follow restricted to the block that holds the cursor here."""
+        return FimState(self.context, self.lexer, self.parser, self._chunks, BlockScope.at(self))
 
     def feed(self, text: str) -> FimState | None:
         """The state after `text`, or None when no valid middle starts with everything fed so far."""
@@ -217,13 +239,15 @@ class FimState:
         if advanced is None:
             return None
         lexer, terminals = advanced
+        if self.scope is not None and lexer.indents[-1][0] < self.scope.floor:
+            return None
         parser = self.parser.feed_all(terminals) if terminals else self.parser
         if parser is None:
             return None
         pending = lexer.possible_terminals()
         if pending is not None and not pending & parser.allowed():
             return None
-        return FimState(self.context, lexer, parser, (self._chunks, text))
+        return FimState(self.context, lexer, parser, (self._chunks, text), self.scope)
 
     @property
     def text(self) -> str:
@@ -259,11 +283,49 @@ class FimState:
         index, terminals = settled
         if index not in self.context.boundaries:
             return False
+        if self.scope is not None and not self.scope.admits_end(self.lexer, index, terminals):
+            return False
         parser = self.parser.feed_all(terminals)
         return parser is not None and parser.complete
 
     def __repr__(self) -> str:
         return f"<FimState fed={len(self.text)} chars, terminals={self.parser.position}>"
+
+
+@dataclass(frozen=True)
+class BlockScope:
+    """Where a middle in block scope must stay (issue: suggestions that stay in their place).
+
+    - `floor`: no logical line of the middle, nor the right context's line that the middle's last line break
+      starts, begins at a column below it: the column of the cursor's line (its indentation so far when the
+      cursor is in it), so a middle cannot close the enclosing blocks and write past them.
+    - `right_limit`: the middle's last token may run on into the right context's first token, as the buffer lexes
+      it now (a cursor inside a name, a string, a comment), but not past it: no comment, string or continuation
+      that swallows the code after the cursor.
+    """
+
+    floor: int
+    right_limit: int
+
+    @staticmethod
+    def at(state: FimState) -> BlockScope:
+        lexer, right = state.lexer, state.context.right
+        floor = lexer.indents[-1][0]
+        if lexer.at_line_start:  # the cursor in a line's indentation: the line's whole indentation
+            floor = lexer.column
+            indentation = right[:len(right) - len(right.lstrip(" \t"))]
+            if right[len(indentation):len(indentation) + 1] not in ("", "\n"):
+                for char in indentation:
+                    floor = (floor // 8 + 1) * 8 if char == "\t" else floor + 1
+        return BlockScope(floor, state.context.first_token_end(lexer.token))
+
+    def admits_end(self, lexer: LexerState, index: int, terminals: list[str]) -> bool:
+        """Whether a middle that leaves `lexer` and settles at `index` of the right context with `terminals` stays
+        in the block."""
+        if index > self.right_limit:
+            return False
+        dedents = terminals.count(lx.DEDENT)
+        return dedents == 0 or (dedents < len(lexer.indents) and lexer.indents[-1 - dedents][0] >= self.floor)
 
 
 def quotient(left: str, right: str, deadline: float | None = None, block_indent: str = "") -> FimState | None:
