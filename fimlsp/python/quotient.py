@@ -82,15 +82,19 @@ class RightContext:
 
     def first_token_end(self, token: int) -> int:
         """Where the right context's first token ends as the buffer lexes it: the token in progress at the cursor
-        (`token`, a lexer automaton state) run on into it, or else the first token after the cursor."""
+        (`token`, a lexer automaton state) run on into it, or else the first token after the cursor (the end of
+        the right context if even that cannot end)."""
         right = self.right
         if token != lx.START:
             end = token_end(right, token, 0, self._token_ends)
-        else:
-            start = len(right) - len(right.lstrip(lx.WHITESPACE))
-            if start == len(right) or right[start] == "\n":
-                return start
-            end = token_end(right, lx.step(lx.START, right[start]), start + 1, self._token_ends)
+            if end is not None:
+                return end
+        # Between tokens, or in one that cannot end (a string the deleted middle should close): the first token
+        # after the cursor.
+        start = len(right) - len(right.lstrip(lx.WHITESPACE))
+        if start == len(right) or right[start] == "\n":
+            return start
+        end = token_end(right, lx.step(lx.START, right[start]), start + 1, self._token_ends)
         return len(right) if end is None else end
 
     def settle(self, state: LexerState) -> tuple[int, list[str]] | None:

@@ -1,0 +1,132 @@
+"""Block scope (`FimState.in_block`): a middle stays in the block that holds the cursor and leaves the code after
+the cursor lexed as it is, checked against CPython's parser and `tokenize` on hand-made and standard-library
+cuts."""
+
+from __future__ import annotations
+
+import io
+import random
+import tokenize
+
+import pytest
+
+from fimlsp import quotient
+from fimlsp.python.region import constrain
+from fimlsp.python.syntax import parses
+from tests.test_python_quotient import _stdlib_sample
+
+LINE_STRUCTURE = (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
+QUEUE_LEFT = "class Queue:\n    def put(self):\n        self._sem.acquire()\n        "
+QUEUE_RIGHT = "self._sem.release()\n        return 1\n"
+
+
+def test_a_comment_may_not_swallow_the_code_after_the_cursor():
+    """The case a user met in `multiprocessing/queues.py`: `# the current` turned the call into a comment."""
+    state = quotient(QUEUE_LEFT, QUEUE_RIGHT)
+    assert state.feed("# the current").complete
+    assert not state.in_block().feed("# the current").complete
+    assert state.in_block().feed("x = 1\n        ").complete
+
+
+def test_a_middle_may_not_dedent_below_the_cursors_block():
+    state = quotient(QUEUE_LEFT, QUEUE_RIGHT)
+    escaping = "x = 1\n    def other(self):\n        "
+    assert state.feed(escaping).complete
+    assert state.in_block().feed(escaping) is None
+
+
+@pytest.mark.parametrize("left, right, inside, outside", [
+    ("x = 1\n", "y = 2\n", "def g():\n    pass\n", None),  # top level: nothing is below column 0
+    ("def f():\n    if a:\n        x = 1", "\n    return x\n", "\n        y = 2", "\n    y = 2"),  # nested
+    ("def f():\n    x = (1,\n", "    2)\n    return x\n", "0,\n", None),  # inside brackets: no line starts
+    ("def f():\n\tif a:\n\t\tx = 1", "\n\treturn x\n", "\n\t\ty = 2", "\n\ty = 2"),  # tabs
+    ("def f():\n    if a:\n        x = 1\n", "    return 2\n", "    y = 1\n", "y = 1\n"),  # in the indentation
+])
+def test_what_block_scope_admits(left, right, inside, outside):
+    state = quotient(left, right).in_block()
+    assert state.feed(inside).complete and parses(left + inside + right)
+    if outside is not None:
+        escaped = state.feed(outside)
+        assert escaped is None or not escaped.complete
+
+
+def test_a_file_broken_elsewhere_is_scoped_within_its_region():
+    left = "def broken(:\n    pass\n\ndef f():\n    if a:\n        x = 1"
+    right = "\n    return x\n"
+    guarantee = constrain(left, right)
+    assert guarantee.state is not None and guarantee.scope != "file"
+    state = guarantee.state.in_block()
+    assert state.feed("\n        y = 2").complete
+    assert state.feed("\n    y = 2") is None
+
+
+def test_a_block_that_admits_no_middle_has_no_finish_while_the_file_has_one():
+    """`else:` at the cursor's column pairs with no `if` there, and its body is less indented: only a middle that
+    dedents, or a comment that swallows it, makes the file valid."""
+    state = quotient("if a:\n    if b:\n        x = 1\n        ", "else:\n    y = 2\n")
+    assert state.finish(40) is not None
+    assert state.in_block().finish(40) is None
+
+
+@pytest.mark.parametrize("kind", ["randspan", "boundary"])
+def test_block_scoped_finishes_stay_in_the_block_and_keep_the_right_context_tokens(kind):
+    """Finishes after random prefixes of true middles: valid, no logical line below the cursor's block, and
+    the right context lexes to the same tokens after its first one."""
+    rng = random.Random(kind)
+    checked = 0
+    for case in _stdlib_sample(kind, 20):
+        state = quotient(case.left, case.right).in_block()
+        floor = state.scope.floor
+        cut = rng.randint(0, len(case.middle))
+        fed = state.feed(case.middle[:cut])
+        if fed is None:  # the true middle itself leaves the block (it closes a function and opens the next)
+            continue
+        finish = fed.finish(limit=len(case.middle) + 40)
+        if finish is None:
+            continue
+        checked += 1
+        middle = case.middle[:cut] + finish
+        assert parses(case.left + middle + case.right), (case.name, middle)
+        assert _lowest_new_line(case.left, middle, case.right) >= floor, (case.name, middle)
+        before = _right_tokens_after_first(case.left, "", case.right)
+        if _right_tokens_after_first(case.left, case.middle, case.right)[:len(before)] == before:
+            # (a cut inside a string lexes the right context differently without its middle: no reference)
+            assert _right_tokens_after_first(case.left, middle, case.right)[:len(before)] == before, (case.name,
+                                                                                                       middle)
+    assert checked >= 10
+
+
+def _tokens(text: str) -> list[tuple[tokenize.TokenInfo, int, int]]:
+    """CPython's tokens of `text`, each with its start and end offsets, up to where the tokenizer gives up (a
+    buffer whose middle is missing may end inside brackets or a string)."""
+    offsets = [0]
+    for line in io.StringIO(text).readlines():
+        offsets.append(offsets[-1] + len(line))
+    tokens = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            start = offsets[token.start[0] - 1] + token.start[1]
+            tokens.append((token, start, offsets[token.end[0] - 1] + token.end[1]))
+    except (tokenize.TokenError, SyntaxError):  # IndentationError included
+        pass
+    return tokens
+
+
+def _lowest_new_line(left: str, middle: str, right: str) -> float:
+    """The lowest column at which a logical line begins in `middle`, or in the line its last break starts."""
+    tokens = _tokens(left + middle + right)
+    first_line, last_line = left.count("\n") + 1, (left + middle).count("\n") + 1
+    columns = [token.start[1] for (token, _, _), (previous, _, _) in zip(tokens[1:], tokens)
+               if previous.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+               and token.type not in (tokenize.INDENT, tokenize.DEDENT, tokenize.NL, tokenize.COMMENT)
+               and first_line < token.start[0] <= last_line]
+    return min(columns, default=float("inf"))
+
+
+def _right_tokens_after_first(left: str, middle: str, right: str) -> list[tuple[int, str]]:
+    """The right context's tokens after the one the cursor is in or before (as `left + right` lexes), as (type,
+    text); line structure aside, which a middle that closes a bracket or a block rightly changes."""
+    first_end = next((end for _, _, end in _tokens(left + right) if end > len(left)), len(left))
+    position = first_end + len(middle)
+    return [(token.type, token.string) for token, start, _ in _tokens(left + middle + right)
+            if start >= position and token.type not in LINE_STRUCTURE]
