@@ -4,9 +4,9 @@ CPython's tokenizer is greedy: it extends the current token while the next chara
 the token then is not complete (`0or` is an error because `0o` commits to an octal literal; `1else` because `1e`
 commits to an exponent). A deterministic automaton with that rule reproduces it exactly, so the incremental lexer
 never needs lookahead branches: a token in progress is one automaton state, and the right context's boundary
-analysis runs the same automaton. Two quirks are handled outside the automaton by `fimlsp.python.lexer`: `..`
-not followed by `.` is two `.` tokens, and a number directly followed by a letter is an error unless a keyword
-from `KEYWORDS_AFTER_NUMBER` follows (CPython's `verify_end_of_number`).
+analysis runs the same automaton. Two quirks are beyond a deterministic automaton: CPython backs up one character
+after `..` or `1e` (`BACK_UP` says how, for every lexer), and a number directly followed by a letter is an error
+unless a keyword from `KEYWORDS_AFTER_NUMBER` follows (CPython's `verify_end_of_number`, in `fimlsp.python.lexer`).
 
 States are small ints. `step(state, char)` returns the next state or `DEAD`; `KIND[state]` says what token the
 state completes (`None` if it completes none); `TERMINALS_FROM[state]` the terminals it can still become.
@@ -99,6 +99,10 @@ STATE_NAMES: tuple[str, ...] = tuple(_b.names)
 OPERATOR_TEXT: tuple[str | None, ...] = tuple(_b.operator_text)
 N_STATES = len(KIND)
 S_DOT = S_OPERATOR["."]
+# Where CPython's tokenizer backs up one character when the next one cannot extend the token: `..` not followed
+# by `.` is a `.` and then a token from the second `.`; `1e` with no exponent is a number and then a name from the
+# `e`. State -> (the terminal of all but the last character, the state of the token the last character starts).
+BACK_UP: dict[int, tuple[str, int]] = {S_DOT_DOT: (".", S_DOT), S_EXPONENT: (NUMBER, S_NAME)}
 
 _DIGITS = "0123456789"
 

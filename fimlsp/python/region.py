@@ -33,12 +33,12 @@ unchecked.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from earley import DeadlineExceeded, Stopped
 from earley.deadline import check_deadline, within
+from fimlsp.lines import LINE, line_of
 from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import INITIAL, MAX_INDENT_LEVELS, advance, block_start
 from fimlsp.python.quotient import FimState, quotient
@@ -47,7 +47,6 @@ from fimlsp.python.syntax import parses, parses_statements
 from fimlsp.python.window import start_between_statements, statement_starts, statement_starts_by_block
 
 FILE, REGION, NONE = "file", "region", "none"
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # a line with its line break, or the last one without
 # Files up to this many characters get the whole-file promise: the proofs behind the window (`ast.parse` of the
 # text outside it, ~0.3 ms per 1,000 characters) stay well under a second. Bigger files get a region.
 DEFAULT_BUDGET = 1_000_000
@@ -82,8 +81,8 @@ class Guarantee:
     def lines(self, left: str, right: str) -> tuple[int, int]:
         """The first and last line (1-based, of the file without the middle) that the promise covers."""
         if self.scope == FILE:
-            return 1, _line_of(left + right, max(0, len(left) + len(right) - 1))
-        return _line_of(left, self.left_cut), _line_of(left + right, len(left) + max(0, self.right_cut - 1))
+            return 1, line_of(left + right, max(0, len(left) + len(right) - 1))
+        return line_of(left, self.left_cut), line_of(left + right, len(left) + max(0, self.right_cut - 1))
 
     def kept_by(self, left: str, middle: str, right: str) -> bool:
         """CPython's verdict on whether `middle` keeps the promise: with it, what the promise covers parses."""
@@ -179,7 +178,7 @@ def _string_lines(left: str, anchor: int, deadline: float | None = None) -> set[
     the lexer starts afresh at the next line. Raises `DeadlineExceeded` past `deadline`."""
     found = set()
     state = INITIAL
-    for count, line in enumerate(_LINE.finditer(left, anchor)):
+    for count, line in enumerate(LINE.finditer(left, anchor)):
         if count % _LINES_BETWEEN_CLOCKS == 0:
             check_deadline(deadline)
         if state.token != lx.START:
@@ -187,11 +186,3 @@ def _string_lines(left: str, anchor: int, deadline: float | None = None) -> set[
         lexed = advance(state, line.group())
         state = INITIAL if lexed is None else lexed[0]
     return found
-
-
-def _line_of(text: str, offset: int) -> int:
-    """The 1-based line of `text` that holds `offset` (\\n, \\r\\n and \\r end lines)."""
-    before = text[:offset]
-    if before.endswith("\r") and text.startswith("\n", offset):  # the \r of the \r\n that ends this line
-        before = before[:-1]
-    return before.count("\n") + before.count("\r") - before.count("\r\n") + 1

@@ -27,6 +27,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from fimlsp import __version__
+from fimlsp.lines import LINE_BREAK
 from fimlsp.server import config
 from fimlsp.server.cache import Suggestion
 from fimlsp.server.completion import CompletionEngine, ModelLoadError, NoSuggestion, Request
@@ -333,7 +334,7 @@ def build_server(settings: config.Settings) -> FimServer:
 
 def _label(middle: str, width: int = 60) -> str:
     """The middle's first non-blank line, shortened, as the completion item's label."""
-    lines = [line.strip() for line in middle.splitlines() if line.strip()]
+    lines = [line.strip() for line in LINE_BREAK.split(middle) if line.strip()]
     label = lines[0] if lines else repr(middle)
     if len(label) > width or len(lines) > 1:
         label = label[:width].rstrip() + " …"
