@@ -181,8 +181,9 @@ class FimServer(LanguageServer):
         if document is None:
             log.warning("%s: completion asked for a document that is not open", uri)
             return NoSuggestion("the document is not open")
-        if not document.is_python:
-            return NoSuggestion(f"not a Python document ({document.language_id or 'no language'})")
+        language = document.language
+        if language is None:
+            return NoSuggestion(f"no language fimlsp completes ({document.language_id or 'no language id'})")
         where = f"{uri}:{position.line + 1}:{position.character + 1}"
         try:
             offset = offset_at(document.text, position.line, position.character, self.position_encoding)
@@ -190,7 +191,8 @@ class FimServer(LanguageServer):
             log.warning("%s: %s: no completion", where, error)
             return NoSuggestion(str(error))
         text = document.text
-        return await self.engine.complete(Request(uri, text[:offset], text[offset:], single_line, where))
+        return await self.engine.complete(Request(uri, text[:offset], text[offset:], single_line, where,
+                                                  language.name))
 
     def single_line(self, automatic: bool) -> bool:
         """Single-line mode from the setting; `auto` is single-line for automatic triggers only."""
