@@ -44,7 +44,7 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import INITIAL, MAX_INDENT_LEVELS, advance, block_start
 from fimlsp.python.quotient import quotient
 from fimlsp.python.right_context import statement_ends
-from fimlsp.python.syntax import parses, parses_statements
+from fimlsp.python.syntax import error_text, parses, parses_statements
 from fimlsp.python.window import start_between_statements, statement_starts, statement_starts_by_block
 
 # `DEFAULT_BUDGET`: the proofs behind the window (`ast.parse` of the text outside it, ~0.3 ms per 1,000
@@ -115,6 +115,9 @@ def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET,
         reason = f"the statement at the cursor has more than {budget:,} characters"
     else:
         reason = "no middle can make the statements around the cursor parse"
+        refused = error_text(left + right) if fits else None
+        if refused is not None:  # where the text stops being Python, for a user to look at
+            reason += f" (without a middle, CPython refuses {refused})"
     return PythonGuarantee(NONE, None, 0, len(right), reason)
 
 
