@@ -239,6 +239,8 @@ def _never_fails(handler):
 
 
 def build_server(settings: config.Settings) -> FimServer:
+    """The server with its LSP handlers. One piece on purpose: each handler is a few lines registered on this one
+    server, and they read best side by side."""
     server = FimServer(settings)
 
     @server.feature(types.INITIALIZE)
