@@ -61,6 +61,8 @@ S_NAME = _b.state("name", KIND_NAME)
 S_PREFIX = {prefix: _b.state(f"name/{prefix}", KIND_NAME) for prefix in sorted(STRING_PREFIXES)}
 # Numbers, after CPython's tok_get: `_` must be followed by a digit, leading zeros only before . e j.
 S_ZERO = _b.state("0", KIND_NUMBER)
+# Zeros after the first: a radix letter is a prefix only right after the first 0 (`00or 1` is `00 or 1`).
+S_ZEROS = _b.state("0 0s", KIND_NUMBER)
 S_ZERO_US = _b.state("0_")
 S_LEADING_ZEROS = _b.state("0 digits")
 S_LEADING_ZEROS_US = _b.state("0 digits _")
@@ -118,19 +120,19 @@ def is_identifier_char(char: str) -> bool:
 
 
 def _step_number(state: int, char: str) -> int:
-    if state == S_ZERO:
+    if state in (S_ZERO, S_ZEROS):
         if char == "0":
-            return S_ZERO
+            return S_ZEROS
         if char == "_":
             return S_ZERO_US
         if char in _DIGITS:
             return S_LEADING_ZEROS
         lower = char.lower()
-        if lower in _RADIX_DIGITS:
+        if lower in _RADIX_DIGITS and state == S_ZERO:
             return S_RADIX_PREFIX[lower]
         return _after_integer(char)
     if state == S_ZERO_US:
-        return S_ZERO if char == "0" else S_LEADING_ZEROS if char in _DIGITS else DEAD
+        return S_ZEROS if char == "0" else S_LEADING_ZEROS if char in _DIGITS else DEAD
     if state == S_LEADING_ZEROS:
         if char in _DIGITS:
             return S_LEADING_ZEROS
@@ -194,7 +196,7 @@ def _after_fraction(char: str) -> int:
 
 
 _NUMBER_STATES = frozenset(
-    {S_ZERO, S_ZERO_US, S_LEADING_ZEROS, S_LEADING_ZEROS_US, S_DECIMAL, S_DECIMAL_US, S_POINT, S_FRACTION,
+    {S_ZERO, S_ZEROS, S_ZERO_US, S_LEADING_ZEROS, S_LEADING_ZEROS_US, S_DECIMAL, S_DECIMAL_US, S_POINT, S_FRACTION,
      S_FRACTION_US, S_EXPONENT, S_EXPONENT_SIGN, S_EXPONENT_DIGITS, S_EXPONENT_US, S_IMAGINARY}
     | set(S_RADIX_PREFIX.values()) | set(S_RADIX.values()) | set(S_RADIX_US.values())
 )
