@@ -13,6 +13,7 @@ This is the per-keystroke, per-candidate-token hot path, so it is built for spee
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
 
 from earley.completion import CompletionCosts
@@ -143,8 +144,16 @@ class Recognizer:
         return found
 
 
+_APPENDING = threading.Lock()  # see RecognizerState
+
+
 class RecognizerState:
-    """The recognizer after a terminal sequence. Immutable: `feed` returns a new state."""
+    """The recognizer after a terminal sequence. Immutable: `feed` returns a new state.
+
+    States of one line of feeding share their list of charts: a state owns the charts up to its index, which never
+    change, and `feed` appends to the list only when the list ends at the state's chart (else it copies the prefix).
+    That check and the append happen under one lock, so states may be fed from several threads at once.
+    """
 
     __slots__ = ("recognizer", "_charts", "_index")
 
@@ -191,9 +200,11 @@ class RecognizerState:
         seeds.extend(dotted + base for dotted in chart.closure.waiting.get(symbol, ()))
         if not seeds:
             return None
-        if len(charts) != index + 1:
-            charts = charts[: index + 1]
-        charts.append(_complete_chart(recognizer, charts, seeds, index + 1))
+        following = _complete_chart(recognizer, charts, seeds, index + 1)  # reads charts up to `index` only
+        with _APPENDING:
+            if len(charts) != index + 1:
+                charts = charts[: index + 1]
+            charts.append(following)
         return RecognizerState(recognizer, charts, index + 1)
 
     def feed_all(self, terminals: Iterable[str | int]) -> RecognizerState | None:

@@ -17,6 +17,8 @@ import hashlib
 import random
 from typing import Iterable, Iterator
 
+from fimlsp.lines import line_starts, split_lines
+
 MAX_SPAN_CHARS = 100
 MAX_SPAN_SHARE = 0.2
 START_SHARE = 0.9
@@ -90,19 +92,17 @@ def boundary_case(text: str, rng: random.Random) -> tuple[str, str, str] | None:
     The middle runs from a random offset inside the first token to the start of the second, which is one of the
     next `MAX_BOUNDARY_TOKENS` tokens at the same indentation level: an IDE user completing as they type. Tokens
     come from the standard library's `tokenize` (dataset construction only). None if the text has no such pair.
+    Tokenizer and offsets read the same lines (`fimlsp.lines`), so a cut never falls inside a token.
     """
-    import io
     import tokenize
 
     skipped = {tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT,
                tokenize.ENDMARKER, tokenize.ENCODING}
     try:
-        raw = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        raw = list(tokenize.generate_tokens(iter(split_lines(text)).__next__))
     except (tokenize.TokenError, SyntaxError):
         return None
-    line_offsets = [0]
-    for line in text.splitlines(keepends=True):
-        line_offsets.append(line_offsets[-1] + len(line))
+    line_offsets = line_starts(text)
     level = 0
     tokens: list[tuple[int, int, int]] = []  # (level, start offset, end offset)
     for token in raw:

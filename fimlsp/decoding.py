@@ -20,8 +20,9 @@ finish), `line` (cut at the end of the first line where the file is valid, in si
 (generation stopped early, by the time budget, a full context or no candidate: the middle is the prefix
 completed by its shortest finish, or else the valid prefix the model most wanted to end at) or `none`.
 
-The constrained mode's promise comes from `fimlsp.python.region.constrain`: the whole file, or the statements
-around the cursor when the file is broken elsewhere or bigger than the budget (`guarantee` and `region` say which).
+The constrained mode's promise comes from the language's `constrain` (`fimlsp.language`): the whole file, or the
+statements around the cursor when the file is broken elsewhere or bigger than the budget (`guarantee` and `region`
+say which).
 When not even those admit a middle, it decodes unconstrained and marks the result unchecked.
 """
 
@@ -33,12 +34,11 @@ from dataclasses import asdict, dataclass, replace
 
 from fimlsp.model import FimModel
 from fimlsp.model.token_text import completions_of, split_utf8
-from fimlsp.python.quotient import FimState
-from fimlsp.python.region import DEFAULT_BUDGET, FILE, NONE, REGION, Guarantee, constrain
-from fimlsp.python.syntax import parses
+from fimlsp.language import DEFAULT_BUDGET, DEFAULT_LANGUAGE, FILE, NONE, REGION, Guarantee, Language, named
+from fimlsp.language import State as FimState
 
-MODES = ("constrained", "checked", "unconstrained")
-SCOPES = ("file", "block")
+MODES = ("constrained", "checked", "unconstrained")  # the one list of modes; the first is the default
+SCOPES = ("file", "block")  # the first is the default
 # Near the token limit every candidate's shortest finish is searched for; further away the recognizer's lower
 # bound decides. "Near": fewer tokens left than twice the bound plus this many.
 NEAR_LIMIT_MARGIN = 16
@@ -57,7 +57,7 @@ FALLBACK_CHARACTERS_PER_TOKEN = 4
 
 @dataclass(frozen=True)
 class DecodingOptions:
-    mode: str = "constrained"
+    mode: str = MODES[0]
     max_tokens: int = 500
     top_k: int = 50  # candidates ranked first; the rest of the vocabulary is tried only when none of them is valid
     temperature: float = 0.0  # 0: greedy
@@ -67,7 +67,8 @@ class DecodingOptions:
     single_line: bool = False  # stop at the end of the first line where the file is valid
     size_budget: int = DEFAULT_BUDGET  # characters: bigger files are checked around the cursor only
     setup_timeout: float = 10.0  # seconds for the constraint's setup (within `timeout`); past it, unchecked
-    scope: str = "file"  # "block": the middle stays in the block that holds the cursor (`FimState.in_block`)
+    scope: str = SCOPES[0]  # "block": the middle stays in the block that holds the cursor (`State.in_block`)
+    language: str = DEFAULT_LANGUAGE  # the name of a `fimlsp.language.Language`
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -80,6 +81,7 @@ class DecodingOptions:
             raise ValueError("size_budget must be a positive number of characters")
         if (self.timeout is not None and self.timeout <= 0) or self.setup_timeout <= 0:
             raise ValueError("timeout and setup_timeout must be positive")
+        named(self.language)
 
 
 @dataclass
@@ -143,8 +145,8 @@ class Judge:
 
     constrained = False
 
-    def __init__(self, left: str, right: str):
-        self.left, self.right = left, right
+    def __init__(self, left: str, right: str, language: Language):
+        self.left, self.right, self.language = left, right, language
         self.seconds = 0.0
         self.searches = 0
 
@@ -167,7 +169,7 @@ class CheckedJudge(Judge):
     """Every token is taken; the middle ends only where CPython parses the whole file."""
 
     def valid_end(self, prefix: _Prefix) -> bool:
-        return not prefix.pending and self._timed(parses, self.left + prefix.text + self.right)
+        return not prefix.pending and self._timed(self.language.parses, self.left + prefix.text + self.right)
 
 
 class ConstrainedJudge(Judge):
@@ -437,7 +439,8 @@ def complete_middles(
     if mode == "constrained":
         if guarantee is None:
             setup_deadline = started + options.setup_timeout
-            guarantee = constrain(left, right, options.size_budget, min(setup_deadline, deadline or setup_deadline))
+            guarantee = named(options.language).constrain(left, right, options.size_budget,
+                                                          min(setup_deadline, deadline or setup_deadline))
         setup_seconds = time.perf_counter() - started
         if guarantee.state is None:
             mode = "unconstrained"
@@ -496,7 +499,7 @@ def _start(state: FimState, options: DecodingOptions, deadline: float | None) ->
 
 def _complete_once(model, left, right, options, mode, guarantee, prompt, start, deadline, should_stop,
                    skip) -> Completion:
-    judge = _JUDGES[mode](left, right)
+    judge = _JUDGES[mode](left, right, named(options.language))
     decoder = _Decoder(model, judge, options, deadline, should_stop)
     prefix, stop, seen = decoder.run(prompt, start, skip)
     generated, ending, finish_chars = prefix.tokens, "none", 0
@@ -517,7 +520,7 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
     if confirmed and scope == FILE:
         whole = True
     elif len(left) + len(middle) + len(right) <= options.size_budget or options.mode != "constrained":
-        whole = parses(left + middle + right)
+        whole = judge.language.parses(left + middle + right)
     checked = scope if confirmed else FILE if whole else NONE
     narrowed = guarantee is not None and guarantee.scope != FILE
     return Completion(

@@ -1,8 +1,7 @@
 """Source files as users hand them over: bytes to text, and a (line, column) cursor to left and right contexts.
 
-Lines end at `\\n`, `\\r\\n` or `\\r` and nowhere else, as in CPython's tokenizer and in LSP: unlike
-`str.splitlines`, a form feed, U+0085 or U+2028 inside a line does not end it, so line numbers agree with the
-ones compilers and editors print.
+Lines are counted by `fimlsp.lines`, as CPython and LSP count them, so line numbers agree with the ones compilers
+and editors print.
 """
 
 from __future__ import annotations
@@ -12,7 +11,8 @@ import io
 import re
 import tokenize
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+from fimlsp.lines import line_end, line_starts
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -43,19 +43,6 @@ def read_source(data: bytes, name: str = "<input>") -> str:
         raise SourceError(f"{name}: decodes to a lone surrogate (U+{ord(surrogate.group()):04X} at character "
                           f"{surrogate.start()}), which Python source cannot contain")
     return text
-
-
-def line_starts(text: str) -> list[int]:
-    """The offset of the first character of every line; a trailing line break opens a last, empty line."""
-    return [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
-
-
-def line_end(text: str, starts: list[int], line: int) -> int:
-    """The offset of the end of 0-based `line` (of `starts = line_starts(text)`), before its line break."""
-    if line + 1 < len(starts):
-        end = starts[line + 1]
-        return end - 2 if text.startswith("\r\n", end - 2) else end - 1
-    return len(text)
 
 
 def split_at(text: str, line: int, column: int) -> tuple[str, str]:

@@ -5,7 +5,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fimlsp.cases import MAX_SPAN_CHARS, random_span_case, random_span_cases
+from fimlsp.cases import MAX_SPAN_CHARS, boundary_case, random_span_case, random_span_cases
 
 
 @settings(max_examples=300, deadline=None)
@@ -67,3 +67,14 @@ def test_files_too_small_for_a_span_are_skipped():
     cases = list(random_span_cases(files, seed=1))
     assert [case.name for case in cases] == ["real.py"]
     assert cases[0].left + cases[0].middle + cases[0].right == "import os\n" * 30
+
+
+def test_boundary_cuts_fall_on_tokens_after_a_form_feed():
+    """A form feed does not end a line for CPython: after one, cuts still start inside a token and end at one."""
+    text = "alpha = 1  \x0c\nbeta = 2\n\x0cgamma = 3\ndelta = alpha\n"
+    tokens = ("alpha", "=", "1", "beta", "2", "gamma", "3", "delta")
+    for seed in range(40):
+        left, middle, right = boundary_case(text, random.Random(seed))
+        assert left + middle + right == text
+        assert text[len(left)] not in " \x0c\n"
+        assert right.startswith(tokens), (left, middle, right)

@@ -102,3 +102,12 @@ def _read_all(descriptor: int) -> bytes:
             break
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def test_a_refused_context_says_where_on_stderr(tmp_path, capsys):
+    broken = tmp_path / "broken.py"
+    broken.write_text("import os\nx = 1 2\ny = 3\n")
+    assert main(["complete", f"{broken}:2:8", "--max-tokens", "4"]) == 0
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and error.startswith("fimlsp complete: unchecked: no middle can make")
+    assert "CPython refuses line 2, column 7: invalid syntax); the middle was generated unconstrained" in error

@@ -251,3 +251,26 @@ def test_right_recursion_is_bounded_by_a_deadline():
     bounded = left_quotient(grammar, short_input, deadline=time.perf_counter() + 60)
     assert Recognizer(bounded).start().feed_all(["x"]).complete
     assert Recognizer(bounded).start().complete
+
+
+def test_a_feed_interleaved_with_another_from_the_same_state_keeps_its_own_chart(monkeypatch):
+    """What two server threads may do: while one feed of a fresh state builds its chart, another feed of the same
+    state appends to the charts they share. Each new state must still see the chart of its own terminal."""
+    import earley.recognizer as module
+
+    grammar = parse_ebnf('list: "[" [item ("," item)* [","]] "]"\nitem: NAME | list')
+    recognizer = Recognizer(grammar)
+    expected = {terminal: recognizer.start().feed_all(["[", "NAME", terminal]).allowed() for terminal in ",]"}
+    base = recognizer.start().feed_all(["[", "NAME"])
+    complete_chart = module._complete_chart
+    interleaved = []
+
+    def with_another_feed(*args):
+        if not interleaved:
+            interleaved.append(None)
+            interleaved[0] = base.feed("]")
+        return complete_chart(*args)
+
+    monkeypatch.setattr(module, "_complete_chart", with_another_feed)
+    assert base.feed(",").allowed() == expected[","]
+    assert interleaved[0].allowed() == expected["]"]

@@ -76,10 +76,11 @@ def test_documents_apply_incremental_changes_in_order():
     assert documents.change("file:///other.py", 1, whole) is None
 
 
-def test_python_documents_by_language_id_or_name():
-    assert Document("file:///a.txt", "", 1, "python").is_python
-    assert not Document("file:///a.py", "", 1, "markdown").is_python
-    assert Document("file:///a.pyi", "", 1, "").is_python
+def test_a_documents_language_by_language_id_or_name():
+    assert Document("file:///a.txt", "", 1, "Python").language.name == "python"
+    assert Document("file:///a.py", "", 1, "markdown").language is None
+    assert Document("file:///a.PYI?x=1", "", 1, "").language.name == "python"
+    assert Document("file:///a.md", "", 1, "").language is None
 
 
 def test_settings_accept_a_section_and_report_bad_keys():

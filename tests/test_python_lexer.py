@@ -35,6 +35,8 @@ def test_standard_library_files_lex_like_cpython(name):
         ("1if x else 2", "NUMBER if NAME else NUMBER NEWLINE"),
         ("0x1for x in y", "NUMBER or NAME in NAME NEWLINE"),  # 0x1f, then `or`
         ("1..real", "NUMBER . NAME NEWLINE"),
+        ("00or's'", "NUMBER or STRING NEWLINE"),  # a radix letter after the second 0 starts a word
+        ("0_0 if 00.5 else 00j", "NUMBER if NUMBER else NUMBER NEWLINE"),
         ("x[...]", "NAME [ ... ] NEWLINE"),
         ("a**=b;c//=(d:=e)", "NAME **= NAME ; NAME //= ( NAME := NAME ) NEWLINE"),
         ("x = rb'\\x00', Rb\"a\", f'{x!r}' u'', br'''a\nb'''", "NAME = STRING , STRING , STRING STRING , STRING NEWLINE"),
@@ -56,7 +58,7 @@ def test_terminals(source, terminals):
 @pytest.mark.parametrize(
     "source",
     [
-        "0or 1", "1ex", "1e+x", "1_a", "1__0", "0x", "01", "0_1", "1e", "1.__class__", "0x1and 2", "1as x",
+        "0or 1", "1ex", "1e+x", "1_a", "1__0", "0x", "01", "0_1", "1e", "1.__class__", "0x1and 2", "1as x", "00x1", "0_0o7",
         "'abc\n'", "'''abc", "x = $", "a ! b", "x = 1 \\ \n", "x\x00", "if x:\n\tpass\n        pass",
         "if x:\n    a\n  b", "b'é'", "f'{'", "'\\N{nonsense}'", "(" * 201 + ")" * 201, "\ufeffx = 1",
     ],

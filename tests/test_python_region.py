@@ -236,3 +236,10 @@ def test_standard_library_files_broken_elsewhere():
     assert outcome.cases == 25
     assert not outcome.unsound and not outcome.false_rejects
     assert outcome.scopes[NONE] < outcome.cases / 4, outcome.scopes  # the fallback stays the exception
+
+
+def test_a_refused_context_says_where_cpython_refuses_the_file():
+    promise = constrain("import os\nx = 1 2", "\ny = 3\n")
+    assert promise.scope == NONE and promise.state is None
+    assert promise.reason == ("no middle can make the statements around the cursor parse (without a middle, "
+                              "CPython refuses line 2, column 7: invalid syntax)")

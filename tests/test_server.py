@@ -296,7 +296,7 @@ async def test_bad_positions_and_other_languages_get_empty_answers(tiny_model_pa
         assert not [message for message in client.messages if message.type == types.MessageType.Error]
         empty = [(line, message) for line, _, suggested, message in client.statuses if not suggested]
         assert (500, "no suggestion: line 500 is outside the document (it has 19 lines)") in empty
-        assert (1, "no suggestion: not a Python document (markdown)") in empty
+        assert (1, "no suggestion: no language fimlsp completes (markdown)") in empty
         assert (0, "no suggestion: the document is not open") in empty
 
 

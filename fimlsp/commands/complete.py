@@ -20,31 +20,39 @@ import sys
 from pathlib import Path
 
 from fimlsp.cli import UserError
-from fimlsp.decoding import MODES
-from fimlsp.python.region import DEFAULT_BUDGET
+from fimlsp.decoding import MODES, DecodingOptions
+from fimlsp.language import for_path, languages, named
 from fimlsp.source import SourceError, read_source, split_at
+
+DEFAULTS = DecodingOptions()  # the options' defaults are the command's
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="FILE:LINE:COL", help="the file and the cursor position (FILE may be -)")
-    parser.add_argument("--mode", choices=MODES, default="constrained", help="decoding mode (default: constrained)")
+    parser.add_argument("--mode", choices=MODES, default=DEFAULTS.mode, help="decoding mode (default: %(default)s)")
+    parser.add_argument("--language", choices=[language.name for language in languages()],
+                        help="the file's language (default: from its suffix, else %s)" % DEFAULTS.language)
     parser.add_argument("--model", help="model folder or hub id (default: the model shipped with fimlsp)")
     parser.add_argument("--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if present)")
     parser.add_argument("--format", dest="fim_format", help="FIM prompt format (default: detected from the model)")
     parser.add_argument("--order", choices=("psm", "spm"), default="psm", help="FIM prompt order (default: psm)")
-    parser.add_argument("--max-tokens", type=int, default=500,
+    parser.add_argument("--max-tokens", type=int, default=DEFAULTS.max_tokens,
                         help="most tokens to generate (default: %(default)s); the prompt and the middle share the "
                              "model's context window, so fewer may fit (128 with the shipped 512-token model on a long "
                              "file); the JSON's max_tokens is the limit that applied")
-    parser.add_argument("--top-k", type=int, default=50, help="candidates checked per token (default: 50)")
-    parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature; 0 is greedy")
-    parser.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass (default: 1.0)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for sampling (default: 0)")
-    parser.add_argument("--timeout", type=float, help="time budget in seconds for the completion")
+    parser.add_argument("--top-k", type=int, default=DEFAULTS.top_k,
+                        help="candidates checked per token (default: %(default)s)")
+    parser.add_argument("--temperature", type=float, default=DEFAULTS.temperature,
+                        help="sampling temperature; 0 is greedy (default: %(default)s)")
+    parser.add_argument("--top-p", type=float, default=DEFAULTS.top_p,
+                        help="nucleus sampling mass (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=DEFAULTS.seed, help="seed for sampling (default: %(default)s)")
+    parser.add_argument("--timeout", type=float, default=DEFAULTS.timeout,
+                        help="time budget in seconds for the completion (default: none)")
     parser.add_argument("--single-line", action="store_true", help="stop at the first line end where it is valid")
-    parser.add_argument("--setup-timeout", type=float, default=10.0, metavar="SECONDS",
+    parser.add_argument("--setup-timeout", type=float, default=DEFAULTS.setup_timeout, metavar="SECONDS",
                         help="time to build the constraint; past it the middle is unchecked (default: %(default)s)")
-    parser.add_argument("--size-budget", type=int, default=DEFAULT_BUDGET, metavar="CHARS",
+    parser.add_argument("--size-budget", type=int, default=DEFAULTS.size_budget, metavar="CHARS",
                         help="files with more characters are checked only around the cursor (default: %(default)s)")
     parser.add_argument("--n", type=int, default=1, metavar="K",
                         help="up to K distinct middles, the most probable first: with --json, a list under "
@@ -64,15 +72,16 @@ def parse_target(target: str) -> tuple[str, int, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fimlsp.decoding import DecodingOptions, complete_middles
+    from fimlsp.decoding import complete_middles
     from fimlsp.model import ModelError, load_model
 
     path, line, column = parse_target(args.target)
     try:
         text = read_source(sys.stdin.buffer.read() if path == "-" else _read_file(path), path)
         left, right = split_at(text, line, column)
+        language = named(args.language) if args.language else for_path(path) or named(DEFAULTS.language)
         options = DecodingOptions(
-            mode=args.mode, max_tokens=args.max_tokens, top_k=args.top_k, temperature=args.temperature,
+            language=language.name, mode=args.mode, max_tokens=args.max_tokens, top_k=args.top_k, temperature=args.temperature,
             top_p=args.top_p, timeout=args.timeout, seed=args.seed, single_line=args.single_line,
             size_budget=args.size_budget, setup_timeout=args.setup_timeout,
         )

@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-MODE_NAMES = ("unconstrained", "checked", "constrained")
+from fimlsp.evaluation.runner import MODES as MODE_NAMES
 KIND_NAMES = ("randspan", "boundary")
 
 

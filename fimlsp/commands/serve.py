@@ -16,8 +16,9 @@ import sys
 
 from fimlsp.cli import UserError
 from fimlsp.decoding import MODES
-from fimlsp.python.region import DEFAULT_BUDGET
-from fimlsp.server.config import SINGLE_LINE
+from fimlsp.server.config import SINGLE_LINE, Settings
+
+DEFAULTS = Settings()  # the server's default settings are the command's
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -26,16 +27,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP socket instead of stdio")
     parser.add_argument("--model", help="model folder or hub id (default: the model shipped with fimlsp)")
     parser.add_argument("--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if present)")
-    parser.add_argument("--mode", choices=MODES, default="constrained", help="decoding mode (default: constrained)")
-    parser.add_argument("--max-tokens", type=int, default=128,
-                        help="most tokens per completion (default: 128); the prompt shares the model's context "
-                             "window, which can leave fewer")
-    parser.add_argument("--time-budget", type=float, default=2.0, metavar="SECONDS",
+    parser.add_argument("--mode", choices=MODES, default=DEFAULTS.mode, help="decoding mode (default: %(default)s)")
+    parser.add_argument("--max-tokens", type=int, default=DEFAULTS.max_tokens,
+                        help="most tokens per completion (default: %(default)s); the prompt shares the model's "
+                             "context window, which can leave fewer")
+    parser.add_argument("--time-budget", type=float, default=DEFAULTS.time_budget, metavar="SECONDS",
                         help="time per completion from the request's arrival, waiting included; when it runs out, "
-                             "a shorter valid middle or none (default: 2)")
-    parser.add_argument("--single-line", choices=SINGLE_LINE, default="auto",
-                        help="single-line completions: auto is single-line for automatic triggers (default: auto)")
-    parser.add_argument("--size-budget", type=int, default=DEFAULT_BUDGET, metavar="CHARS",
+                             "a shorter valid middle or none (default: %(default)g)")
+    parser.add_argument("--single-line", choices=SINGLE_LINE, default=DEFAULTS.single_line,
+                        help="single-line completions: auto is single-line for automatic triggers "
+                             "(default: %(default)s)")
+    parser.add_argument("--size-budget", type=int, default=DEFAULTS.size_budget, metavar="CHARS",
                         help="files with more characters are checked only around the cursor (default: %(default)s)")
     parser.add_argument("--no-cache", dest="cache", action="store_false",
                         help="rebuild the constraint for every request and serve nothing from earlier suggestions")
@@ -59,7 +61,6 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--size-budget must be at least 1")
     address = parse_address(args.tcp) if args.tcp else None
 
-    from fimlsp.server.config import Settings
     from fimlsp.server.server import build_server
 
     errors = logging.StreamHandler(sys.stderr)

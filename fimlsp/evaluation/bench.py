@@ -53,13 +53,13 @@ def _parse_seconds(source: str, now, repeat: int = 3) -> float:
 
 def measure(case: EvalCase, seed: int = 0, clock: str = "cpu") -> dict:
     """Timings of one case in milliseconds: parse, right, left, setup, and each fed piece."""
-    from fimlsp.python.quotient import RightContext
+    from fimlsp.language import DEFAULT_LANGUAGE, named
 
     now = CLOCKS[clock]
     source = case.left + case.middle + case.right
     parse_ms = 1e3 * _parse_seconds(source, now)
     clock = now()
-    context = RightContext(case.right)
+    context = named(DEFAULT_LANGUAGE).right_context(case.right)
     right_ms = 1e3 * (now() - clock)
     clock = now()
     state = context.start(case.left)

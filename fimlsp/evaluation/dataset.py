@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable
 
 from fimlsp.cases import boundary_cases, random_span_cases
-from fimlsp.python.syntax import parses
+from fimlsp.language import DEFAULT_LANGUAGE, named
 
 KINDS = ("randspan", "boundary")
 
@@ -81,7 +81,7 @@ def discover(paths: Iterable[Path | str], max_chars: int | None = None) -> tuple
             if max_chars is not None and len(text) > max_chars:
                 skipped["too_large"] += 1
                 continue
-            if not parses(text):
+            if not named(DEFAULT_LANGUAGE).parses(text):
                 skipped["syntax"] += 1
                 continue
             files[name] = text
@@ -112,7 +112,7 @@ def read_named(named: Iterable[tuple[str, Path]], max_chars: int | None = None) 
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if (max_chars is None or len(text) <= max_chars) and parses(text):
+        if (max_chars is None or len(text) <= max_chars) and named(DEFAULT_LANGUAGE).parses(text):
             files.append((name, text))
     return sorted(files)
 

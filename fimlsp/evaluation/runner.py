@@ -19,9 +19,10 @@ import time
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from fimlsp import decoding
 from fimlsp.evaluation.dataset import EvalCase
 
-MODES = ("unconstrained", "checked", "constrained")
+MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
 SETTING_KEYS = ("model", "max_tokens", "top_k", "timeout")
 
 

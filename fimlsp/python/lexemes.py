@@ -4,9 +4,9 @@ CPython's tokenizer is greedy: it extends the current token while the next chara
 the token then is not complete (`0or` is an error because `0o` commits to an octal literal; `1else` because `1e`
 commits to an exponent). A deterministic automaton with that rule reproduces it exactly, so the incremental lexer
 never needs lookahead branches: a token in progress is one automaton state, and the right context's boundary
-analysis runs the same automaton. Two quirks are handled outside the automaton by `fimlsp.python.lexer`: `..`
-not followed by `.` is two `.` tokens, and a number directly followed by a letter is an error unless a keyword
-from `KEYWORDS_AFTER_NUMBER` follows (CPython's `verify_end_of_number`).
+analysis runs the same automaton. Two quirks are beyond a deterministic automaton: CPython backs up one character
+after `..` or `1e` (`BACK_UP` says how, for every lexer), and a number directly followed by a letter is an error
+unless a keyword from `KEYWORDS_AFTER_NUMBER` follows (CPython's `verify_end_of_number`, in `fimlsp.python.lexer`).
 
 States are small ints. `step(state, char)` returns the next state or `DEAD`; `KIND[state]` says what token the
 state completes (`None` if it completes none); `TERMINALS_FROM[state]` the terminals it can still become.
@@ -61,6 +61,8 @@ S_NAME = _b.state("name", KIND_NAME)
 S_PREFIX = {prefix: _b.state(f"name/{prefix}", KIND_NAME) for prefix in sorted(STRING_PREFIXES)}
 # Numbers, after CPython's tok_get: `_` must be followed by a digit, leading zeros only before . e j.
 S_ZERO = _b.state("0", KIND_NUMBER)
+# Zeros after the first: a radix letter is a prefix only right after the first 0 (`00or 1` is `00 or 1`).
+S_ZEROS = _b.state("0 0s", KIND_NUMBER)
 S_ZERO_US = _b.state("0_")
 S_LEADING_ZEROS = _b.state("0 digits")
 S_LEADING_ZEROS_US = _b.state("0 digits _")
@@ -99,6 +101,10 @@ STATE_NAMES: tuple[str, ...] = tuple(_b.names)
 OPERATOR_TEXT: tuple[str | None, ...] = tuple(_b.operator_text)
 N_STATES = len(KIND)
 S_DOT = S_OPERATOR["."]
+# Where CPython's tokenizer backs up one character when the next one cannot extend the token: `..` not followed
+# by `.` is a `.` and then a token from the second `.`; `1e` with no exponent is a number and then a name from the
+# `e`. State -> (the terminal of all but the last character, the state of the token the last character starts).
+BACK_UP: dict[int, tuple[str, int]] = {S_DOT_DOT: (".", S_DOT), S_EXPONENT: (NUMBER, S_NAME)}
 
 _DIGITS = "0123456789"
 
@@ -114,19 +120,19 @@ def is_identifier_char(char: str) -> bool:
 
 
 def _step_number(state: int, char: str) -> int:
-    if state == S_ZERO:
+    if state in (S_ZERO, S_ZEROS):
         if char == "0":
-            return S_ZERO
+            return S_ZEROS
         if char == "_":
             return S_ZERO_US
         if char in _DIGITS:
             return S_LEADING_ZEROS
         lower = char.lower()
-        if lower in _RADIX_DIGITS:
+        if lower in _RADIX_DIGITS and state == S_ZERO:
             return S_RADIX_PREFIX[lower]
         return _after_integer(char)
     if state == S_ZERO_US:
-        return S_ZERO if char == "0" else S_LEADING_ZEROS if char in _DIGITS else DEAD
+        return S_ZEROS if char == "0" else S_LEADING_ZEROS if char in _DIGITS else DEAD
     if state == S_LEADING_ZEROS:
         if char in _DIGITS:
             return S_LEADING_ZEROS
@@ -190,7 +196,7 @@ def _after_fraction(char: str) -> int:
 
 
 _NUMBER_STATES = frozenset(
-    {S_ZERO, S_ZERO_US, S_LEADING_ZEROS, S_LEADING_ZEROS_US, S_DECIMAL, S_DECIMAL_US, S_POINT, S_FRACTION,
+    {S_ZERO, S_ZEROS, S_ZERO_US, S_LEADING_ZEROS, S_LEADING_ZEROS_US, S_DECIMAL, S_DECIMAL_US, S_POINT, S_FRACTION,
      S_FRACTION_US, S_EXPONENT, S_EXPONENT_SIGN, S_EXPONENT_DIGITS, S_EXPONENT_US, S_IMAGINARY}
     | set(S_RADIX_PREFIX.values()) | set(S_RADIX.values()) | set(S_RADIX_US.values())
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from fimlsp.lines import normalize
 from fimlsp.python import lexemes as lx
 from fimlsp.python.syntax import parses
 
@@ -74,19 +75,17 @@ def string_is_valid(text: str) -> bool:
     return parses(text)
 
 
-def normalize_newlines(text: str) -> str:
-    """CPython reads `\\r\\n` and `\\r` as `\\n`; so does everything here."""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
 def advance(state: LexerState, text: str) -> tuple[LexerState, list[str]] | None:
-    """Lex `text` after `state`; None if the text is invalid whatever follows it."""
+    """Lex `text` after `state`; None if the text is invalid whatever follows it. CPython reads `\\r\\n` and `\\r`
+    as `\\n`; so does everything here."""
+    # One piece on purpose: the per-character loop of every feed keeps its state in locals; split into helpers,
+    # it would pay a call and a state object per character.
     if "\x00" in text:
         return None
     if state.pending_cr and text.startswith("\n"):
         text = text[1:]
     pending_cr = text.endswith("\r")
-    text = normalize_newlines(text)
+    text = normalize(text)
     out: list[str] = []
     token, depth, indents = state.token, state.depth, state.indents
     at_line_start, column, alt_column = state.at_line_start, state.column, state.alt_column
@@ -114,13 +113,11 @@ def advance(state: LexerState, text: str) -> tuple[LexerState, list[str]] | None
                 continue
             token_text = carried + text[token_start:index]
             carried = ""
-            if token == lx.S_DOT_DOT:
-                out.append(".")
-                token, token_start, carried = lx.S_DOT, index, "."
-                continue
-            if token == lx.S_EXPONENT:  # "1e" with no exponent: the number ends before the "e"
-                out.append(lx.NUMBER)
-                token, token_start, carried, after_number = lx.S_NAME, index, token_text[-1], True
+            backed = lx.BACK_UP.get(token)
+            if backed is not None:  # the last character starts a token of its own
+                terminal, token = backed
+                out.append(terminal)
+                token_start, carried, after_number = index, token_text[-1], terminal == lx.NUMBER
                 line_has_tokens = True
                 continue
             closed = _close(token, token_text, char, depth, after_number, out)
@@ -228,9 +225,10 @@ def close_token(state: LexerState, following: str | None) -> tuple[LexerState, l
         return state, []
     out: list[str] = []
     token, text, after_number = state.token, state.text, state.after_number
-    restarted = {lx.S_DOT_DOT: (".", lx.S_DOT, False), lx.S_EXPONENT: (lx.NUMBER, lx.S_NAME, True)}.get(token)
-    if restarted is not None:  # CPython backs up: ".." is "." then a token from the second "."; "1e" is "1" "e…"
-        terminal, token, after_number = restarted
+    backed = lx.BACK_UP.get(token)
+    if backed is not None:  # the last character starts a token of its own
+        terminal, token = backed
+        after_number = terminal == lx.NUMBER
         out.append(terminal)
         text = text[-1]
         if following is not None and lx.step(token, following) != lx.DEAD:

@@ -28,7 +28,8 @@ from earley.deadline import check_deadline
 from fimlsp.python import finish as finishing
 from fimlsp.python import lexemes as lx
 from fimlsp.python.grammar import load_grammar
-from fimlsp.python.lexer import LexerState, advance, block_start, close_token, normalize_newlines
+from fimlsp.lines import normalize
+from fimlsp.python.lexer import LexerState, advance, block_start, close_token
 from fimlsp.python.right_context import reversed_right_context_nfa, token_end
 from fimlsp.python.syntax import parses_statements
 from fimlsp.python.window import left_window, module_statement_starts
@@ -45,7 +46,7 @@ class RightContext:
 
     def __init__(self, right: str, deadline: float | None = None, block_indent: str = "", window: bool = True,
                  statement_starts: Sequence[int] = ()):
-        self.right = normalize_newlines(right)
+        self.right = normalize(right)
         self.block_indent = block_indent
         self.windowed = window and not block_indent
         self.initial = block_start(block_indent)

@@ -33,24 +33,22 @@ unchecked.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from earley import DeadlineExceeded, Stopped
 from earley.deadline import check_deadline, within
+from fimlsp.language import DEFAULT_BUDGET, FILE, NONE, REGION, Guarantee
+from fimlsp.lines import LINE
 from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import INITIAL, MAX_INDENT_LEVELS, advance, block_start
-from fimlsp.python.quotient import FimState, quotient
+from fimlsp.python.quotient import quotient
 from fimlsp.python.right_context import statement_ends
-from fimlsp.python.syntax import parses, parses_statements
+from fimlsp.python.syntax import error_text, parses, parses_statements
 from fimlsp.python.window import start_between_statements, statement_starts, statement_starts_by_block
 
-FILE, REGION, NONE = "file", "region", "none"
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # a line with its line break, or the last one without
-# Files up to this many characters get the whole-file promise: the proofs behind the window (`ast.parse` of the
-# text outside it, ~0.3 ms per 1,000 characters) stay well under a second. Bigger files get a region.
-DEFAULT_BUDGET = 1_000_000
+# `DEFAULT_BUDGET`: the proofs behind the window (`ast.parse` of the text outside it, ~0.3 ms per 1,000
+# characters) stay well under a second for a file of that many characters.
 # The whole file is tried first for this long: in a valid file its windows stop at the statements around the
 # cursor and it takes milliseconds; in a broken one the regions below decide the order (whole first if the text
 # after the top-level statement parses), and the whole file gets the rest of the time when it comes again.
@@ -64,41 +62,17 @@ _LINES_BETWEEN_CLOCKS = 64
 
 
 @dataclass(frozen=True)
-class Guarantee:
-    """The promise: `left[left_cut:] + middle + right[:right_cut]` parses for every middle that `state` completes,
-    as a module, or with `indent` as the statements of a block indented by it.
-
-    `scope` is `file` (the cuts are the file's ends, or provably change nothing), `region` (the rest of the file
-    does not parse, or was too big to check) or `none` (nothing admits a middle; `state` is None).
-    """
-
-    scope: str
-    state: FimState | None
-    left_cut: int
-    right_cut: int
-    reason: str = ""
-    indent: str = ""
-
-    def lines(self, left: str, right: str) -> tuple[int, int]:
-        """The first and last line (1-based, of the file without the middle) that the promise covers."""
-        if self.scope == FILE:
-            return 1, _line_of(left + right, max(0, len(left) + len(right) - 1))
-        return _line_of(left, self.left_cut), _line_of(left + right, len(left) + max(0, self.right_cut - 1))
+class PythonGuarantee(Guarantee):
+    """Python's promise: the region is a module, or with `indent` the statements of a block indented by it."""
 
     def kept_by(self, left: str, middle: str, right: str) -> bool:
         """CPython's verdict on whether `middle` keeps the promise: with it, what the promise covers parses."""
         region = left[self.left_cut:] + middle + right[:self.right_cut]
         return self.scope != NONE and parses_statements(region, self.indent)
 
-    def extended(self, text: str) -> Guarantee | None:
-        """The same promise after the user typed `text` at the cursor; None if it no longer holds."""
-        state = self.state.feed(text) if self.state is not None else None
-        if state is None:
-            return None
-        return Guarantee(self.scope, state, self.left_cut, self.right_cut, self.reason, self.indent)
 
-
-def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET, deadline: float | None = None) -> Guarantee:
+def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET,
+              deadline: float | None = None) -> PythonGuarantee:
     """The widest promise that can be had for a middle between `left` and `right` (see the module's text).
 
     `budget` is the file size, in characters, up to which the whole file is checked (and the most a region may
@@ -111,7 +85,7 @@ def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET, deadline: flo
         if fits:
             try:
                 if (state := quotient(left, right, within(deadline, QUICK_WHOLE_FILE))) is not None:
-                    return Guarantee(FILE, state, 0, len(right))
+                    return PythonGuarantee(FILE, state, 0, len(right))
                 whole_tried = True
             except Stopped:
                 raise
@@ -122,25 +96,29 @@ def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET, deadline: flo
         top = first if first is not None and not first[2] else None
         whole_first = fits and not whole_tried and (top is None or top[1] == len(right) or parses(right[top[1]:]))
         if whole_first and (state := quotient(left, right, deadline)) is not None:
-            return Guarantee(FILE, state, 0, len(right))
+            return PythonGuarantee(FILE, state, 0, len(right))
         if fits:
             reason = "the rest of the file does not parse, whatever the middle"
         else:
             reason = f"the file has more than {budget:,} characters; the rest of it was not checked"
         for cut, end, indent in itertools.chain([first] if first is not None else [], regions):
             if (state := quotient(left[cut:], right[:end], deadline, indent)) is not None:
-                return Guarantee(REGION, state, cut, end, reason, indent)
+                return PythonGuarantee(REGION, state, cut, end, reason, indent)
         if fits and not whole_first and not whole_tried and (state := quotient(left, right, deadline)) is not None:
-            return Guarantee(FILE, state, 0, len(right))
+            return PythonGuarantee(FILE, state, 0, len(right))
     except Stopped:
         raise
     except DeadlineExceeded:
-        return Guarantee(NONE, None, 0, len(right), "the constraint could not be built within its time budget")
+        reason = "the constraint could not be built within its time budget"
+        return PythonGuarantee(NONE, None, 0, len(right), reason)
     if not fits and first is None:
         reason = f"the statement at the cursor has more than {budget:,} characters"
     else:
         reason = "no middle can make the statements around the cursor parse"
-    return Guarantee(NONE, None, 0, len(right), reason)
+        refused = error_text(left + right) if fits else None
+        if refused is not None:  # where the text stops being Python, for a user to look at
+            reason += f" (without a middle, CPython refuses {refused})"
+    return PythonGuarantee(NONE, None, 0, len(right), reason)
 
 
 def _regions(left: str, right: str, budget: int, deadline: float | None) -> Iterator[tuple[int, int, str]]:
@@ -179,7 +157,7 @@ def _string_lines(left: str, anchor: int, deadline: float | None = None) -> set[
     the lexer starts afresh at the next line. Raises `DeadlineExceeded` past `deadline`."""
     found = set()
     state = INITIAL
-    for count, line in enumerate(_LINE.finditer(left, anchor)):
+    for count, line in enumerate(LINE.finditer(left, anchor)):
         if count % _LINES_BETWEEN_CLOCKS == 0:
             check_deadline(deadline)
         if state.token != lx.START:
@@ -187,11 +165,3 @@ def _string_lines(left: str, anchor: int, deadline: float | None = None) -> set[
         lexed = advance(state, line.group())
         state = INITIAL if lexed is None else lexed[0]
     return found
-
-
-def _line_of(text: str, offset: int) -> int:
-    """The 1-based line of `text` that holds `offset` (\\n, \\r\\n and \\r end lines)."""
-    before = text[:offset]
-    if before.endswith("\r") and text.startswith("\n", offset):  # the \r of the \r\n that ends this line
-        before = before[:-1]
-    return before.count("\n") + before.count("\r") - before.count("\r\n") + 1

@@ -27,12 +27,13 @@ from functools import lru_cache
 
 from earley import NFA, Regex, alt, opt, repeat, star, sym, union_of_sequences
 from earley.deadline import CLOCK_INTERVAL, check_deadline
+from fimlsp.lines import line_offsets, line_start, normalize
 from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import (
-    MAX_BRACKET_DEPTH, MAX_INDENT_LEVELS, indentation_column, normalize_newlines, string_is_valid,
+    MAX_BRACKET_DEPTH, MAX_INDENT_LEVELS, indentation_column, string_is_valid,
 )
 from fimlsp.python.syntax import module_or_error_line, parses_statements, syntax_error_line
-from fimlsp.python.window import line_start, statement_line
+from fimlsp.python.window import statement_line
 
 
 def boundary_indices(right: str) -> list[int]:
@@ -67,11 +68,8 @@ def token_end(text: str, state: int, index: int, memo: dict[tuple[int, int], int
         if following != lx.DEAD:
             state, index = following, index + 1
             continue
-        if state == lx.S_DOT_DOT:  # ".." then not ".": the second "." starts a token of its own
-            state = lx.S_DOT
-            continue
-        if state == lx.S_EXPONENT:  # "1e" then no exponent: the "e" starts a name of its own
-            state = lx.S_NAME
+        if state in lx.BACK_UP:  # the last character starts a token of its own
+            state = lx.BACK_UP[state][1]
             continue
         result = index if lx.KIND[state] is not None else None
         break
@@ -142,10 +140,9 @@ def _classify(text: str, first: int, start: int, end: int) -> list[_Token]:
     state = first
     for index in range(start + 1, end):
         following = lx.step(state, text[index])
-        if following == lx.DEAD and state == lx.S_DOT_DOT:  # "." and then a token from the second "."
-            return [_Token(".", start, start + 1), *_classify(text, lx.S_DOT, start + 1, end)]
-        if following == lx.DEAD:  # "1e" with no exponent: a number, then a name from the "e"
-            return [_Token(lx.NUMBER, start, index - 1), *_classify(text, lx.S_NAME, index - 1, end)]
+        if following == lx.DEAD:  # backed up: the last character starts a token of its own
+            terminal, restart = lx.BACK_UP[state]
+            return [_Token(terminal, start, index - 1), *_classify(text, restart, index - 1, end)]
         state = following
     kind = lx.KIND[state]
     token_text = text[start:end]
@@ -160,7 +157,6 @@ def _classify(text: str, first: int, start: int, end: int) -> list[_Token]:
     return [_Token(None, start, end)]
 
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # A column-0 statement starting with one of these continues the statement before it.
 _CONTINUING = frozenset({"else", "elif", "except", "finally"})
 # A statement starting with one of these can be decorated by the line before it.
@@ -282,25 +278,13 @@ def _stand_in(module: ast.Module, header_lines: int, right: str, line: int, inde
     decoratable = isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
     stand_in = [indent + ("class _: pass\n" if decoratable else "pass\n")]
     dedents = [level[1] for level in reversed(levels) if len(level) > 1]
-    starts = _line_offsets(right, line, [statement_line(statement) - header_lines for statement in dedents])
+    starts = line_offsets(right, [statement_line(statement) - header_lines for statement in dedents], line)
     for start in starts:
         code = start
         while right[code] in " \t\f":
             code += 1
         stand_in.append(right[start:code] + "pass\n")
     return "".join(stand_in)
-
-
-def _line_offsets(text: str, start: int, lines: list[int]) -> list[int]:
-    """Where the given 1-based lines (ascending) of `text[start:]` start."""
-    offsets = []
-    line, position = 1, start
-    for target in lines:
-        while line < target:
-            position = text.index("\n", position) + 1
-            line += 1
-        offsets.append(position)
-    return offsets
 
 
 def stream(
@@ -464,7 +448,7 @@ def statement_ends(
     """
     truncated = within is not None and within < len(right)
     right = right[:within] if truncated else right
-    text = normalize_newlines(right)
+    text = normalize(right)
     scanner = _Scanner(text)
     resume = token_end(text, pending, 0, {}) if pending != lx.START else 0
     if resume is None or not _lexes_through_its_line(scanner, resume):
@@ -534,15 +518,7 @@ def _lexes_through_its_line(scanner: _Scanner, index: int) -> bool:
 
 def _offset_in(right: str, normalized: str, offset: int) -> int:
     """The offset in `right` of a line start (or the end) at `offset` of its newline-normalized text."""
-    return len(right) if offset == len(normalized) else _line_offset(right, normalized.count("\n", 0, offset))
-
-
-def _line_offset(text: str, breaks: int) -> int:
-    """Where the line after the first `breaks` line breaks (\\n, \\r\\n or \\r) of `text` starts."""
-    matches = _LINE_BREAK.finditer(text)
-    for _ in range(breaks - 1):
-        next(matches)
-    return next(matches).end()
+    return len(right) if offset == len(normalized) else line_start(right, normalized.count("\n", 0, offset) + 1)
 
 
 def _follows_undecorated(text: str, earlier_lines: list[int], standalone: _StandaloneCache) -> bool:

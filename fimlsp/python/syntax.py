@@ -6,16 +6,30 @@ import ast
 import warnings
 
 
-def module_or_error_line(source: str) -> ast.Module | int:
-    """The module CPython parses from `source`, or the 1-based line it blames (1 when it names none)."""
+def _parse(source: str) -> ast.Module | Exception:
+    """The module CPython parses from `source`, or the error it raises."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escapes and the like are warnings, not errors
         try:
             return ast.parse(source)
-        except SyntaxError as error:
-            return max(1, error.lineno or 1)
-        except (ValueError, MemoryError, RecursionError):  # NUL bytes; inputs too deep for the parser
-            return 1
+        except (SyntaxError, ValueError, MemoryError, RecursionError) as error:  # NUL bytes; too deep to parse
+            return error
+
+
+def module_or_error_line(source: str) -> ast.Module | int:
+    """The module CPython parses from `source`, or the 1-based line it blames (1 when it names none)."""
+    module = _parse(source)
+    if isinstance(module, SyntaxError):
+        return max(1, module.lineno or 1)
+    return 1 if isinstance(module, Exception) else module
+
+
+def error_text(source: str) -> str | None:
+    """Where and why CPython refuses `source` (`line 3, column 5: expected ':'`); None if it parses."""
+    module = _parse(source)
+    if isinstance(module, SyntaxError):
+        return f"line {max(1, module.lineno or 1)}, column {module.offset or 1}: {module.msg}"
+    return f"{type(module).__name__}: {module}" if isinstance(module, Exception) else None
 
 
 def syntax_error_line(source: str) -> int | None:

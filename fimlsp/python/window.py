@@ -27,6 +27,7 @@ from collections.abc import Container, Iterator, Sequence
 from functools import lru_cache
 from dataclasses import dataclass, field
 
+from fimlsp.lines import after_line, first_line, line_offsets, line_start, line_starts_backwards
 from fimlsp.python.lexer import indentation_column
 from fimlsp.python.syntax import module_or_error_line
 
@@ -68,7 +69,7 @@ def left_window(left: str, statement_starts: Sequence[int] = ()) -> tuple[str, i
         module = module_or_error_line(left[start:code] + _PROBE)
         if isinstance(module, int):
             failures += 1
-            error_offset = start + _line_starts(left[start:], [module])[module]
+            error_offset = line_start(left, module, start)
             while candidates and candidates[-1][0] > error_offset:
                 candidates.pop()
             continue
@@ -99,7 +100,6 @@ _PROBE = "pass\n"
 _PROBES_AT_ANY_INDENT = 3
 # A line that can start a statement: after a line break, its indentation and then code (no comment, no closer).
 _CODE_LINE = re.compile(r"(?:^|(?<=\r))[ \t\f]*(?=[^ \t\f#\r\n)\]}])", re.MULTILINE)
-_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
 
 
 def _headers(left: str, module: ast.Module, indent: str) -> str | None:
@@ -147,21 +147,12 @@ def statement_line(node: ast.stmt) -> int:
 
 
 def _line_starts(text: str, lines: list[int]) -> dict[int, int]:
-    """The offsets at which the given 1-based lines of `text` start (after \\n, \\r\\n or \\r, as CPython counts)."""
-    starts = {}
-    line = 1
-    position = 0
-    for target in sorted(set(lines)):
-        while line < target:
-            found = _LINE_BREAKS.search(text, position)
-            position = len(text) if found is None else found.end()
-            line += 1
-        starts[target] = position
-    return starts
+    """The offsets at which the given 1-based lines of `text` start."""
+    ordered = sorted(set(lines))
+    return dict(zip(ordered, line_offsets(text, ordered)))
 
 
 _NOT_A_STATEMENT = frozenset(" \t\f#\r\n)]}")
-_LINE_END = re.compile(r"[\r\n]")
 
 
 def statement_starts_by_block(
@@ -239,8 +230,8 @@ def start_between_statements(
     cursor does not start a statement indented by `indent` (it is a line of a deeper block, a closing bracket).
     The cursor may then be between two statements, the one above broken."""
     between = None
-    for start in _line_starts_backwards(left):
-        line = _first_line(left, start)
+    for start in line_starts_backwards(left):
+        line = first_line(left, start)
         if start in strings or (line.strip() and not line.lstrip(" \t\f").startswith("#")):
             break
         between = start
@@ -250,19 +241,13 @@ def start_between_statements(
 def _code_lines_backwards(text: str, strings: Container[int]) -> Iterator[tuple[int, int]]:
     """Where the lines of `text` that hold code start, and where their code starts, from the last to the first
     (blank lines and comment lines hold none, nor do lines that start in `strings`, string content)."""
-    for start in _line_starts_backwards(text):
+    for start in line_starts_backwards(text):
         if start in strings:
             continue
-        line = _first_line(text, start)
+        line = first_line(text, start)
         code = line.lstrip(" \t\f")
         if code and code[0] != "#":
             yield start, start + len(line) - len(code)
-
-
-def _first_line(text: str, start: int) -> str:
-    """The line of `text` that begins at `start`, without its line break."""
-    end = _LINE_END.search(text, start)
-    return text[start:] if end is None else text[start:end.start()]
 
 
 def _code_resumes_at(left: str, following: str, indent: str) -> bool:
@@ -271,33 +256,10 @@ def _code_resumes_at(left: str, following: str, indent: str) -> bool:
     text = left[max(left.rfind("\n"), left.rfind("\r")) + 1:] + following
     start = 0
     while start < len(text):
-        line = _first_line(text, start)
+        line = first_line(text, start)
         code = line.lstrip(" \t\f")
         if code and not code.startswith("#"):
             indented = len(line) - len(code) == len(indent) and line.startswith(indent)
             return indented and code[0] not in _NOT_A_STATEMENT
-        start += len(line) + (2 if text.startswith("\r\n", start + len(line)) else 1)
+        start = after_line(text, start)
     return True
-
-
-def _line_starts_backwards(text: str) -> Iterator[int]:
-    """Where the lines of `text` start (after \\n, \\r\\n or \\r), from the last to the first."""
-    end = len(text)
-    while end > 0:
-        found = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end))
-        if found < 0:
-            break
-        if not (text[found] == "\r" and text.startswith("\n", found + 1)):
-            yield found + 1
-        end = found
-    yield 0
-
-
-def line_start(text: str, line: int, start: int = 0) -> int:
-    """The index at which 1-based `line` of `text[start:]` starts (the length of `text` past its last line)."""
-    offset = start
-    for _ in range(line - 1):
-        offset = text.find("\n", offset) + 1
-        if offset == 0:
-            return len(text)
-    return offset

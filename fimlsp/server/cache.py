@@ -1,10 +1,9 @@
 """The caches that make completion cheap for a typing user.
 
-- The quotient grammar of a right context is cached by `fimlsp.python.quotient.right_context`, keyed by the right
-  text: typing at the cursor leaves the right context unchanged.
-- `Recognizers` keeps, per document, the promises (`fimlsp.python.region.Guarantee`, with their recognizer states)
-  after the last few left contexts for the current right context; a new left context that extends one of them is
-  fed only the added text.
+- `Recognizers` keeps, per document, the promises (`fimlsp.language.Guarantee`, with their recognizer states)
+  after the last few left contexts for the current right context and language; a new left context that extends
+  one of them is fed only the added text. (A language may cache more below its seam: Python's quotient grammar of
+  a right context, keyed by the right text, which typing at the cursor leaves unchanged.)
 - `Suggestions` keeps the last suggestion per document: when the user types its start, the rest of it is still
   a valid middle for the same right context and is served without running the model.
 """
@@ -13,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fimlsp.python.region import NONE, Guarantee, constrain
+from fimlsp.language import NONE, Guarantee, Language
 
 
 class Recognizers:
@@ -21,16 +20,17 @@ class Recognizers:
 
     def __init__(self, keep: int = 8):
         self.keep = keep
-        self._entries: dict[str, tuple[str, list[tuple[str, Guarantee]]]] = {}
+        self._entries: dict[str, tuple[tuple[str, str], list[tuple[str, Guarantee]]]] = {}
 
-    def guarantee(self, uri: str, left: str, right: str, budget: int, deadline: float | None) -> tuple[Guarantee, str]:
+    def guarantee(self, uri: str, left: str, right: str, budget: int, deadline: float | None,
+                  language: Language) -> tuple[Guarantee, str]:
         """The promise after `left` for `right`, and how it was obtained: `reused`, `extended` or `built`.
 
         A promise that the typed text breaks is built anew: the text may have moved the cursor into another
         top-level statement, or broken the region it covered."""
         entry = self._entries.get(uri)
-        if entry is None or entry[0] != right:
-            entry = (right, [])
+        if entry is None or entry[0] != (language.name, right):
+            entry = ((language.name, right), [])
             self._entries[uri] = entry
         states = entry[1]
         base: tuple[str, Guarantee] | None = None
@@ -44,7 +44,7 @@ class Recognizers:
         elif base is not None:
             found, how = base[1].extended(left[len(base[0]):]), "extended"
         if found is None:
-            found, how = constrain(left, right, budget, deadline), "built"
+            found, how = language.constrain(left, right, budget, deadline), "built"
         if found.scope != NONE and how != "reused":
             states.append((left, found))
             del states[:-self.keep]

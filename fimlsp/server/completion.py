@@ -19,6 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from fimlsp.language import DEFAULT_LANGUAGE
 from fimlsp.server.cache import Recognizers, Suggestion, Suggestions
 from fimlsp.server.config import Settings
 
@@ -45,6 +46,7 @@ class Request:
     right: str
     single_line: bool
     where: str = field(default="", compare=False)  # "uri:line:column" (1-based) for the logs
+    language: str = DEFAULT_LANGUAGE  # the name of the document's `fimlsp.language.Language`
 
 
 @dataclass
@@ -180,7 +182,7 @@ class CompletionEngine:
                 received: float) -> Suggestion | NoSuggestion:
         from earley import Deadline, Stopped
         from fimlsp.decoding import DecodingOptions, complete_middles
-        from fimlsp.python.region import NONE, constrain
+        from fimlsp.language import NONE, named
 
         started = time.perf_counter()
         queued = started - received
@@ -190,11 +192,12 @@ class CompletionEngine:
         guarantee, how = None, "none"
         if settings.mode == "constrained":
             try:
+                language = named(request.language)
                 if settings.cache:
                     guarantee, how = self.recognizers.guarantee(request.uri, request.left, request.right,
-                                                                settings.size_budget, deadline)
+                                                                settings.size_budget, deadline, language)
                 else:
-                    guarantee = constrain(request.left, request.right, settings.size_budget, deadline)
+                    guarantee = language.constrain(request.left, request.right, settings.size_budget, deadline)
                     how = "built without caches"
             except Stopped:
                 log.info("%s: superseded while preparing the constraint (%.0f ms)", request.where,
@@ -211,7 +214,7 @@ class CompletionEngine:
             return NoSuggestion(reason)
         options = DecodingOptions(
             mode=settings.mode, max_tokens=settings.max_tokens, top_k=settings.top_k, timeout=remaining,
-            single_line=request.single_line, size_budget=settings.size_budget,
+            single_line=request.single_line, size_budget=settings.size_budget, language=request.language,
         )
         results = complete_middles(self._model, request.left, request.right, options, settings.alternatives,
                                    should_stop=stop.is_set, guarantee=guarantee)

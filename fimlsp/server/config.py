@@ -8,35 +8,17 @@ value is reported and ignored, so one typo never stops the server.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from fimlsp.decoding import MODES
-from fimlsp.python.region import DEFAULT_BUDGET
+from fimlsp.language import DEFAULT_BUDGET
 
 SINGLE_LINE = ("auto", "always", "never")
 SECTION = "fimlsp"
 
 
-@dataclass(frozen=True)
-class Settings:
-    model: str | None = None  # a model folder or hub id; None: the model shipped with fimlsp
-    device: str | None = None  # a torch device; None: a GPU if present
-    mode: str = "constrained"
-    max_tokens: int = 128
-    time_budget: float = 2.0  # seconds per completion
-    single_line: str = "auto"  # auto: single-line while typing, multi-line when the user asks
-    top_k: int = 50
-    cache: bool = True  # right-context quotients, left-context recognizers and served suggestions
-    size_budget: int = DEFAULT_BUDGET  # characters: bigger files are checked around the cursor only
-    alternatives: int = 1  # distinct middles an inline completion offers, the most probable first
-
-    def model_key(self) -> tuple[str | None, str | None]:
-        """What loading a model depends on: a change of it reloads the model."""
-        return self.model, self.device
-
-
-# camelCase key -> (field, check returning the value or raising ValueError with a one-line reason)
+# Checks of a client's value: each returns the value or raises ValueError with a one-line reason.
 def _optional_text(value: Any) -> str | None:
     if value is None or value == "":
         return None
@@ -72,19 +54,35 @@ def _boolean(value: Any) -> bool:
     return value
 
 
-KEYS = {
-    "model": ("model", _optional_text),
-    "device": ("device", _optional_text),
-    "mode": ("mode", _choice(MODES)),
-    "maxTokens": ("max_tokens", _positive_int),
-    "timeBudget": ("time_budget", _positive_number),
-    "singleLine": ("single_line", _choice(SINGLE_LINE)),
-    "topK": ("top_k", _positive_int),
-    "cache": ("cache", _boolean),
-    "sizeBudget": ("size_budget", _positive_int),
-    "alternatives": ("alternatives", _positive_int),
-}
-assert {field for field, _ in KEYS.values()} == {field.name for field in fields(Settings)}
+def _setting(default: Any, key: str, check, choices: tuple[str, ...] = ()) -> Any:
+    """A field of `Settings` with the camelCase key clients send, its check and, for a choice, its options."""
+    return field(default=default, metadata={"key": key, "check": check, "choices": choices})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The one list of the server's settings: the editors' copies are tested against it."""
+
+    model: str | None = _setting(None, "model", _optional_text)  # a model folder or hub id; None: the shipped one
+    device: str | None = _setting(None, "device", _optional_text)  # a torch device; None: a GPU if present
+    mode: str = _setting(MODES[0], "mode", _choice(MODES), MODES)
+    max_tokens: int = _setting(128, "maxTokens", _positive_int)
+    time_budget: float = _setting(2.0, "timeBudget", _positive_number)  # seconds per completion
+    # auto: single-line while typing, multi-line when the user asks
+    single_line: str = _setting("auto", "singleLine", _choice(SINGLE_LINE), SINGLE_LINE)
+    top_k: int = _setting(50, "topK", _positive_int)
+    cache: bool = _setting(True, "cache", _boolean)  # right-context quotients, left recognizers, served suggestions
+    # characters: bigger files are checked around the cursor only
+    size_budget: int = _setting(DEFAULT_BUDGET, "sizeBudget", _positive_int)
+    alternatives: int = _setting(1, "alternatives", _positive_int)  # distinct middles an inline completion offers
+
+    def model_key(self) -> tuple[str | None, str | None]:
+        """What loading a model depends on: a change of it reloads the model."""
+        return self.model, self.device
+
+
+# camelCase key -> (field, check), in the order of `Settings`
+KEYS = {each.metadata["key"]: (each.name, each.metadata["check"]) for each in fields(Settings)}
 
 
 def section(options: Any) -> dict | None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fimlsp.language import Language, for_language_id, for_path
 from fimlsp.server.positions import UTF16, apply_change
-
-PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
 
 
 @dataclass
@@ -17,11 +16,9 @@ class Document:
     language_id: str
 
     @property
-    def is_python(self) -> bool:
-        """Python by its language id, or by its name where the client sent no useful language id."""
-        if self.language_id:
-            return self.language_id.lower() == "python"
-        return self.uri.split("?", 1)[0].lower().endswith(PYTHON_SUFFIXES)
+    def language(self) -> Language | None:
+        """The language of its language id, or of its name where the client sent no language id."""
+        return for_language_id(self.language_id) if self.language_id else for_path(self.uri)
 
 
 class Documents:

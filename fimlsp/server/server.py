@@ -27,6 +27,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from fimlsp import __version__
+from fimlsp.lines import LINE_BREAK
 from fimlsp.server import config
 from fimlsp.server.cache import Suggestion
 from fimlsp.server.completion import CompletionEngine, ModelLoadError, NoSuggestion, Request
@@ -180,8 +181,9 @@ class FimServer(LanguageServer):
         if document is None:
             log.warning("%s: completion asked for a document that is not open", uri)
             return NoSuggestion("the document is not open")
-        if not document.is_python:
-            return NoSuggestion(f"not a Python document ({document.language_id or 'no language'})")
+        language = document.language
+        if language is None:
+            return NoSuggestion(f"no language fimlsp completes ({document.language_id or 'no language id'})")
         where = f"{uri}:{position.line + 1}:{position.character + 1}"
         try:
             offset = offset_at(document.text, position.line, position.character, self.position_encoding)
@@ -189,7 +191,8 @@ class FimServer(LanguageServer):
             log.warning("%s: %s: no completion", where, error)
             return NoSuggestion(str(error))
         text = document.text
-        return await self.engine.complete(Request(uri, text[:offset], text[offset:], single_line, where))
+        return await self.engine.complete(Request(uri, text[:offset], text[offset:], single_line, where,
+                                                  language.name))
 
     def single_line(self, automatic: bool) -> bool:
         """Single-line mode from the setting; `auto` is single-line for automatic triggers only."""
@@ -236,6 +239,8 @@ def _never_fails(handler):
 
 
 def build_server(settings: config.Settings) -> FimServer:
+    """The server with its LSP handlers. One piece on purpose: each handler is a few lines registered on this one
+    server, and they read best side by side."""
     server = FimServer(settings)
 
     @server.feature(types.INITIALIZE)
@@ -333,7 +338,7 @@ def build_server(settings: config.Settings) -> FimServer:
 
 def _label(middle: str, width: int = 60) -> str:
     """The middle's first non-blank line, shortened, as the completion item's label."""
-    lines = [line.strip() for line in middle.splitlines() if line.strip()]
+    lines = [line.strip() for line in LINE_BREAK.split(middle) if line.strip()]
     label = lines[0] if lines else repr(middle)
     if len(label) > width or len(lines) > 1:
         label = label[:width].rstrip() + " …"

@@ -19,6 +19,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from fimlsp.lines import LINE_BREAK
+
 SKIPPED_DIRECTORIES = frozenset(
     {"test", "tests", "idle_test", "testing_data", "test_data", "testdata", "__pycache__", "site-packages",
      "dist-packages"}
@@ -88,7 +90,7 @@ def rejection_reason(data: bytes) -> str | None:
     head = text[:MARKER_WINDOW].lower()
     if any(marker in head for marker in GENERATED_MARKERS):
         return "generated"
-    if any(len(line) > MAX_LINE_CHARS for line in text.splitlines()):
+    if any(len(line) > MAX_LINE_CHARS for line in LINE_BREAK.split(text)):
         return "long-lines"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

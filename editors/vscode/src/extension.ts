@@ -17,7 +17,10 @@ import {
 const SECTION = "fimlsp";
 const MODEL_STATUS = "fimlsp.modelStatus";
 const REQUEST_STATUS = "fimlsp/status";
-const SERVER_SETTINGS = ["model", "device", "mode", "singleLine", "maxTokens", "timeBudget", "sizeBudget", "alternatives"] as const;
+// The server's settings (fimlsp/server/config.py), in its order; tests/test_settings_list.py checks this copy.
+const SERVER_SETTINGS = [
+  "model", "device", "mode", "maxTokens", "timeBudget", "singleLine", "topK", "cache", "sizeBudget", "alternatives",
+] as const;
 
 interface ModelStatus {
   ready: boolean;

@@ -1,0 +1,141 @@
+"""The language seam: what decoding, the server, the CLI and the evaluation need of a language, and the languages.
+
+A language constrains a left and a right context into a promise (`Guarantee`) holding a recognizer `State`, and
+judges whether a whole text is valid; it names its file suffixes and LSP language ids so that callers pick it by
+either. Nothing above this module imports a language's package: adding a language is one package with a
+`Language` subclass plus one line in `_BUILT_IN` (or a `register` call from outside fimlsp).
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from fimlsp.lines import line_of
+
+FILE, REGION, NONE = "file", "region", "none"
+# Files up to this many characters get the whole-file promise; bigger ones a region around the cursor.
+DEFAULT_BUDGET = 1_000_000
+# Modules that define a language as `LANGUAGE`.
+_BUILT_IN = ("fimlsp.python.language",)
+DEFAULT_LANGUAGE = "python"
+
+
+class State(Protocol):
+    """A recognizer after the left context and what was fed since: a value, never changed by feeding."""
+
+    @property
+    def complete(self) -> bool:
+        """The left context, everything fed and the right context make a valid text."""
+
+    def feed(self, text: str) -> State | None:
+        """The state after `text`; None when no valid middle starts with what was fed."""
+
+    def distance_bound(self) -> float:
+        """A lower bound, in characters, on what must still be fed for the text to be complete."""
+
+    def finish(self, limit: float, deadline: float | None = None) -> str | None:
+        """A shortest text of at most `limit` characters that completes it; None if none is found in time."""
+
+    def in_block(self) -> State:
+        """This state, admitting only middles that stay in the block that holds the cursor and leave the text
+        after the cursor as it reads now (a language without blocks: the same state)."""
+
+
+class RightContext(Protocol):
+    """A right context compiled once (its quotient), from which recognizers start after any left context."""
+
+    def start(self, left: str) -> State | None:
+        """The state after `left`; None if no middle can make a valid text."""
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """The promise: `left[left_cut:] + middle + right[:right_cut]` is valid for every middle that `state`
+    completes (with `indent`, where the language reads a region as an indented block).
+
+    `scope` is `file` (the cuts are the file's ends, or provably change nothing), `region` (the rest of the file
+    is invalid, or was too big to check) or `none` (nothing admits a middle; `state` is None, `reason` says why).
+    """
+
+    scope: str
+    state: State | None
+    left_cut: int
+    right_cut: int
+    reason: str = ""
+    indent: str = ""
+
+    def lines(self, left: str, right: str) -> tuple[int, int]:
+        """The first and last line (1-based, of the file without the middle) that the promise covers."""
+        if self.scope == FILE:
+            return 1, line_of(left + right, max(0, len(left) + len(right) - 1))
+        return line_of(left, self.left_cut), line_of(left + right, len(left) + max(0, self.right_cut - 1))
+
+    def extended(self, text: str) -> Guarantee | None:
+        """The same promise after the user typed `text` at the cursor; None if it no longer holds."""
+        state = self.state.feed(text) if self.state is not None else None
+        return None if state is None else replace(self, state=state)
+
+
+class Language(ABC):
+    """One language: its names and the two judgements decoding needs."""
+
+    name: str
+    language_ids: tuple[str, ...] = ()  # LSP language ids, lower case
+    suffixes: tuple[str, ...] = ()  # file name suffixes, lower case, with the dot
+
+    @abstractmethod
+    def constrain(self, left: str, right: str, budget: int = DEFAULT_BUDGET,
+                  deadline: float | None = None) -> Guarantee:
+        """The widest promise for a middle between `left` and `right`. `deadline` (a `time.perf_counter()`
+        value or an `earley.Deadline`) bounds the setup: past it the promise is `none`."""
+
+    @abstractmethod
+    def right_context(self, right: str) -> RightContext:
+        """The right context alone, compiled for the whole-file promise (setup measured apart from the left)."""
+
+    @abstractmethod
+    def parses(self, text: str) -> bool:
+        """Whether `text` is a valid file of the language: the final judge of a middle."""
+
+
+_REGISTERED: dict[str, Language] = {}
+
+
+def register(language: Language) -> Language:
+    """Make `language` known by its name, suffixes and language ids, after the built-in ones."""
+    _REGISTERED[language.name] = language
+    return language
+
+
+def unregister(name: str) -> None:
+    _REGISTERED.pop(name, None)
+
+
+def languages() -> tuple[Language, ...]:
+    """The known languages: the built-in ones (each module's `LANGUAGE`), then the registered ones."""
+    built_in = tuple(importlib.import_module(module).LANGUAGE for module in _BUILT_IN)
+    names = {language.name for language in built_in}
+    return built_in + tuple(language for language in _REGISTERED.values() if language.name not in names)
+
+
+def named(name: str) -> Language:
+    """The language called `name`; ValueError naming the known ones otherwise."""
+    for language in languages():
+        if language.name == name:
+            return language
+    raise ValueError(f"unknown language {name!r}; known: {', '.join(each.name for each in languages())}")
+
+
+def for_language_id(language_id: str) -> Language | None:
+    """The language of an LSP language id (any case), or None."""
+    wanted = language_id.lower()
+    return next((language for language in languages() if wanted in language.language_ids), None)
+
+
+def for_path(path: str) -> Language | None:
+    """The language of a file name or URI by its suffix (any case, a URI's query left out), or None."""
+    name = path.split("?", 1)[0].lower()
+    return next((language for language in languages() if name.endswith(language.suffixes)), None)

@@ -1,0 +1,27 @@
+"""Python behind the language seam (`fimlsp.language`): the promise of `fimlsp.python.region`, CPython's verdict."""
+
+from __future__ import annotations
+
+from fimlsp.language import DEFAULT_BUDGET, Language
+from fimlsp.python.quotient import RightContext
+from fimlsp.python.region import PythonGuarantee, constrain
+from fimlsp.python.syntax import parses
+
+
+class Python(Language):
+    name = "python"
+    language_ids = ("python",)
+    suffixes = (".py", ".pyi", ".pyw")
+
+    def constrain(self, left: str, right: str, budget: int = DEFAULT_BUDGET,
+                  deadline: float | None = None) -> PythonGuarantee:
+        return constrain(left, right, budget, deadline)
+
+    def right_context(self, right: str) -> RightContext:
+        return RightContext(right)
+
+    def parses(self, text: str) -> bool:
+        return parses(text)
+
+
+LANGUAGE = Python()

@@ -1,0 +1,78 @@
+"""Units without a model: FIM format detection, token bytes of both vocabulary kinds, the server's caches."""
+
+from types import SimpleNamespace
+
+from fimlsp.language import FILE, named
+from fimlsp.model.formats import detect_format
+from fimlsp.model.token_text import split_utf8, token_bytes
+from fimlsp.server.cache import Recognizers, Suggestion, Suggestions
+
+STARCODER = {"<fim_prefix>": 0, "<fim_suffix>": 1, "<fim_middle>": 2, "<|endoftext|>": 3}
+
+
+def test_detect_format_by_control_tokens_and_then_by_name():
+    assert detect_format(STARCODER, "bigcode/starcoderbase-1b").name == "starcoder"
+    assert detect_format(STARCODER, "", "gpt_bigcode").name == "starcoder"
+    assert detect_format(STARCODER, "fimlsp/models/default").name == "fimlsp"
+    assert detect_format(STARCODER, "unknown").name == "fimlsp"  # the first format with these controls
+    assert detect_format({"<PRE>", "<SUF>", "<MID>"}, "", "llama").name == "codellama"
+    assert detect_format({"<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"}).name == "deepseek"
+    assert detect_format({"<fim_prefix>", "<fim_suffix>"}, "bigcode/starcoder") is None
+
+
+class _Tokenizer(SimpleNamespace):
+    """The parts of a `transformers` tokenizer that `token_bytes` reads."""
+
+    def __len__(self):
+        return len(self.get_vocab())
+
+
+def test_sentencepiece_tokens_spell_spaces_and_raw_bytes():
+    vocabulary = {"<s>": 0, "</s>": 1, "▁def": 2, "<0x0A>": 3, "<0xE2>": 4, "x▁y": 5, "Ġ": 6}
+    backend = SimpleNamespace(pre_tokenizer="Metaspace(replacement='▁')", decoder="ByteFallback()")
+    tokenizer = _Tokenizer(get_vocab=lambda: vocabulary, all_special_tokens=["<s>", "</s>"],
+                           backend_tokenizer=backend, added_tokens_decoder={})
+    assert token_bytes(tokenizer) == [None, None, b" def", b"\n", b"\xe2", b"x y", "Ġ".encode()]
+
+
+def test_byte_level_tokens_map_stand_ins_back_to_bytes():
+    vocabulary = {"Ġdef": 0, "<|endoftext|>": 1, "Ċ": 2, "Ã©": 3, "<added token>": 4, "Ġ": 5}
+    tokenizer = _Tokenizer(get_vocab=lambda: vocabulary, all_special_tokens=["<|endoftext|>"],
+                           added_tokens_decoder={})
+    assert token_bytes(tokenizer) == [b" def", None, b"\n", "é".encode(), b"<added token>", b" "]
+
+
+def test_split_utf8_keeps_an_unfinished_character_pending():
+    assert split_utf8("aé".encode()[:-1]) == ("a", b"\xc3")
+    assert split_utf8(b"\xc3\xa9b") == ("éb", b"")
+    assert split_utf8(b"\xff") is None
+
+
+def test_recognizers_reuse_extend_and_rebuild_promises():
+    python = named("python")
+    cache = Recognizers(keep=2)
+    left, right = "total = valu", " + 1\n"
+    built, how = cache.guarantee("a", left, right, 10_000, None, python)
+    assert how == "built" and built.scope == FILE
+    assert cache.guarantee("a", left, right, 10_000, None, python) == (built, "reused")
+    extended, how = cache.guarantee("a", left + "e", right, 10_000, None, python)
+    assert how == "extended" and extended.state.feed("").complete
+    assert cache.guarantee("a", left + "e)", right, 10_000, None, python)[1] == "built"  # typing broke it
+    assert cache.guarantee("a", left, right + "\n", 10_000, None, python)[1] == "built"  # another right context
+    assert cache.guarantee("b", left, right, 10_000, None, python)[1] == "built"  # per document
+    cache.forget("a")
+    assert cache.guarantee("a", left, right + "\n", 10_000, None, python)[1] == "built"
+
+
+def test_suggestions_serve_the_rest_of_a_middle_whose_start_was_typed():
+    suggestions = Suggestions()
+    suggestions.remember("a", "x = ", Suggestion("compute(1)", "checked: the file parses"), "\n", False)
+    assert suggestions.lookup("a", "x = comp", "\n", False) == Suggestion("ute(1)", "checked: the file parses")
+    assert suggestions.lookup("a", "x = ", "\n", False) == Suggestion("compute(1)", "checked: the file parses")
+    assert suggestions.lookup("a", "x = compute(1)", "\n", False) is None  # all of it typed
+    assert suggestions.lookup("a", "x = cax", "\n", False) is None
+    assert suggestions.lookup("a", "x = comp", "\n\n", False) is None
+    assert suggestions.lookup("a", "x = comp", "\n", True) is None
+    assert suggestions.lookup("b", "x = comp", "\n", False) is None
+    suggestions.forget("a")
+    assert suggestions.lookup("a", "x = comp", "\n", False) is None
