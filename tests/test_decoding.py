@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from fimlsp import quotient
 from fimlsp.decoding import DecodingOptions, complete_middle
 from fimlsp.model import load_model
 from fimlsp.model.formats import FORMATS
@@ -275,3 +276,26 @@ def test_a_random_model_always_ends_valid_on_standard_library_cuts(tiny, kind):
         result = complete_middle(tiny, case.left, case.right, options)
         assert result.parses and result.tokens <= options.max_tokens, (case.name, result)
         assert result.ending in ("eos", "finish", "fallback"), (case.name, result)
+
+
+def test_block_scope_keeps_the_middle_in_the_block_and_falls_back_to_the_file_when_it_must(tiny):
+    left = "class Queue:\n    def put(self):\n        self._sem.acquire()\n        "
+    right = "self._sem.release()\n        return 1\n"
+    result = complete_middle(tiny, left, right, DecodingOptions(max_tokens=16, scope="block"))
+    assert result.parses and result.scope == "block", result
+    state = quotient(left, right).in_block().feed(result.middle)
+    assert state is not None and state.complete
+    cornered = complete_middle(tiny, "if a:\n    if b:\n        x = 1\n        ", "else:\n    y = 2\n",
+                               DecodingOptions(max_tokens=16, scope="block"))
+    assert cornered.parses and cornered.scope == "file" and "block" in cornered.reason, cornered
+
+
+def test_cli_scope_option(tiny_model_path, tmp_path):
+    source = tmp_path / "example.py"
+    source.write_text("def f(x):\n    y = x\n\n\ndef g():\n    pass\n")
+    result = run_cli("complete", f"{source}:2:10", "--model", str(tiny_model_path), "--max-tokens", "8", "--json",
+                     "--scope", "block")
+    data = json.loads(result.stdout)
+    assert result.returncode == 0 and data["scope"] == "block" and data["parses"], data
+    bad = run_cli("complete", f"{source}:2:10", "--scope", "function")
+    assert bad.returncode == 2 and "scope" in bad.stderr

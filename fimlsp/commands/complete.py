@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from fimlsp.cli import UserError
-from fimlsp.decoding import MODES, DecodingOptions
+from fimlsp.decoding import MODES, SCOPES, DecodingOptions
 from fimlsp.language import for_path, languages, named
 from fimlsp.source import SourceError, read_source, split_at
 
@@ -30,6 +30,10 @@ DEFAULTS = DecodingOptions()  # the options' defaults are the command's
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="FILE:LINE:COL", help="the file and the cursor position (FILE may be -)")
     parser.add_argument("--mode", choices=MODES, default=DEFAULTS.mode, help="decoding mode (default: %(default)s)")
+    parser.add_argument("--scope", choices=SCOPES, default=DEFAULTS.scope,
+                        help="block: the middle stays in the block that holds the cursor and leaves the code after "
+                             "it as it reads (falls back to the file when the block admits no middle); file: any "
+                             "middle that makes the file valid (default: %(default)s)")
     parser.add_argument("--language", choices=[language.name for language in languages()],
                         help="the file's language (default: from its suffix, else %s)" % DEFAULTS.language)
     parser.add_argument("--model", help="model folder or hub id (default: the model shipped with fimlsp)")
@@ -81,9 +85,10 @@ def run(args: argparse.Namespace) -> int:
         left, right = split_at(text, line, column)
         language = named(args.language) if args.language else for_path(path) or named(DEFAULTS.language)
         options = DecodingOptions(
-            language=language.name, mode=args.mode, max_tokens=args.max_tokens, top_k=args.top_k, temperature=args.temperature,
-            top_p=args.top_p, timeout=args.timeout, seed=args.seed, single_line=args.single_line,
-            size_budget=args.size_budget, setup_timeout=args.setup_timeout,
+            language=language.name, mode=args.mode, max_tokens=args.max_tokens, top_k=args.top_k,
+            temperature=args.temperature, top_p=args.top_p, timeout=args.timeout, seed=args.seed,
+            single_line=args.single_line, size_budget=args.size_budget, setup_timeout=args.setup_timeout,
+            scope=args.scope,
         )
         if args.n < 1:
             raise ValueError("--n must be at least 1")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from fimlsp.decoding import MODES
+from fimlsp.decoding import MODES, SCOPES
 from fimlsp.language import DEFAULT_BUDGET
 
 SINGLE_LINE = ("auto", "always", "never")
@@ -66,6 +66,8 @@ class Settings:
     model: str | None = _setting(None, "model", _optional_text)  # a model folder or hub id; None: the shipped one
     device: str | None = _setting(None, "device", _optional_text)  # a torch device; None: a GPU if present
     mode: str = _setting(MODES[0], "mode", _choice(MODES), MODES)
+    # block: a middle stays in the block at the cursor and leaves the code after it as it reads
+    scope: str = _setting("block", "scope", _choice(SCOPES), SCOPES)
     max_tokens: int = _setting(128, "maxTokens", _positive_int)
     time_budget: float = _setting(2.0, "timeBudget", _positive_number)  # seconds per completion
     # auto: single-line while typing, multi-line when the user asks
