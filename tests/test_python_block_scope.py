@@ -4,18 +4,16 @@ cuts."""
 
 from __future__ import annotations
 
-import io
 import random
-import tokenize
 
 import pytest
 
+from benchmarks.block_scope import function_end_cuts, lowest_new_line, relexes
 from fimlsp import quotient
 from fimlsp.python.region import constrain
 from fimlsp.python.syntax import parses
 from tests.test_python_quotient import _stdlib_sample
 
-LINE_STRUCTURE = (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
 QUEUE_LEFT = "class Queue:\n    def put(self):\n        self._sem.acquire()\n        "
 QUEUE_RIGHT = "self._sem.release()\n        return 1\n"
 
@@ -87,46 +85,24 @@ def test_block_scoped_finishes_stay_in_the_block_and_keep_the_right_context_toke
         checked += 1
         middle = case.middle[:cut] + finish
         assert parses(case.left + middle + case.right), (case.name, middle)
-        assert _lowest_new_line(case.left, middle, case.right) >= floor, (case.name, middle)
-        before = _right_tokens_after_first(case.left, "", case.right)
-        if _right_tokens_after_first(case.left, case.middle, case.right)[:len(before)] == before:
+        assert lowest_new_line(case.left, middle, case.right) >= floor, (case.name, middle)
+        if not relexes(case.left, case.middle, case.right):
             # (a cut inside a string lexes the right context differently without its middle: no reference)
-            assert _right_tokens_after_first(case.left, middle, case.right)[:len(before)] == before, (case.name,
-                                                                                                       middle)
+            assert not relexes(case.left, middle, case.right), (case.name, middle)
     assert checked >= 10
 
 
-def _tokens(text: str) -> list[tuple[tokenize.TokenInfo, int, int]]:
-    """CPython's tokens of `text`, each with its start and end offsets, up to where the tokenizer gives up (a
-    buffer whose middle is missing may end inside brackets or a string)."""
-    offsets = [0]
-    for line in io.StringIO(text).readlines():
-        offsets.append(offsets[-1] + len(line))
-    tokens = []
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            start = offsets[token.start[0] - 1] + token.start[1]
-            tokens.append((token, start, offsets[token.end[0] - 1] + token.end[1]))
-    except (tokenize.TokenError, SyntaxError):  # IndentationError included
-        pass
-    return tokens
+def test_block_scoped_finishes_at_the_end_of_function_bodies_stay_in_the_function():
+    from benchmarks.quotient_correctness import stdlib_files
 
-
-def _lowest_new_line(left: str, middle: str, right: str) -> float:
-    """The lowest column at which a logical line begins in `middle`, or in the line its last break starts."""
-    tokens = _tokens(left + middle + right)
-    first_line, last_line = left.count("\n") + 1, (left + middle).count("\n") + 1
-    columns = [token.start[1] for (token, _, _), (previous, _, _) in zip(tokens[1:], tokens)
-               if previous.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
-               and token.type not in (tokenize.INDENT, tokenize.DEDENT, tokenize.NL, tokenize.COMMENT)
-               and first_line < token.start[0] <= last_line]
-    return min(columns, default=float("inf"))
-
-
-def _right_tokens_after_first(left: str, middle: str, right: str) -> list[tuple[int, str]]:
-    """The right context's tokens after the one the cursor is in or before (as `left + right` lexes), as (type,
-    text); line structure aside, which a middle that closes a bracket or a block rightly changes."""
-    first_end = next((end for _, _, end in _tokens(left + right) if end > len(left)), len(left))
-    position = first_end + len(middle)
-    return [(token.type, token.string) for token, start, _ in _tokens(left + middle + right)
-            if start >= position and token.type not in LINE_STRUCTURE]
+    files = [item for item in stdlib_files() if len(item[1]) < 30_000][:40]
+    for name, left, right, indentation in function_end_cuts(files, 15, seed=1):
+        state = quotient(left, right).in_block()
+        middle = "\n" + " " * indentation + "x = (1,"  # a statement in the body, left open
+        fed = state.feed(middle)
+        assert fed is not None, name
+        finish = fed.finish(limit=60)
+        assert finish is not None, name
+        assert parses(left + middle + finish + right), (name, finish)
+        assert lowest_new_line(left, middle + finish, right) >= indentation, (name, finish)
+        assert not relexes(left, middle + finish, right), (name, finish)
