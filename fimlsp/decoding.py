@@ -110,6 +110,7 @@ class Completion:
     reason: str = ""  # why the guarantee is narrower than the whole file
     max_tokens: int | None = None  # the token limit that applied: the option's, or what the context window left
     scope: str = "file"  # the scope the constrained middle kept to: block, or file (asked for, or fallen back to)
+    repeated_chars: int = 0  # characters cut from the end because they wrote again the right context's first lines
 
     @property
     def valid(self) -> bool:
@@ -513,6 +514,11 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
         ended = decoder.fallback(seen + [prefix])
         if ended is not None:
             (prefix, finish_chars), ending = ended, "fallback"
+    repeated_chars = 0
+    if ending != "none" and mode != "unconstrained" and not prefix.pending:
+        trimmed = _without_repeated_suffix(prefix, seen, start, right, judge, model)
+        if trimmed is not None:
+            repeated_chars, prefix = len(prefix.text) - len(trimmed.text), trimmed
     middle = prefix.text if not prefix.pending else prefix.text + prefix.pending.decode("utf-8", "replace")
     confirmed = mode != "unconstrained" and ending != "none"  # the judge said the end is valid
     scope = FILE if mode == "checked" or guarantee is None else guarantee.scope
@@ -528,8 +534,32 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
         decoder.tried, judge.searches, decoder.model_seconds, 0.0, judge.seconds, ending == "fallback", generated,
         checked, guarantee.lines(left, right) if checked == REGION else None,
         guarantee is not None and guarantee.state is None and checked == NONE,
-        guarantee.reason if narrowed else "", options.max_tokens,
+        guarantee.reason if narrowed else "", options.max_tokens, repeated_chars=repeated_chars,
     )
+
+
+def _without_repeated_suffix(prefix: _Prefix, seen: list[_Prefix], start: _Prefix, right: str, judge: Judge,
+                             model: FimModel) -> _Prefix | None:
+    """The middle cut before its last lines where they write again the right context's first lines (surrounding
+    whitespace and blank lines aside), if what remains is still a valid end; the longest such repetition."""
+    lines = prefix.text.split("\n")
+    following = [line.strip() for line in right.split("\n") if line.strip()]
+    for first in range(1, len(lines)):
+        repeated = [line.strip() for line in lines[first:] if line.strip()]
+        if not repeated or repeated != following[:len(repeated)]:
+            continue
+        kept = "\n".join(lines[:first])
+        for text in (kept, kept + "\n"):
+            candidate = next((each for each in seen if each.text == text and not each.pending), None)
+            if candidate is None:
+                accepted, state = judge.extend(start, text)
+                if not accepted:
+                    continue
+                tokens = len(model.tokenizer.encode(text, add_special_tokens=False)) if text else 0
+                candidate = _Prefix(text, b"", state, tokens, prefix.log_probability)
+            if judge.valid_end(candidate):
+                return candidate
+    return None
 
 
 def _ranking(log_probs, options: DecodingOptions, generator, whole_vocabulary: bool) -> Iterator[int]:

@@ -299,3 +299,18 @@ def test_cli_scope_option(tiny_model_path, tmp_path):
     assert result.returncode == 0 and data["scope"] == "block" and data["parses"], data
     bad = run_cli("complete", f"{source}:2:10", "--scope", "function")
     assert bad.returncode == 2 and "scope" in bad.stderr
+
+
+def scripted_text(tiny, script: str):
+    return scripted(tiny, [byte_token(tiny, byte) for byte in script.encode()])
+
+
+@pytest.mark.parametrize("mode", ["constrained", "checked"])
+def test_a_middle_that_writes_the_right_context_again_is_cut_before_it(tiny, mode):
+    left, right = "def f(x):\n    y = ", "\n    return y\n"
+    result = complete_middle(scripted_text(tiny, "x + 1\n    return y"), left, right,
+                             DecodingOptions(max_tokens=30, mode=mode))
+    assert result.middle == "x + 1" and result.repeated_chars == len("\n    return y") and result.parses, result
+    kept = complete_middle(scripted_text(tiny, "x + 1\n    return x"), left, right,
+                           DecodingOptions(max_tokens=30, mode=mode))
+    assert kept.middle == "x + 1\n    return x" and kept.repeated_chars == 0, kept

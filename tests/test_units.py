@@ -76,3 +76,14 @@ def test_suggestions_serve_the_rest_of_a_middle_whose_start_was_typed():
     assert suggestions.lookup("b", "x = comp", "\n", False) is None
     suggestions.forget("a")
     assert suggestions.lookup("a", "x = comp", "\n", False) is None
+
+
+def test_read_named_keeps_the_files_that_parse(tmp_path):
+    from fimlsp.evaluation.dataset import read_named
+
+    (tmp_path / "good.py").write_text("x = 1\n")
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    named_paths = [("good.py", tmp_path / "good.py"), ("broken.py", tmp_path / "broken.py"),
+                   ("missing.py", tmp_path / "missing.py")]
+    assert read_named(named_paths) == [("good.py", "x = 1\n")]
+    assert read_named(named_paths, max_chars=3) == []

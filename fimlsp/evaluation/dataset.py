@@ -104,10 +104,10 @@ def heldout_files(model_dir: Path, labels: Iterable[str] = ()) -> tuple[list[tup
     return found, missing
 
 
-def read_named(named: Iterable[tuple[str, Path]], max_chars: int | None = None) -> list[tuple[str, str]]:
+def read_named(paths: Iterable[tuple[str, Path]], max_chars: int | None = None) -> list[tuple[str, str]]:
     """(name, text) of named files that decode and parse, as `discover` keeps them."""
     files = []
-    for name, path in named:
+    for name, path in paths:
         try:
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
