@@ -96,6 +96,7 @@ def validity(records: list[dict], max_tokens: int | None = None) -> dict[tuple[s
             "stops": dict(sorted(stops.items(), key=lambda item: -item[1])),
             "endings": dict(sorted(endings.items(), key=lambda item: -item[1])),
             "finish_chars": statistics.median(finished) if finished else 0,
+            "repeat_cuts": sum(1 for r in group if r.get("repeated_chars")),
         }
     return summary
 
@@ -127,10 +128,10 @@ def format_validity(summary: dict) -> str:
         lines.append(f"{kind:<10}{mode:<15}{s['n']:>6}{s['rate']:>8.1%}{s['exact']:>8.1%}{s['tokens']:>8.0f}"
                      f"{s['model_ms_per_token']:>14.2f}{s['constraint_ms_per_token']:>19.3f}{s['setup_ms']:>10.1f}"
                      f"  {stops}")
-    lines += ["", f"{'cuts':<10}{'mode':<15}{'finish chars':>13}  how the middles ended"]
+    lines += ["", f"{'cuts':<10}{'mode':<15}{'finish chars':>13}{'repeat cuts':>13}  how the middles ended"]
     for (kind, mode), s in summary.items():
         endings = ", ".join(f"{name} {count}" for name, count in s["endings"].items())
-        lines.append(f"{kind:<10}{mode:<15}{s['finish_chars']:>13.0f}  {endings}")
+        lines.append(f"{kind:<10}{mode:<15}{s['finish_chars']:>13.0f}{s['repeat_cuts']:>13}  {endings}")
     return "\n".join(lines)
 
 
