@@ -3,10 +3,9 @@
 Each cut puts the cursor at the end of the last statement of a function body (maybe inside its last block) in a
 held-out standard-library file (the code after it dedents). A middle *escapes* when it starts a logical line
 below the indentation of the cursor's line (it closes the block and writes past it), and it *re-lexes* the
-right context when the right
-context's tokens after the first one change (`tokenize` of `left + right` against `left + middle + right`).
-Both scopes decode the same cuts, greedy and constrained, with a randomly initialised model of the shipped
-tokenizer (it never chooses to stop) and with the shipped model.
+right context when the right context's tokens after the first one change (`tokenize` of `left + right` against
+`left + middle + right`). Both scopes decode the same cuts, greedy and constrained, with a randomly initialised
+model of the shipped tokenizer (it never chooses to stop) and with the shipped model.
 
     python -m benchmarks.block_scope [--cases N] [--max-tokens T] [--seed S]
 """
