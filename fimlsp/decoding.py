@@ -16,7 +16,8 @@ lets the middle end.
 - `unconstrained`: plain greedy or sampled FIM.
 
 How a completion ended is in `Completion.ending`: `eos` (the model's own end of sequence), `finish` (a steered
-finish), `line` (cut at the end of the first line where the file is valid, in single-line mode), `fallback`
+finish), `line` (cut at the end of the first line where the file is valid, in single-line mode), `statement`
+(cut where the statement or block that holds the cursor ends, with `statement_end`, constrained), `fallback`
 (generation stopped early, by the time budget, a full context or no candidate: the middle is the prefix
 completed by its shortest finish, or else the valid prefix the model most wanted to end at) or `none`.
 
@@ -65,6 +66,8 @@ class DecodingOptions:
     timeout: float | None = None  # seconds for the whole completion
     seed: int = 0
     single_line: bool = False  # stop at the end of the first line where the file is valid
+    # stop where the statement or block that holds the cursor ends and the file is valid (a multi-line suggestion)
+    statement_end: bool = False
     size_budget: int = DEFAULT_BUDGET  # characters: bigger files are checked around the cursor only
     setup_timeout: float = 10.0  # seconds for the constraint's setup (within `timeout`); past it, unchecked
     scope: str = SCOPES[0]  # "block": the middle stays in the block that holds the cursor (`State.in_block`)
@@ -91,8 +94,9 @@ class Completion:
     middle: str
     parses: bool | None  # ast.parse(left + middle + right) succeeds; None: not checked (file over the budget)
     mode: str
-    stop: str  # why generation stopped: eos, line, max_tokens, context_full, no_candidate, timeout, cancelled
-    ending: str = "none"  # how the middle ended: eos, finish, line, fallback, none (see the module's text)
+    stop: str  # why generation stopped: eos, line, statement, max_tokens, context_full, no_candidate, timeout,
+    # cancelled
+    ending: str = "none"  # how the middle ended: eos, finish, line, statement, fallback, none (see the module's text)
     finish_chars: int = 0  # characters written after decoding was steered toward the end (or a fallback added)
     tokens: int = 0  # tokens in the middle returned
     log_probability: float = 0.0  # the model's log-probability of the tokens generated
@@ -214,6 +218,7 @@ class _Decoder:
         self.steerable = False  # a finish within the token limit was found from the start: the end is guaranteed
         self.searches_left = SEARCHES
         self.searched_this_step = False  # one search a step for a candidate off the known finish
+        self.statement_column: int | None = None  # with `statement_end`: the column of the cursor's statement
 
     def run(self, prompt: list[int], start: _Prefix, skip_first: int = 0) -> tuple[_Prefix, str, list[_Prefix]]:
         """Decode from `start`; returns the last prefix, why it stopped, and the prefixes passed on the way.
@@ -222,6 +227,7 @@ class _Decoder:
 
         options, model, judge = self.options, self.model, self.judge
         self.steerable = judge.constrained and start.finish is not None
+        self.statement_column = start.state.statement_column() if options.statement_end and start.state else None
         generator = torch.Generator().manual_seed(options.seed)
         input_ids = torch.tensor([prompt], device=model.device)
         past, prefix, seen = None, start, []
@@ -245,10 +251,33 @@ class _Decoder:
                     line_end = _line_end(prefix, following.text[len(prefix.text):], judge)
                     if line_end is not None:
                         return line_end, "line", seen
+                if self.statement_column is not None:
+                    ended = self._statement_end(start, prefix, following)
+                    if ended is not None:
+                        return ended, "statement", seen
                 prefix = following
                 if self.finishing and not prefix.pending and judge.valid_end(prefix):
                     return prefix, "eos", seen
                 input_ids = torch.tensor([[token]], device=model.device)
+
+    def _statement_end(self, start: _Prefix, prefix: _Prefix, following: _Prefix) -> _Prefix | None:
+        """The middle up to the end of the statement or block that holds the cursor, when `following`'s new text
+        begins a statement at or below its column after a logical line's end, and the file is valid there."""
+        text = following.text
+        line_start = text.rfind("\n") + 1
+        line = text[line_start:]
+        first = len(line) - len(line.lstrip(" \t\f"))
+        if line_start == 0 or first == len(line) or line[first] == "#" or line_start + first < len(prefix.text):
+            return None
+        if following.state is None or following.state.statement_column() > self.statement_column:
+            return None
+        kept = text[:line_start].rstrip(" \t\f\n")
+        accepted, state = self.judge.extend(start, text[:line_start])
+        if not accepted or not state.at_statement_start():
+            return None
+        accepted, state = self.judge.extend(start, kept)
+        candidate = _Prefix(kept, b"", state, prefix.tokens, prefix.log_probability)
+        return candidate if accepted and self.judge.valid_end(candidate) else None
 
     def _stopped(self, prompt: list[int], prefix: _Prefix) -> str | None:
         if self.should_stop is not None and self.should_stop():
@@ -506,8 +535,8 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
     generated, ending, finish_chars = prefix.tokens, "none", 0
     steered = decoder.steered_from is not None
     steered_to_the_limit = stop in ("max_tokens", "context_full") and steered and judge.valid_end(prefix)
-    if stop in ("eos", "line") or steered_to_the_limit:
-        ending = "line" if stop == "line" else "finish" if steered else "eos"
+    if stop in ("eos", "line", "statement") or steered_to_the_limit:
+        ending = stop if stop in ("line", "statement") else "finish" if steered else "eos"
         if ending == "finish":
             finish_chars = len(prefix.text) - decoder.steered_from
     elif mode != "unconstrained":

@@ -39,6 +39,13 @@ class State(Protocol):
     def finish(self, limit: float, deadline: float | None = None) -> str | None:
         """A shortest text of at most `limit` characters that completes it; None if none is found in time."""
 
+    def statement_column(self) -> int:
+        """The column of the statement the text fed so far ends in (where a line's indentation is all there is
+        of it yet, that indentation's)."""
+
+    def at_statement_start(self) -> bool:
+        """The text fed so far ends a statement, and the next one has not begun."""
+
     def in_block(self) -> State:
         """This state, admitting only middles that stay in the block that holds the cursor and leave the text
         after the cursor as it reads now (a language without blocks: the same state)."""

@@ -314,3 +314,17 @@ def test_a_middle_that_writes_the_right_context_again_is_cut_before_it(tiny, mod
     kept = complete_middle(scripted_text(tiny, "x + 1\n    return x"), left, right,
                            DecodingOptions(max_tokens=30, mode=mode))
     assert kept.middle == "x + 1\n    return x" and kept.repeated_chars == 0, kept
+
+
+@pytest.mark.parametrize("left, right, script, middle", [
+    # a statement: it ends where the next one at its column begins
+    ("def f(x):\n    y = ", "\n", "x + 1\n    return y\n", "x + 1"),
+    # a block's header: the block ends where a statement at the header's column begins
+    ("def f(x):", "\n\nx = 1\n", "\n    y = x\n    return y\n\ndef g():\n    pass\n", "\n    y = x\n    return y"),
+])
+def test_a_multi_line_suggestion_ends_with_the_statement_or_block_at_the_cursor(tiny, left, right, script, middle):
+    options = DecodingOptions(max_tokens=60, statement_end=True)
+    result = complete_middle(scripted_text(tiny, script), left, right, options)
+    assert result.middle == middle and result.ending == "statement" and result.parses, result
+    whole = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=60))
+    assert whole.middle.startswith(middle) and len(whole.middle) > len(middle), whole

@@ -46,6 +46,12 @@ class Brackets:
     def in_block(self) -> Brackets:
         return self
 
+    def statement_column(self) -> int:
+        return 0
+
+    def at_statement_start(self) -> bool:
+        return False
+
     def distance_bound(self) -> float:
         return len(self._finish())
 

@@ -54,6 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=DEFAULTS.timeout,
                         help="time budget in seconds for the completion (default: none)")
     parser.add_argument("--single-line", action="store_true", help="stop at the first line end where it is valid")
+    parser.add_argument("--statement-end", action="store_true",
+                        help="stop where the statement or block that holds the cursor ends, if the file is valid "
+                             "there (constrained mode; what the editors do for a multi-line suggestion)")
     parser.add_argument("--setup-timeout", type=float, default=DEFAULTS.setup_timeout, metavar="SECONDS",
                         help="time to build the constraint; past it the middle is unchecked (default: %(default)s)")
     parser.add_argument("--size-budget", type=int, default=DEFAULTS.size_budget, metavar="CHARS",
@@ -87,8 +90,8 @@ def run(args: argparse.Namespace) -> int:
         options = DecodingOptions(
             language=language.name, mode=args.mode, max_tokens=args.max_tokens, top_k=args.top_k,
             temperature=args.temperature, top_p=args.top_p, timeout=args.timeout, seed=args.seed,
-            single_line=args.single_line, size_budget=args.size_budget, setup_timeout=args.setup_timeout,
-            scope=args.scope,
+            single_line=args.single_line, statement_end=args.statement_end, size_budget=args.size_budget,
+            setup_timeout=args.setup_timeout, scope=args.scope,
         )
         if args.n < 1:
             raise ValueError("--n must be at least 1")

@@ -232,6 +232,16 @@ class FimState:
         self._complete: bool | None = None
         self.scope = scope
 
+    def statement_column(self) -> int:
+        """The column of the statement the text ends in: the indentation of its line, as far as it is written."""
+        lexer = self.lexer
+        return lexer.column if lexer.at_line_start else lexer.indents[-1][0]
+
+    def at_statement_start(self) -> bool:
+        """The text ends a logical line (outside brackets, strings and comments) and the next has no token yet."""
+        lexer = self.lexer
+        return lexer.at_line_start and lexer.depth == 0 and lexer.token == lx.START
+
     def in_block(self) -> FimState:
         """This state, with what may follow restricted to the block that holds the cursor here."""
         return FimState(self.context, self.lexer, self.parser, self._chunks, BlockScope.at(self))
@@ -315,9 +325,8 @@ class BlockScope:
     @staticmethod
     def at(state: FimState) -> BlockScope:
         lexer, right = state.lexer, state.context.right
-        floor = lexer.indents[-1][0]
+        floor = state.statement_column()
         if lexer.at_line_start:  # the cursor in a line's indentation: the line's whole indentation
-            floor = lexer.column
             indentation = right[:len(right) - len(right.lstrip(" \t"))]
             if right[len(indentation):len(indentation) + 1] not in ("", "\n"):
                 for char in indentation:

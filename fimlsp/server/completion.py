@@ -214,8 +214,8 @@ class CompletionEngine:
             return NoSuggestion(reason)
         options = DecodingOptions(
             mode=settings.mode, max_tokens=settings.max_tokens, top_k=settings.top_k, timeout=remaining,
-            single_line=request.single_line, size_budget=settings.size_budget, language=request.language,
-            scope=settings.scope,
+            single_line=request.single_line, statement_end=not request.single_line, size_budget=settings.size_budget,
+            language=request.language, scope=settings.scope,
         )
         results = complete_middles(self._model, request.left, request.right, options, settings.alternatives,
                                    should_stop=stop.is_set, guarantee=guarantee)
