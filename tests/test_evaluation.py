@@ -252,3 +252,12 @@ def test_bench_reports_setup_as_multiples_of_a_parse_beside_the_reference():
     ours, reference = bench._setup_multiples(rows)
     assert ours.startswith("setup as a multiple of the file's ast.parse: median 50.5x, p90 91.0x, p99 100.0x, max 100.0x")
     assert reference.endswith("median 275.0x, p90 275.0x, p99 275.0x, max 275.0x")  # (270 + 280) ms / 2 ms
+
+
+def test_a_results_file_from_before_the_scope_setting_resumes_as_file_scope(tmp_path):
+    results = tmp_path / "old.jsonl"
+    results.write_text(json.dumps({"type": "run", "model": runner.RunSettings().model_name, "max_tokens": 500,
+                                   "top_k": 50, "timeout": None}) + "\n")
+    assert runner.prepare(results, runner.RunSettings()) == set()
+    with pytest.raises(runner.ResumeError, match="scope"):
+        runner.prepare(results, runner.RunSettings(scope="block"))

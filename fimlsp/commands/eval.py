@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from fimlsp.decoding import SCOPES
 from fimlsp.evaluation.runner import MODES as MODE_NAMES
 KIND_NAMES = ("randspan", "boundary")
 
@@ -136,6 +137,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--device", help="torch device (default: a GPU if present)")
     group.add_argument("--max-tokens", type=_positive, default=500, help="most tokens per middle (default: 500)")
     group.add_argument("--top-k", type=_positive, default=50, help="candidates checked per token (default: 50)")
+    group.add_argument("--scope", choices=SCOPES, default=SCOPES[0],
+                       help="constrained mode's scope: file (the paper's setup) or block (default: %(default)s)")
     group.add_argument("--timeout", type=float,
                        help="seconds per completion, then the best valid prefix (default: none)")
     group = parser.add_argument_group("running and reporting")
@@ -182,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
     if args.timeout is not None and args.timeout <= 0:
         raise UserError("--timeout must be positive")
     settings = runner.RunSettings(args.model, args.max_tokens, args.top_k, device,
-                                  args.threads or runner.default_threads(args.workers), args.timeout)
+                                  args.threads or runner.default_threads(args.workers), args.timeout, args.scope)
     try:
         model = load_model(args.model, device)  # fail here, with one line, rather than in every worker
     except ModelError as error:

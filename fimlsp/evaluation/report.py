@@ -255,8 +255,9 @@ def report(results: Path, png: Path | None = None) -> str:
     if header is None:
         raise ValueError(f"{results} is not a results file of fimlsp eval")
     timeout = f", timeout {header['timeout']} s" if header.get("timeout") else ""
+    scope = f", constrained scope {header['scope']}" if header.get("scope", "file") != "file" else ""
     parts = [f"model {header.get('model')}, max tokens {header.get('max_tokens')}, top-k {header.get('top_k')}"
-             f"{timeout}; "
+             f"{timeout}{scope}; "
              f"{len(by_case(records))} cases, {len(by_case_records(records))} records"]
     errors = [record for record in records if "error" in record]
     if errors:

@@ -23,7 +23,9 @@ from fimlsp import decoding
 from fimlsp.evaluation.dataset import EvalCase
 
 MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
-SETTING_KEYS = ("model", "max_tokens", "top_k", "timeout")
+SETTING_KEYS = ("model", "max_tokens", "top_k", "timeout", "scope")
+# Settings that results files written before them lack, with the value those runs had.
+_SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0]}
 
 
 class ResumeError(Exception):
@@ -38,10 +40,11 @@ class RunSettings:
     device: str | None = "cpu"
     threads: int | None = None  # torch threads per process
     timeout: float | None = None  # seconds per completion
+    scope: str = decoding.SCOPES[0]  # of the constrained mode
 
     def header(self) -> dict:
         return {"type": "run", "model": self.model_name, "max_tokens": self.max_tokens, "top_k": self.top_k,
-                "timeout": self.timeout}
+                "timeout": self.timeout, "scope": self.scope}
 
     @property
     def model_name(self) -> str:
@@ -100,10 +103,11 @@ def prepare(path: Path, settings: RunSettings) -> set[tuple[str, str]]:
     header, records = read_results(path)
     if header is not None:
         expected = settings.header()
-        differing = [key for key in SETTING_KEYS if header.get(key) != expected[key]]
+        recorded = {key: header.get(key, _SETTINGS_ADDED_LATER.get(key)) for key in SETTING_KEYS}
+        differing = [key for key in SETTING_KEYS if recorded[key] != expected[key]]
         if differing:
             raise ResumeError(
-                f"{path} holds results of another run ({', '.join(f'{k}={header.get(k)!r}' for k in differing)}, "
+                f"{path} holds results of another run ({', '.join(f'{k}={recorded[k]!r}' for k in differing)}, "
                 f"not {', '.join(f'{k}={expected[k]!r}' for k in differing)}); give another --out"
             )
     if path.exists():
@@ -169,7 +173,7 @@ def run_case(case: EvalCase, modes: list[str], model=None, settings: RunSettings
         try:
             result = complete_middle(model, case.left, case.right,
                                      DecodingOptions(mode=mode, max_tokens=settings.max_tokens, top_k=settings.top_k,
-                                                     timeout=settings.timeout))
+                                                     timeout=settings.timeout, scope=settings.scope))
         except Exception as error:  # noqa: BLE001 - one broken case must not end a long run; it is recorded
             record.update(error=f"{type(error).__name__}: {error}"[:500], parses=False, stop="error",
                           wall_seconds=time.perf_counter() - clock)
