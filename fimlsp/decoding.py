@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, replace
 
 from fimlsp.model import FimModel
 from fimlsp.model.token_text import completions_of, split_utf8
+from fimlsp.lines import LINE_BREAK, split_lines
 from fimlsp.language import DEFAULT_BUDGET, DEFAULT_LANGUAGE, FILE, NONE, REGION, Guarantee, Language, named
 from fimlsp.language import State as FimState
 
@@ -571,14 +572,15 @@ def _without_repeated_suffix(prefix: _Prefix, seen: list[_Prefix], start: _Prefi
                              model: FimModel) -> _Prefix | None:
     """The middle cut before its last lines where they write again the right context's first lines (surrounding
     whitespace and blank lines aside), if what remains is still a valid end; the longest such repetition."""
-    lines = prefix.text.split("\n")
-    following = [line.strip() for line in right.split("\n") if line.strip()]
+    lines = split_lines(prefix.text)
+    following = [line.strip() for line in LINE_BREAK.split(right) if line.strip()]
     for first in range(1, len(lines)):
         repeated = [line.strip() for line in lines[first:] if line.strip()]
         if not repeated or repeated != following[:len(repeated)]:
             continue
-        kept = "\n".join(lines[:first])
-        for text in (kept, kept + "\n"):
+        with_break = "".join(lines[:first])
+        last = lines[first - 1]
+        for text in (with_break[:len(with_break) - len(last) + len(last.rstrip("\r\n"))], with_break):
             candidate = next((each for each in seen if each.text == text and not each.pending), None)
             if candidate is None:
                 accepted, state = judge.extend(start, text)

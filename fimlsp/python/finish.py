@@ -9,11 +9,14 @@ left, and when it has to stop it needs a way to close what is open. Both come fr
   may be complete already, or be completed by the right context), less `MERGE_ALLOWANCE` for a last token that
   runs on into the right context's first and so needs only one of its own characters.
 - `shortest_finish(state, limit)`: a best-first search (A*) over texts made of shortest lexemes, the line breaks
-  and indentations the open blocks allow, and the text that closes a token in progress (an open string's quotes, a
-  comment's line break), ordered by the characters written plus the recognizer's estimate, until the file is
-  complete (`FimState.complete`, CPython's verdict). When it ends within its budget (expansions, time), its result
-  is the shortest finish among texts of that kind: one space between tokens only where they would otherwise
-  merge, new blocks indented by the file's unit.
+  and indentations the open blocks allow, and the text that closes a token in progress (an open string's quotes
+  after a truncated escape's digits, a comment's line break), ordered by the characters written plus the
+  recognizer's estimate, until the file is complete (`FimState.complete`, CPython's verdict). When it ends within
+  its share of the budget (expansions, time), its result is the shortest finish among texts of that kind: one
+  space between tokens only where they would otherwise merge, new blocks indented by the file's unit. Otherwise a
+  greedy search (the estimate weighted) takes the rest of the budget and returns the first finish it meets: the
+  estimate is flat where it cannot see what CPython will refuse (indentation, and ends that only some of the right
+  context's boundaries allow), and there the exact search drowns in equally cheap texts.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import indentation_column
 
 if TYPE_CHECKING:
+    from earley import RecognizerState
     from fimlsp.python.quotient import FimState
 
 # The longest shortest lexeme is three characters ("...", "**=", "not"): merged with the right context's first
@@ -191,7 +195,7 @@ def _pieces(state: FimState) -> tuple[list[str], set[str]]:
     return continuing, final - set(continuing) - {""}
 
 
-def _after_indentation(parser) -> frozenset[str]:
+def _after_indentation(parser: RecognizerState) -> frozenset[str]:
     """What may come next, through the INDENT or DEDENTs that the next token's column will bring."""
     allowed = parser.allowed()
     for change in (lx.INDENT, lx.DEDENT):
@@ -231,8 +235,8 @@ def _indentations(indents: tuple[tuple[int, int], ...], written: str, following:
     file indents with spaces, tabs where it indents with tabs only."""
     (column, alt_column) = indents[-1]
     unit = column - indents[-2][0] if len(indents) > 1 else 4
-    targets = set(indents) | {(column + unit, alt_column + unit) if column == alt_column else (column + 8, alt_column + 1)}
     tabs = column != alt_column
+    targets = set(indents) | {(column + 8, alt_column + 1) if tabs else (column + unit, alt_column + unit)}
     texts = []
     for level, alt_level in sorted(targets):
         for count in range(level + 1):
