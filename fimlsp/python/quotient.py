@@ -29,7 +29,7 @@ from fimlsp.python import finish as finishing
 from fimlsp.python import lexemes as lx
 from fimlsp.python.grammar import load_grammar
 from fimlsp.lines import normalize
-from fimlsp.python.lexer import LexerState, advance, block_start, close_token
+from fimlsp.python.lexer import LexerState, advance, block_start, close_token, indentation_column
 from fimlsp.python.right_context import reversed_right_context_nfa, token_end
 from fimlsp.python.syntax import parses_statements
 from fimlsp.python.window import left_window, module_statement_starts
@@ -309,7 +309,7 @@ class FimState:
 
 @dataclass(frozen=True)
 class BlockScope:
-    """Where a middle in block scope must stay (issue: suggestions that stay in their place).
+    """Where a middle in block scope must stay, so that a suggestion keeps to its place in the file.
 
     - `floor`: no logical line of the middle, nor the right context's line that the middle's last line break
       starts, begins at a column below it: the column of the cursor's line (its indentation so far when the
@@ -328,9 +328,8 @@ class BlockScope:
         floor = state.statement_column()
         if lexer.at_line_start:  # the cursor in a line's indentation: the line's whole indentation
             indentation = right[:len(right) - len(right.lstrip(" \t"))]
-            if right[len(indentation):len(indentation) + 1] not in ("", "\n"):
-                for char in indentation:
-                    floor = (floor // 8 + 1) * 8 if char == "\t" else floor + 1
+            if right[len(indentation):len(indentation) + 1] not in ("", "\n"):  # (tab stops depend on the column)
+                floor = indentation_column(" " * floor + indentation)
         return BlockScope(floor, state.context.first_token_end(lexer.token))
 
     def admits_end(self, lexer: LexerState, index: int, terminals: list[str]) -> bool:
