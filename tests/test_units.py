@@ -2,9 +2,11 @@
 
 from types import SimpleNamespace
 
+import pytest
+
 from fimlsp.language import FILE, named
 from fimlsp.model.formats import detect_format
-from fimlsp.model.token_text import split_utf8, token_bytes
+from fimlsp.model.token_text import completions_of, split_utf8, token_bytes
 from fimlsp.server.cache import Recognizers, Suggestion, Suggestions
 
 STARCODER = {"<fim_prefix>": 0, "<fim_suffix>": 1, "<fim_middle>": 2, "<|endoftext|>": 3}
@@ -87,3 +89,14 @@ def test_read_named_keeps_the_files_that_parse(tmp_path):
                    ("missing.py", tmp_path / "missing.py")]
     assert read_named(named_paths) == [("good.py", "x = 1\n")]
     assert read_named(named_paths, max_chars=3) == []
+
+
+@pytest.mark.parametrize("pending", [b"\xc3", b"\xe0", b"\xe2\x80", b"\xf0\x9f", b"\xf0\x9f\x98"])
+def test_completions_of_an_unfinished_character_start_with_its_bytes(pending):
+    chars = completions_of(pending)
+    assert chars and all(char.encode("utf-8").startswith(pending) and len(char) == 1 for char in chars)
+
+
+def test_completions_of_a_range_with_letters_and_symbols_give_both():
+    chars = completions_of(b"\xc3")  # U+00C0 to U+00FF: letters and the signs × and ÷
+    assert any(char.isidentifier() for char in chars) and any(not ("x" + char).isidentifier() for char in chars)
