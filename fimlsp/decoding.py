@@ -273,12 +273,14 @@ class _Decoder:
         if following.state is None or following.state.statement_column() > self.statement_column:
             return None
         kept = text[:line_start].rstrip(" \t\f\n")
-        accepted, state = self.judge.extend(start, text[:line_start])
-        if not accepted or not state.at_statement_start():
-            return None
         accepted, state = self.judge.extend(start, kept)
+        if not accepted:
+            return None
         candidate = _Prefix(kept, b"", state, prefix.tokens, prefix.log_probability)
-        return candidate if accepted and self.judge.valid_end(candidate) else None
+        accepted, broken = self.judge.extend(candidate, text[len(kept):line_start])  # the blank end of the middle
+        if not accepted or not broken.at_statement_start():
+            return None
+        return candidate if self.judge.valid_end(candidate) else None
 
     def _stopped(self, prompt: list[int], prefix: _Prefix) -> str | None:
         if self.should_stop is not None and self.should_stop():

@@ -174,13 +174,12 @@ def _pieces(state: FimState) -> tuple[list[str], set[str]]:
         text = lx.SHORTEST_TEXT[terminal]
         if text:
             pieces.append(_separated(lexer.token, text))
-    right = state.context.right
-    right_indentation = right[:len(right) - len(right.lstrip(" \t"))]
+    right, right_indentation = state.context.right, state.context.indentation
     final = {_separated(lexer.token, text) for text in RUNNING_ON}
     if lx.NEWLINE in following:
         pieces.extend("\n" + indentation for indentation in _indentations(lexer.indents, ""))
         final.update("\n" + indentation for indentation in _indentations(lexer.indents, "", right_indentation))
-        if right.lstrip(" \t").startswith(":"):  # the right context ends a block's header: write its start
+        if right.startswith(":", len(right_indentation)):  # the right context ends a block's header: write its start
             final.update("\n" + indentation + HEADER for indentation in _indentations(lexer.indents, ""))
     if lexer.at_line_start and lexer.depth == 0 and lexer.token == lx.START:
         written = _written_indentation(lexer.column, lexer.alt_column)

@@ -57,6 +57,8 @@ class RightContext:
             self.boundaries = frozenset(indices)
             self.recognizer = quotients.recognizer_of(reversed_language, deadline)
         self._token_ends: dict[tuple[int, int], int | None] = {}
+        # The spaces and tabs the right context starts with: a middle that ends a line meets them.
+        self.indentation = self.right[:len(self.right) - len(self.right.lstrip(" \t"))]
 
     def start(
         self, left: str, deadline: float | None = None, statement_starts: Sequence[int] = ()
@@ -327,7 +329,7 @@ class BlockScope:
         lexer, right = state.lexer, state.context.right
         floor = state.statement_column()
         if lexer.at_line_start:  # the cursor in a line's indentation: the line's whole indentation
-            indentation = right[:len(right) - len(right.lstrip(" \t"))]
+            indentation = state.context.indentation
             if right[len(indentation):len(indentation) + 1] not in ("", "\n"):  # (tab stops depend on the column)
                 floor = indentation_column(" " * floor + indentation)
         return BlockScope(floor, state.context.first_token_end(lexer.token))
