@@ -1,4 +1,5 @@
-"""Random-span fill-in-the-middle cases, built as in Sec. VII-A of Melcer et al.
+"""Fill-in-the-middle cuts: random spans and token boundaries as in Sec. VII-A of Melcer et al., and the line and
+syntax-node cuts an editor's user makes.
 
 For each file: a start point uniform in the first 90% of the file; the deleted span runs for
 min(100 characters, 20% of the file) or to the end of the file, whichever comes first. The text before the span
@@ -8,16 +9,21 @@ Cases are deterministic for a seed and independent of the order in which files a
 draw is seeded by the seed and the file's content, and files are visited in an order fixed by the same hash.
 With `per_file=K`, a file gives up to K cases (the paper draws 10 per file): draw 0 is the single-case draw, draw
 k > 0 is seeded by the same key and k; splits that repeat an earlier draw of the same file are skipped.
+
+`line` and `node` cuts are the shapes of middle an editor asks for (and the training span mixture teaches, so
+that a model learns where a middle ends): the rest of a line from a point inside it, one to three whole lines,
+or one syntax node (an expression, a call's arguments, a statement, a block) of at most `MAX_NODE_CHARS`.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import random
 from typing import Iterable, Iterator
 
-from fimlsp.lines import line_starts, split_lines
+from fimlsp.lines import line_end, line_starts, split_lines
 
 MAX_SPAN_CHARS = 100
 MAX_SPAN_SHARE = 0.2
@@ -133,3 +139,106 @@ def boundary_cases(
 ) -> Iterator[Case]:
     """Like `random_span_cases`, with `boundary_case` cuts."""
     return _cases(files, seed, count, per_file, boundary_case, prefix="boundary:")
+
+
+MAX_WHOLE_LINES = 3
+MID_LINE_SHARE = 0.6
+
+
+def line_case(text: str, rng: random.Random) -> tuple[str, str, str] | None:
+    """Cut out the rest of a line from a point inside it, or one to `MAX_WHOLE_LINES` whole lines after their
+    indentation; the line break after the middle stays in the right context. None if no line has code."""
+    starts = line_starts(text)
+    spans = []  # (first character after indentation, end before the line break) of each non-blank line
+    for line, start in enumerate(starts):
+        end = line_end(text, starts, line)
+        content = len(text[start:end]) - len(text[start:end].lstrip(" \t\f"))
+        if start + content < end:
+            spans.append((start + content, end))
+    if not spans:
+        return None
+    first = rng.randrange(len(spans))
+    if rng.random() < MID_LINE_SHARE:
+        begin, end = spans[first]
+        cut = rng.randrange(begin, end)
+    else:
+        cut = spans[first][0]
+        end = spans[min(len(spans), first + rng.randint(1, MAX_WHOLE_LINES)) - 1][1]
+    return text[:cut], text[cut:end], text[end:]
+
+
+MAX_NODE_CHARS = 240
+NODE_KINDS = (("expression", 0.4), ("arguments", 0.2), ("statement", 0.25), ("block", 0.15))
+
+
+def node_spans(text: str) -> dict[str, list[tuple[int, int]]]:
+    """Character spans of the syntax nodes a `node` cut may delete, by kind; empty if `text` does not parse.
+
+    f-strings are not entered: Python 3.11 gives their inner expressions unreliable positions.
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {kind: [] for kind, _share in NODE_KINDS}
+    starts = line_starts(text)
+    encoded_lines: dict[int, bytes] = {}
+
+    def offset(line: int, column: int) -> int:
+        if line not in encoded_lines:
+            encoded_lines[line] = text[starts[line - 1]:line_end(text, starts, line - 1)].encode("utf-8", "surrogatepass")
+        return starts[line - 1] + len(encoded_lines[line][:column].decode("utf-8", "surrogatepass"))
+
+    def span(first: ast.AST, last: ast.AST) -> tuple[int, int]:
+        return offset(first.lineno, first.col_offset), offset(last.end_lineno, last.end_col_offset)
+
+    spans: dict[str, list[tuple[int, int]]] = {kind: [] for kind, _share in NODE_KINDS}
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.expr):
+            spans["expression"].append(span(node, node))
+        elif isinstance(node, ast.stmt):
+            spans["statement"].append(span(node, node))
+        if isinstance(node, ast.Call) and (node.args or node.keywords):
+            arguments = sorted([*node.args, *node.keywords], key=lambda item: (item.lineno, item.col_offset))
+            spans["arguments"].append(span(arguments[0], arguments[-1]))
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt) and not isinstance(node, ast.Module):
+                spans["block"].append(span(block[0], block[-1]))
+        if not isinstance(node, ast.JoinedStr):
+            pending.extend(ast.iter_child_nodes(node))
+    return spans
+
+
+def choose_node_span(spans: dict[str, list[tuple[int, int]]], rng: random.Random) -> tuple[int, int] | None:
+    """A kind drawn by its share among those with a span of at most `MAX_NODE_CHARS`, then one such span."""
+    fitting = {kind: [item for item in spans.get(kind, ()) if 0 < item[1] - item[0] <= MAX_NODE_CHARS] for kind, _ in NODE_KINDS}
+    kinds = [(kind, share) for kind, share in NODE_KINDS if fitting[kind]]
+    if not kinds:
+        return None
+    kind = rng.choices([kind for kind, _ in kinds], weights=[share for _, share in kinds])[0]
+    return rng.choice(sorted(fitting[kind]))
+
+
+def node_case(text: str, rng: random.Random) -> tuple[str, str, str] | None:
+    """Cut out one syntax node (see `node_spans`); None if the text does not parse or has no node that fits."""
+    chosen = choose_node_span(node_spans(text), rng)
+    if chosen is None:
+        return None
+    start, end = chosen
+    return text[:start], text[start:end], text[end:]
+
+
+def line_cases(
+    files: Iterable[tuple[str, str]], seed: int, count: int | None = None, per_file: int = 1,
+) -> Iterator[Case]:
+    """Like `random_span_cases`, with `line_case` cuts."""
+    return _cases(files, seed, count, per_file, line_case, prefix="line:")
+
+
+def node_cases(
+    files: Iterable[tuple[str, str]], seed: int, count: int | None = None, per_file: int = 1,
+) -> Iterator[Case]:
+    """Like `random_span_cases`, with `node_case` cuts."""
+    return _cases(files, seed, count, per_file, node_case, prefix="node:")

@@ -12,6 +12,7 @@ from fimlsp.training import corpus
 from fimlsp.training.fim import (
     FimTokens,
     FimTransform,
+    SpanMix,
     pack,
     segment_document,
     split_at_random_points,
@@ -143,9 +144,9 @@ def test_special_tokens_are_atomic_and_numbered_like_starcoder(tokenizer):
 # FIM and packing -----------------------------------------------------------------------------------------------
 
 
-def fim_transform(tokenizer, fim_rate, segment_tokens=60):
+def fim_transform(tokenizer, fim_rate, segment_tokens=60, spans=SpanMix(line=0.35, node=0.35)):
     ids = FimTokens(prefix=1, middle=2, suffix=3, eos=0)
-    return FimTransform(tokenizer, ids, segment_tokens=segment_tokens, fim_rate=fim_rate, spm_rate=0.5)
+    return FimTransform(tokenizer, ids, segment_tokens=segment_tokens, fim_rate=fim_rate, spm_rate=0.5, spans=spans)
 
 
 def decode(tokenizer, ids):
@@ -191,7 +192,7 @@ def test_fim_rate_zero_gives_plain_documents(tokenizer):
 def test_documents_are_cut_into_context_sized_segments(tokenizer):
     text = (STDLIB / "heapq.py").read_text()
     encoded = tokenizer(text, add_special_tokens=False, split_special_tokens=True, return_offsets_mapping=True)
-    segments = list(segment_document(text, encoded["offset_mapping"], 100))
+    segments = [segment for _offset, segment in segment_document(text, encoded["offset_mapping"], 100)]
     assert "".join(segments) == text
     assert len(segments) == math.ceil(len(encoded["input_ids"]) / 100)
     samples = list(fim_transform(tokenizer, fim_rate=0.5, segment_tokens=100).samples([text, text], random.Random(2)))

@@ -28,6 +28,9 @@ OPTION_HELP = {
     "seq_len": "context length in tokens, for training windows and the model's positions",
     "fim_rate": "probability that a segment is FIM-transformed",
     "spm_rate": "share of FIM samples in suffix-prefix-middle order (the rest are prefix-suffix-middle)",
+    "line_span_rate": "share of FIM samples whose middle is the rest of a line or one to three whole lines",
+    "node_span_rate": "share of FIM samples whose middle is one syntax node (expression, arguments, statement, "
+                      "block); the rest of the FIM samples cut at two random points",
     "tokens": "training token budget; it fixes the number of steps and with it the cosine schedule",
     "batch_size": "windows per optimizer step",
     "lr": "peak learning rate of AdamW",
@@ -103,9 +106,11 @@ def validate(args: argparse.Namespace) -> None:
     for name in positive:
         if getattr(args, name) <= 0:
             raise UserError(f"{option_flag(name)} must be positive")
-    for name in ["heldout_fraction", "fim_rate", "spm_rate", "min_lr_ratio"]:
+    for name in ["heldout_fraction", "fim_rate", "spm_rate", "line_span_rate", "node_span_rate", "min_lr_ratio"]:
         if not 0 <= getattr(args, name) <= 1:
             raise UserError(f"{option_flag(name)} must be between 0 and 1")
+    if args.line_span_rate + args.node_span_rate > 1:
+        raise UserError("--line-span-rate and --node-span-rate must sum to at most 1")
     if args.n_embd % args.n_head:
         raise UserError("--n-embd must be a multiple of --n-head")
     if args.vocab_size < 300:

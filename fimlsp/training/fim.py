@@ -2,8 +2,15 @@
 
 Each document is cut into segments that fit one training context, so that the prefix, suffix and middle of a
 FIM sample are all visible in the same window (context-level FIM). A segment is transformed with probability
-`fim_rate`: two character positions chosen uniformly split it into prefix, middle and suffix, which are
-tokenized separately and laid out in one of two orders:
+`fim_rate` into prefix, middle and suffix by one cut of the span mixture (`SpanMix`):
+
+- `random`: two character positions chosen uniformly (robustness to any cursor; long middles);
+- `line`: the rest of a line from a point inside it, or one to three whole lines (`fimlsp.cases.line_case`);
+- `node`: one syntax node of the document inside the segment (`fimlsp.cases.node_spans`).
+
+Line and node middles are mostly 1-64 tokens: they are the shapes an editor asks for, and the ones after which a
+model must learn to write the end of sequence. The three parts are tokenized separately and laid out in one of
+two orders:
 
 - PSM: `<fim_prefix> prefix <fim_suffix> suffix <fim_middle> middle <|endoftext|>`
 - SPM: `<fim_prefix> <fim_suffix> suffix <fim_middle> prefix middle <|endoftext|>` (the SPM variant of the
@@ -20,6 +27,8 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
+from fimlsp.cases import choose_node_span, line_case, node_spans
+
 
 @dataclasses.dataclass(frozen=True)
 class FimTokens:
@@ -31,10 +40,35 @@ class FimTokens:
     eos: int
 
 
+@dataclasses.dataclass(frozen=True)
+class SpanMix:
+    """Shares of the FIM cuts; `random` takes what `line` and `node` leave."""
+
+    line: float
+    node: float
+
+    def __post_init__(self):
+        if self.line < 0 or self.node < 0 or self.line + self.node > 1:
+            raise ValueError("line and node span rates must be non-negative and sum to at most 1")
+
+
 def split_at_random_points(text: str, rng: random.Random) -> tuple[str, str, str]:
     """Cut text at two uniformly random character positions into (prefix, middle, suffix)."""
     first, second = sorted((rng.randint(0, len(text)), rng.randint(0, len(text))))
     return text[:first], text[first:second], text[second:]
+
+
+def split_at_node(
+    segment: str, offset: int, spans: dict[str, list[tuple[int, int]]], rng: random.Random,
+) -> tuple[str, str, str] | None:
+    """Cut out one of the document's syntax nodes that lies inside the segment starting at `offset`."""
+    inside = {kind: [(start - offset, end - offset) for start, end in found
+                     if offset <= start and end <= offset + len(segment)] for kind, found in spans.items()}
+    chosen = choose_node_span(inside, rng)
+    if chosen is None:
+        return None
+    start, end = chosen
+    return segment[:start], segment[start:end], segment[end:]
 
 
 def psm_layout(prefix: list[int], middle: list[int], suffix: list[int], ids: FimTokens) -> list[int]:
@@ -45,25 +79,29 @@ def spm_layout(prefix: list[int], middle: list[int], suffix: list[int], ids: Fim
     return [ids.prefix, ids.suffix, *suffix, ids.middle, *prefix, *middle, ids.eos]
 
 
-def segment_document(text: str, offsets: Sequence[tuple[int, int]], max_tokens: int) -> Iterator[str]:
-    """Cut text at token boundaries into pieces of at most `max_tokens` tokens (offsets are per-token char spans)."""
+def segment_document(text: str, offsets: Sequence[tuple[int, int]], max_tokens: int) -> Iterator[tuple[int, str]]:
+    """Cut text at token boundaries into pieces of at most `max_tokens` tokens (offsets are per-token char spans);
+    yields each piece with the offset at which it starts."""
     starts = [span[0] for span in offsets]
     for first in range(0, len(starts), max_tokens):
         begin = starts[first]
         end = starts[first + max_tokens] if first + max_tokens < len(starts) else len(text)
         if end > begin:
-            yield text[begin:end]
+            yield begin, text[begin:end]
 
 
 class FimTransform:
     """Turns documents into training samples: context-sized segments, each FIM-transformed with probability fim_rate."""
 
-    def __init__(self, tokenizer, ids: FimTokens, *, segment_tokens: int, fim_rate: float, spm_rate: float):
+    def __init__(
+        self, tokenizer, ids: FimTokens, *, segment_tokens: int, fim_rate: float, spm_rate: float, spans: SpanMix,
+    ):
         self.tokenizer = tokenizer
         self.ids = ids
         self.segment_tokens = segment_tokens
         self.fim_rate = fim_rate
         self.spm_rate = spm_rate
+        self.spans = spans
 
     def encode(self, texts: list[str]) -> list[list[int]]:
         """Tokenize plain text; control-token look-alikes inside source code stay ordinary text."""
@@ -75,14 +113,26 @@ class FimTransform:
             encoded = self.tokenizer(
                 document, add_special_tokens=False, split_special_tokens=True, return_offsets_mapping=True
             )
-            for segment in segment_document(document, encoded["offset_mapping"], self.segment_tokens):
-                yield self.transform(segment, rng)
+            nodes = node_spans(document) if self.spans.node else {}
+            for offset, segment in segment_document(document, encoded["offset_mapping"], self.segment_tokens):
+                yield self.transform(segment, rng, offset, nodes)
 
-    def transform(self, segment: str, rng: random.Random) -> list[int]:
-        """One sample: the segment as plain text or in PSM or SPM layout."""
+    def transform(
+        self, segment: str, rng: random.Random, offset: int = 0, nodes: dict[str, list[tuple[int, int]]] | None = None,
+    ) -> list[int]:
+        """One sample: the segment as plain text or in PSM or SPM layout, cut by a draw from the span mixture.
+
+        `nodes` are the document's syntax-node spans and `offset` where the segment starts in it; a line or node
+        cut that finds nothing to cut falls back to random points."""
         if rng.random() >= self.fim_rate:
             return [*self.encode([segment])[0], self.ids.eos]
-        prefix, middle, suffix = self.encode(list(split_at_random_points(segment, rng)))
+        draw = rng.random()
+        parts = None
+        if draw < self.spans.line:
+            parts = line_case(segment, rng)
+        elif draw < self.spans.line + self.spans.node:
+            parts = split_at_node(segment, offset, nodes or {}, rng)
+        prefix, middle, suffix = self.encode(list(parts or split_at_random_points(segment, rng)))
         layout = spm_layout if rng.random() < self.spm_rate else psm_layout
         return layout(prefix, middle, suffix, self.ids)
 

@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from fimlsp.training import corpus as corpus_module
-from fimlsp.training.fim import FimTokens, FimTransform, pack, window, window_count
+from fimlsp.training.fim import FimTokens, FimTransform, SpanMix, pack, window, window_count
 from fimlsp.training.tokenizer import EOS, FIM_MIDDLE, FIM_PREFIX, FIM_SUFFIX, load_tokenizer, special_token_ids, train_tokenizer
 
 MANIFEST = "corpus.json"
@@ -53,7 +53,9 @@ class TrainOptions:
     seq_len: int = 512
     fim_rate: float = 0.9
     spm_rate: float = 0.5
-    tokens: int = 7_000_000
+    line_span_rate: float = 0.35
+    node_span_rate: float = 0.35
+    tokens: int = 14_000_000
     batch_size: int = 16
     lr: float = 1.5e-3
     min_lr_ratio: float = 0.1
@@ -212,6 +214,7 @@ class TrainingRun:
             segment_tokens=self.options.seq_len - 4,
             fim_rate=self.options.fim_rate,
             spm_rate=self.options.spm_rate,
+            spans=SpanMix(line=self.options.line_span_rate, node=self.options.node_span_rate),
         )
         rng = random.Random(f"{self.options.seed}:fim:{epoch}")
         documents = self.documents("train")
