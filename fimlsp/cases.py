@@ -149,21 +149,21 @@ def line_case(text: str, rng: random.Random) -> tuple[str, str, str] | None:
     """Cut out the rest of a line from a point inside it, or one to `MAX_WHOLE_LINES` whole lines after their
     indentation; the line break after the middle stays in the right context. None if no line has code."""
     starts = line_starts(text)
-    spans = []  # (first character after indentation, end before the line break) of each non-blank line
+    lines = []  # (first and last character of code, end before the line break) of each non-blank line
     for line, start in enumerate(starts):
         end = line_end(text, starts, line)
-        content = len(text[start:end]) - len(text[start:end].lstrip(" \t\f"))
-        if start + content < end:
-            spans.append((start + content, end))
-    if not spans:
+        code = text[start:end]
+        if code.strip(" \t\f"):
+            lines.append((start + len(code) - len(code.lstrip(" \t\f")), start + len(code.rstrip(" \t\f")) - 1, end))
+    if not lines:
         return None
-    first = rng.randrange(len(spans))
+    first = rng.randrange(len(lines))
     if rng.random() < MID_LINE_SHARE:
-        begin, end = spans[first]
-        cut = rng.randrange(begin, end)
+        begin, last, end = lines[first]
+        cut = rng.randint(begin, last)
     else:
-        cut = spans[first][0]
-        end = spans[min(len(spans), first + rng.randint(1, MAX_WHOLE_LINES)) - 1][1]
+        cut = lines[first][0]
+        end = lines[min(len(lines), first + rng.randint(1, MAX_WHOLE_LINES)) - 1][2]
     return text[:cut], text[cut:end], text[end:]
 
 

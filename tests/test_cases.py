@@ -2,6 +2,7 @@
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,3 +79,83 @@ def test_boundary_cuts_fall_on_tokens_after_a_form_feed():
         assert left + middle + right == text
         assert text[len(left)] not in " \x0c\n"
         assert right.startswith(tokens), (left, middle, right)
+
+
+# Line and syntax-node cuts ---------------------------------------------------------------------------------------
+
+import ast
+import sysconfig
+import textwrap
+from pathlib import Path
+
+from fimlsp.cases import MAX_NODE_CHARS, NODE_KINDS, line_case, node_case, node_spans
+from fimlsp.lines import split_lines
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="ab \t\f\n\r#(", max_size=200), seed=st.integers(0, 2**32))
+def test_line_cut_is_the_rest_of_a_line_or_whole_lines(text, seed):
+    parts = line_case(text, random.Random(seed))
+    if parts is None:
+        assert all(not line.strip(" \t\f\r\n") for line in split_lines(text))
+        return
+    left, middle, right = parts
+    assert left + middle + right == text and middle.strip()
+    assert right == "" or right.startswith(("\n", "\r"))  # it ends where a line ends
+    before = left.replace("\r", "\n").rsplit("\n", 1)[-1]
+    assert before.strip(" \t\f") or not middle.startswith((" ", "\t", "\f"))  # never inside the indentation
+    assert sum(1 for line in split_lines(middle) if line.strip(" \t\f\r\n")) <= 3  # blank lines between count not
+
+
+def test_line_cuts_of_a_real_file_mix_partial_and_whole_lines():
+    text = (STDLIB / "textwrap.py").read_text()
+    cuts = [line_case(text, random.Random(seed)) for seed in range(200)]
+    mid_line = [left for left, middle, _right in cuts if left[-1:] not in ("", "\n") and left.rsplit("\n", 1)[-1].strip()]
+    assert 80 <= len(mid_line) <= 160  # about MID_LINE_SHARE of the cuts start inside a line's code
+    assert sum("\n" in middle for _left, middle, _right in cuts) >= 20
+
+
+def parses_as_expression(text):
+    try:
+        ast.parse(text, mode="eval")
+    except SyntaxError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", ["argparse.py", "json/decoder.py", "email/_header_value_parser.py"])
+def test_node_spans_cut_out_exactly_the_nodes_text(name):
+    text = (STDLIB / name).read_text()
+    spans = node_spans(text)
+    assert {kind for kind, _share in NODE_KINDS} == set(spans)
+    for start, end in spans["expression"]:  # a slice parses in brackets, a starred expression in arguments
+        assert any(parses_as_expression(template.format(text[start:end])) for template in ("({}\n)", "x[{}\n]", "f({}\n)"))
+    for start, end in spans["arguments"]:
+        assert parses_as_expression("f(" + text[start:end] + "\n)")
+    for start, end in spans["statement"] + spans["block"]:
+        indentation = text[text.rfind("\n", 0, start) + 1:start]
+        statement = text[start:end]
+        if statement.startswith("elif"):  # an `elif` is an `if` inside the `orelse` of another
+            statement = statement[2:]
+        if not indentation.strip():  # not a statement after a `;`
+            ast.parse(textwrap.dedent(indentation + statement))
+
+
+def test_node_offsets_count_characters_not_utf8_bytes():
+    text = 'label = "é€𝄞"\nvalue = f(label, size=len("naïve"))\n'
+    spans = node_spans(text)
+    assert {text[s:e] for s, e in spans["arguments"]} == {'label, size=len("naïve")', '"naïve"'}
+    assert 'len("naïve")' in {text[s:e] for s, e in spans["expression"]}
+
+
+def test_node_cut_keeps_to_the_size_limit_and_reassembles():
+    text = (STDLIB / "argparse.py").read_text()
+    for seed in range(100):
+        left, middle, right = node_case(text, random.Random(seed))
+        assert left + middle + right == text and 0 < len(middle) <= MAX_NODE_CHARS
+
+
+def test_node_cut_of_text_that_does_not_parse_is_none():
+    assert node_case("def broken(:\n    pass\n", random.Random(0)) is None

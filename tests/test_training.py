@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from fimlsp.cases import node_spans
 from fimlsp.training import corpus
 from fimlsp.training.fim import (
     FimTokens,
@@ -181,6 +182,48 @@ def test_fim_samples_use_both_layouts_and_reassemble_the_segment(tokenizer):
     assert layouts == {"PSM", "SPM"}
 
 
+def psm_parts(tokenizer, sample):
+    """(prefix, middle, suffix) text of a PSM sample, None for an SPM one."""
+    if sample[1] == 3:
+        return None
+    suffix_at, middle_at = sample.index(3), sample.index(2)
+    return tuple(decode(tokenizer, part) for part in (sample[1:suffix_at], sample[middle_at + 1 : -1], sample[suffix_at + 1 : middle_at]))
+
+
+def test_line_spans_end_where_a_line_ends(tokenizer):
+    transform = fim_transform(tokenizer, fim_rate=1.0, segment_tokens=400, spans=SpanMix(line=1.0, node=0.0))
+    text = (STDLIB / "textwrap.py").read_text()
+    parts = [psm_parts(tokenizer, sample) for sample in transform.samples([text], random.Random(3))]
+    for prefix, middle, suffix in filter(None, parts):
+        assert middle.strip() and (suffix == "" or suffix.startswith("\n"))
+
+
+def test_node_spans_are_syntax_nodes_of_the_document(tokenizer):
+    transform = fim_transform(tokenizer, fim_rate=1.0, segment_tokens=400, spans=SpanMix(line=0.0, node=1.0))
+    text = (STDLIB / "textwrap.py").read_text()
+    spans = {text[start:end] for found in node_spans(text).values() for start, end in found}
+    parts = list(filter(None, (psm_parts(tokenizer, sample) for sample in transform.samples([text], random.Random(4)))))
+    # a segment without a whole node (inside a long docstring) falls back to random points
+    assert len(parts) >= 5 and sum(middle in spans for _prefix, middle, _suffix in parts) >= 0.7 * len(parts)
+
+
+def test_the_default_mixture_teaches_short_middles(tokenizer):
+    from fimlsp.training.train import TrainOptions
+
+    options = TrainOptions()
+    mixed = fim_transform(tokenizer, fim_rate=1.0, segment_tokens=400,
+                          spans=SpanMix(line=options.line_span_rate, node=options.node_span_rate))
+    uniform = fim_transform(tokenizer, fim_rate=1.0, segment_tokens=400, spans=SpanMix(line=0.0, node=0.0))
+    texts = [(STDLIB / name).read_text() for name in ("textwrap.py", "argparse.py", "json/decoder.py")]
+
+    def middle_tokens(transform):
+        return sorted(len(sample) - sample.index(2) - 2 for sample in transform.samples(texts, random.Random(5)) if sample[1] != 3)
+
+    mixed_lengths, uniform_lengths = middle_tokens(mixed), middle_tokens(uniform)
+    assert mixed_lengths[len(mixed_lengths) // 2] <= 64 < uniform_lengths[len(uniform_lengths) // 2]
+    assert sum(length <= 64 for length in mixed_lengths) >= 0.6 * len(mixed_lengths)
+
+
 def test_fim_rate_zero_gives_plain_documents(tokenizer):
     transform = fim_transform(tokenizer, fim_rate=0.0)
     text = (STDLIB / "bisect.py").read_text()
@@ -248,8 +291,15 @@ def test_training_lowers_the_loss_and_exports_a_complete_model(sample_root, tmp_
     record = json.loads((model / "training.json").read_text())
     assert record["steps"] == 40 and record["tokens_seen"] == 40 * 4 * 64
     results = json.loads((model / "evaluation.json").read_text())
-    assert results["fim"]["cases"] == 3
-    assert f"{results['heldout']['bits_per_byte']:.4f}" in (model / "README.md").read_text()
+    assert results["fim"]["cases_per_kind"] == 3
+    assert set(results["fim"]["kinds"]) == {"randspan", "boundary", "line", "node"}
+    card = (model / "README.md").read_text()
+    assert f"{results['heldout']['bits_per_byte']:.4f}" in card
+    for kind in results["fim"]["kinds"].values():
+        assert set(kind) == {"unconstrained", "constrained"}
+        assert kind["constrained"]["cases"] == 3 and f"{kind['constrained']['parse_rate']:.1%}" in card
+    assert len(results["examples"]) == 5 and all(f"→ `{e['middle']}`" in card for e in results["examples"])
+    assert (tmp_path / "run" / "evaluation.jsonl").stat().st_size > 0
 
 
 def test_interrupted_and_resumed_run_ends_with_the_same_weights(sample_root, tmp_path, capsys):
@@ -313,24 +363,6 @@ def test_train_help_documents_every_option(capsys):
 # Evaluation helpers on the tiny model --------------------------------------------------------------------------
 
 
-def test_fim_prompt_keeps_the_context_next_to_the_cursor_within_budget(tiny_model_path):
-    from fimlsp.training.evaluate import fim_prompt
-    from fimlsp.training.tokenizer import load_tokenizer
-
-    tokenizer = load_tokenizer(tiny_model_path)
-    left = "".join(f"left_{i} = {i}\n" for i in range(300))
-    right = "".join(f"right_{i} = {i}\n" for i in range(300))
-    prompt = fim_prompt(tokenizer, left, right, 200)
-    assert len(prompt) <= 200
-    assert prompt[0] == 1 and prompt[-1] == 2 and prompt.count(3) == 1
-    text = tokenizer.decode(prompt, clean_up_tokenization_spaces=False)
-    kept_left, kept_right = text[len(FIM_PREFIX) : -len(FIM_MIDDLE)].split(FIM_SUFFIX)
-    assert left.endswith(kept_left) and len(kept_left) > 100
-    assert right.startswith(kept_right) and len(kept_right) > 100
-    short = fim_prompt(tokenizer, "x = (", ")\n", 200)
-    assert tokenizer.decode(short, clean_up_tokenization_spaces=False) == f"{FIM_PREFIX}x = ({FIM_SUFFIX})\n{FIM_MIDDLE}"
-
-
 def test_bits_per_byte_is_the_total_loss_in_bits_over_bytes(tiny_model_path):
     from fimlsp.training.evaluate import heldout_loss, load_model
     from fimlsp.training.tokenizer import load_tokenizer
@@ -344,20 +376,6 @@ def test_bits_per_byte_is_the_total_loss_in_bits_over_bytes(tiny_model_path):
     assert result["files"] == 2 and result["bytes"] == sum(len(t.encode()) for t in texts)
     assert result["bits_per_byte"] == pytest.approx(result["loss"] * result["tokens"] / math.log(2) / result["bytes"])
     assert abs(result["loss"] - math.log(len(tokenizer))) < 1.0  # an untrained model is near uniform
-
-
-def test_greedy_middle_is_deterministic_bounded_text_without_control_tokens(tiny_model_path):
-    from fimlsp.training.evaluate import greedy_middle, load_model
-    from fimlsp.training.tokenizer import load_tokenizer
-
-    import torch
-
-    model = load_model(tiny_model_path, torch.device("cpu"))
-    tokenizer = load_tokenizer(tiny_model_path)
-    first = greedy_middle(model, tokenizer, "def add(a, b):\n    return ", "\n", 16)
-    assert first == greedy_middle(model, tokenizer, "def add(a, b):\n    return ", "\n", 16)
-    assert not any(token in first for token in SPECIAL_TOKENS)
-    assert len(tokenizer(first, add_special_tokens=False, split_special_tokens=True)["input_ids"]) <= 17
 
 
 # The shipped model ---------------------------------------------------------------------------------------------
@@ -380,26 +398,22 @@ def test_shipped_model_is_small_fp16_safetensors_with_a_card():
     assert not {row[1] for row in manifest["train"]} & {row[1] for row in manifest["heldout"]}
     results = json.loads((folder / "evaluation.json").read_text())
     card = (folder / "README.md").read_text()
-    assert results["fim"]["cases"] == 300
-    for figure in (f"{results['heldout']['bits_per_byte']:.4f}", f"{results['fim']['parse_rate']:.1%}",
-                   f"{results['fim']['exact_match_rate']:.1%}"):
-        assert figure in card
+    assert results["fim"]["cases_per_kind"] >= 100 and set(results["fim"]["kinds"]) == {"randspan", "boundary", "line", "node"}
+    assert f"{results['heldout']['bits_per_byte']:.4f}" in card
+    for row in results["fim"]["kinds"]["randspan"].values():
+        assert f"{row['parse_rate']:.1%} | {row['eos_rate']:.1%} | {row['exact_match_rate']:.1%}" in card
 
 
 def test_shipped_model_loads_offline_and_completes_a_fim_prompt(monkeypatch):
     import torch
-    from transformers import AutoModelForCausalLM
 
-    from fimlsp.models import default_model_path
-    from fimlsp.training.evaluate import greedy_middle
-    from fimlsp.training.tokenizer import load_tokenizer
+    from fimlsp.decoding import DecodingOptions, complete_middle
+    from fimlsp.model import load_model
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     torch.set_num_threads(1)
-    model = AutoModelForCausalLM.from_pretrained(default_model_path(), local_files_only=True, dtype=torch.float32)
-    tokenizer = load_tokenizer(default_model_path())
     left = "import os\n\n\ndef read_lines(path):\n    with open(path) as handle:\n        return handle."
     right = "\n\n\ndef main():\n    print(read_lines(os.environ['FILE']))\n"
-    middle = greedy_middle(model.eval(), tokenizer, left, right, 24)
-    assert middle and not any(token in middle for token in SPECIAL_TOKENS)
+    completion = complete_middle(load_model(), left, right, DecodingOptions(mode="unconstrained", max_tokens=24))
+    assert completion.middle and not any(token in completion.middle for token in SPECIAL_TOKENS)

@@ -4,8 +4,9 @@ Cases are built from PATHs (Python files or directories; files that the running 
 skipped), from a model's held-out files (`--heldout-of MODEL_DIR`, read from its corpus.json; `--heldout-label
 stdlib` keeps the standard library's), or read from a case file (`--cases`). `--cuts randspan` deletes, at a
 point uniform in the first 90% of the file, min(100 chars, 20% of the file) or to the end; `--cuts boundary`
-removes the text between two tokens at the same indentation level plus a random part of the first token; both
-may be given (`--cuts randspan,boundary`). Cases are deterministic for `--seed` and do not depend on the order
+removes the text between two tokens at the same indentation level plus a random part of the first token; `--cuts
+line` the rest of a line or one to three whole lines; `--cuts node` one syntax node (an expression, a call's
+arguments, a statement or a block). Several may be given (`--cuts randspan,boundary`). Cases are deterministic for `--seed` and do not depend on the order
 of files on disk; `--dump-cases FILE` writes them as JSON lines and exits, for other tools (and `fimlsp bench`).
 
 Each case runs in each mode (`unconstrained`, `checked`, `constrained`) with the same model and prompt, greedy.
@@ -26,8 +27,8 @@ import argparse
 from pathlib import Path
 
 from fimlsp.decoding import SCOPES
+from fimlsp.evaluation.dataset import KINDS as KIND_NAMES
 from fimlsp.evaluation.runner import MODES as MODE_NAMES
-KIND_NAMES = ("randspan", "boundary")
 
 
 def _list_of(choices: tuple[str, ...]):
@@ -51,7 +52,7 @@ def add_dataset_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("cases")
     group.add_argument("paths", nargs="*", metavar="PATH", help="Python files or directories to draw cases from")
     group.add_argument("--cuts", type=_list_of(KIND_NAMES), default=None,
-                       help="randspan, boundary or randspan,boundary "
+                       help=f"comma-separated cut kinds of {', '.join(KIND_NAMES)} "
                             "(default: randspan; with --cases: all in the file)")
     group.add_argument("--files", type=_positive, help="use the first N files (in the seed's order) that give a case")
     group.add_argument("--per-file", type=_positive, help="cases drawn per file (default: 1)")

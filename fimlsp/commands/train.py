@@ -82,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--stop-after", type=int, default=None, metavar="STEPS",
                      help="pause after this many steps in this invocation (checkpoint, no export); rerun to resume")
     run.add_argument("--eval-cases", type=int, default=RunControl.eval_cases,
-                     help="random-span FIM cases evaluated on held-out files after training")
+                     help="held-out FIM cases of each cut kind completed after training")
     run.add_argument("--eval-bytes", type=int, default=RunControl.eval_bytes,
                      help="held-out bytes over which loss and bits per byte are measured")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")

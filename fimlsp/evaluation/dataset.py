@@ -3,7 +3,8 @@
 Files are kept when the running Python's `ast.parse` accepts them (Sec. VII-A of Melcer et al.). Cases come from
 `fimlsp.cases`: `randspan` deletes, at a point uniform in the first 90% of the file, min(100 characters, 20% of
 the file) or up to the end; `boundary` removes the text between two tokens at the same indentation level plus a
-random part of the first token. Both are deterministic for a seed and independent of the order of files on
+random part of the first token; `line` the rest of a line or one to three whole lines; `node` one syntax node
+(an expression, a call's arguments, a statement or a block). All are deterministic for a seed and independent of the order of files on
 disk: files are ranked by a hash of the seed and their content, and `--files N` takes the first N that yield a
 case.
 
@@ -18,10 +19,11 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from fimlsp.cases import boundary_cases, random_span_cases
+from fimlsp.cases import boundary_cases, line_cases, node_cases, random_span_cases
 from fimlsp.language import DEFAULT_LANGUAGE, named
 
-KINDS = ("randspan", "boundary")
+CUTS = {"randspan": random_span_cases, "boundary": boundary_cases, "line": line_cases, "node": node_cases}
+KINDS = tuple(CUTS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,7 +125,7 @@ def build_cases(
     """Up to `per_file` cases from each of the first `files_limit` files (in the seed's hash order) that yield one."""
     if kind not in KINDS:
         raise ValueError(f"unknown cut {kind!r}; choose one of {', '.join(KINDS)}")
-    make = random_span_cases if kind == "randspan" else boundary_cases
+    make = CUTS[kind]
     cases: list[EvalCase] = []
     used: list[str] = []
     for case in make(files, seed, None, per_file):

@@ -22,7 +22,9 @@ from fimlsp.evaluation.runner import MODES, read_results
 
 ROWS = ("unconstrained ✓", "unconstrained ✗, checked ✓", "checked ✗")
 TITLES = {"randspan": "random-span cuts (cf. Table II, STACK-RANDSPAN)",
-          "boundary": "boundary cuts (cf. Table I, STACK-BOUNDARY)"}
+          "boundary": "boundary cuts (cf. Table I, STACK-BOUNDARY)",
+          "line": "line cuts (the rest of a line, or whole lines)",
+          "node": "syntax-node cuts (an expression, arguments, a statement or a block)"}
 
 
 def by_case(records: list[dict]) -> dict[str, dict[str, dict]]:

@@ -6,7 +6,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from fimlsp.training.evaluate import RESULTS
+from fimlsp.training.evaluate import RESULTS, format_figures
 from fimlsp.training.train import MANIFEST, TRAINING_RECORD, TrainOptions
 
 CARD = "README.md"
@@ -19,13 +19,14 @@ def train_command(options: dict, output: str, export: str) -> str:
     return " ".join(["fimlsp train", f"--output {output}", f"--export {export}", *flags])
 
 
-def write_card(directory: Path, output: str, export: str) -> Path:
+def write_card(directory: Path) -> Path:
     """Render the card; the commands it quotes rebuild this model from the same options."""
     record = json.loads((directory / TRAINING_RECORD).read_text(encoding="utf-8"))
     results = json.loads((directory / RESULTS).read_text(encoding="utf-8"))
     manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
     config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
     options, hardware, software = record["options"], record["hardware"], record["software"]
+    output, export = record["output"], record["export"]
     heldout, fim = results["heldout"], results["fim"]
     size_mb = sum(p.stat().st_size for p in directory.iterdir() if p.is_file()) / 1e6
     minutes = record["train_seconds"] / 60
@@ -58,8 +59,11 @@ def write_card(directory: Path, output: str, export: str) -> Path:
         f"{manifest['train_bytes'] / 1e6:.1f} MB; held out (by file, seed {manifest['seed']}): "
         f"{manifest['heldout_files']:,} files, {manifest['heldout_bytes'] / 1e6:.1f} MB. "
         f"The file list with content hashes is `{MANIFEST}`.",
-        f"- FIM: Bavarian et al. character-level random spans per context-sized segment, FIM rate {options['fim_rate']}, "
-        f"SPM share {options['spm_rate']}; documents packed into {options['seq_len']}-token windows",
+        f"- FIM (Bavarian et al., per context-sized segment): FIM rate {options['fim_rate']}, SPM share "
+        f"{options['spm_rate']}; the middle is the rest of a line or one to three whole lines in "
+        f"{options['line_span_rate']:.0%} of FIM samples, one syntax node (expression, call arguments, statement, "
+        f"block; at most 240 characters) in {options['node_span_rate']:.0%}, and a span between two random points in "
+        f"the rest; documents packed into {options['seq_len']}-token windows",
         f"- Optimiser: AdamW (β 0.9/0.95, weight decay {options['weight_decay']}), peak LR {options['lr']}, "
         f"{options['warmup_steps']} warmup steps, cosine to {options['min_lr_ratio']}×, batch "
         f"{options['batch_size']}×{options['seq_len']} tokens, {options['precision']} autocast",
@@ -74,10 +78,19 @@ def write_card(directory: Path, output: str, export: str) -> Path:
         f"- Held-out loss: {heldout['loss']:.4f} nats/token over {heldout['tokens']:,} tokens "
         f"({heldout['files']} files, {heldout['bytes']:,} bytes)",
         f"- Bits per byte: {heldout['bits_per_byte']:.4f}",
-        f"- Random-span FIM (Sec. VII-A of Melcer et al.), {fim['cases']} cases, greedy unconstrained decoding, at most "
-        f"{fim['max_new_tokens']} new tokens:",
-        f"  - `ast.parse(left + middle + right)` succeeds: {fim['parse_rate']:.1%}",
-        f"  - middle exactly equals the deleted text: {fim['exact_match_rate']:.1%}",
+        "",
+        *format_figures(fim).splitlines(),
+        "",
+        "A middle parses when `ast.parse(left + middle + right)` succeeds. Unconstrained decoding is the model alone;",
+        "constrained decoding is what fimlsp serves (`fimlsp.decoding`, file scope). Model ms/token is the median",
+        "forward pass per generated token on the evaluating machine's CPU.",
+        "",
+        "## Suggestions at everyday cursors",
+        "",
+        "Constrained, greedy, block scope, ended at the statement's end as the editor server asks (`⁁` marks the cursor):",
+        "",
+        *[line for example in results.get("examples", []) for line in (
+            f"- `{example['left_tail']}⁁{example['right_head']}` → `{example['middle']}` ({example['ending']})",)],
         "",
         "## Reproduce",
         "",
@@ -92,7 +105,8 @@ def write_card(directory: Path, output: str, export: str) -> Path:
         "Evaluation alone:",
         "",
         "```",
-        f"fimlsp evaluate-model --model {export} --cases {fim['cases']} --seed {fim['seed']} --eval-bytes {heldout['max_bytes']}",
+        f"fimlsp evaluate-model --model {export} --cases {fim['cases_per_kind']} --seed {fim['seed']} "
+        f"--eval-bytes {heldout['max_bytes']} --records {output}/evaluation.jsonl --write-card",
         "```",
         "",
     ]

@@ -1,41 +1,25 @@
-"""Measure a FIM model: held-out loss and bits per byte, and greedy middles on random-span FIM cases.
+"""Measure a FIM model: held-out loss and bits per byte, and the product's completions on held-out FIM cases.
 
 Bits per byte is the model's total negative log-likelihood of the held-out files (in bits) divided by their
-UTF-8 size, so it compares across tokenizers. The FIM figures follow Sec. VII-A of Melcer et al.: the share of
-greedy unconstrained middles with which the file parses again, and the share that equal the deleted text.
+UTF-8 size, so it compares across tokenizers. The FIM figures come from the path a user's completion takes
+(`fimlsp.decoding` through the runner of `fimlsp eval`), greedy, unconstrained and constrained, on every cut kind
+of `fimlsp eval` (random spans and token boundaries as in Sec. VII-A of Melcer et al., lines, syntax nodes): the
+share of middles with which the file parses, that the model ends by its own end of sequence, and that equal the
+deleted text.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import time
 from pathlib import Path
 from typing import Iterable
 
-from fimlsp.cases import Case, random_span_cases
-from fimlsp.python.syntax import parses
-from fimlsp.training.tokenizer import (
-    EOS,
-    FIM_MIDDLE,
-    FIM_PREFIX,
-    FIM_SUFFIX,
-    SPECIAL_TOKENS,
-    load_tokenizer,
-    special_token_ids,
-)
+from fimlsp.training.tokenizer import EOS, load_tokenizer
 
 RESULTS = "evaluation.json"
-
-
-@dataclasses.dataclass
-class CaseResult:
-    name: str
-    expected: str
-    generated: str
-    parses: bool
-    exact: bool
+MODES = ("unconstrained", "constrained")
 
 
 def load_model(directory: Path, device):
@@ -79,55 +63,42 @@ def heldout_loss(model, tokenizer, texts: Iterable[str], seq_len: int, max_bytes
     }
 
 
-def fim_prompt(tokenizer, left: str, right: str, budget: int) -> list[int]:
-    """PSM prompt, keeping the end of the left and the start of the right context within `budget` tokens."""
-    ids = special_token_ids(tokenizer)
-    left_ids, right_ids = tokenizer([left, right], add_special_tokens=False, split_special_tokens=True)["input_ids"]
-    room = budget - 3
-    keep_right = min(len(right_ids), max(room // 2, room - len(left_ids)))
-    keep_left = min(len(left_ids), room - keep_right)
-    left_ids = left_ids[len(left_ids) - keep_left :]
-    right_ids = right_ids[:keep_right]
-    return [ids[FIM_PREFIX], *left_ids, ids[FIM_SUFFIX], *right_ids, ids[FIM_MIDDLE]]
+def fim_figures(
+    directory: Path, files: list[tuple[str, str]], records: Path, *, seed: int, cases_per_kind: int,
+    max_new_tokens: int, device, progress: bool = False,
+) -> dict:
+    """Greedy completions of held-out cases of every cut kind through the product's decoding, in `MODES`.
 
+    Per-case records go to `records` (a results file of `fimlsp eval`, so a rerun resumes it and `fimlsp eval
+    --report` reads it); returns, per kind and mode, the shares that parse, that end by the model's end of
+    sequence and that equal the deleted text, with the median tokens and model milliseconds per token.
+    """
+    from fimlsp.evaluation import dataset, report, runner
+    from fimlsp.model import load_model as load_fim_model
 
-def greedy_middle(model, tokenizer, left: str, right: str, max_new_tokens: int) -> str:
-    """Greedy unconstrained decoding with the KV cache, stopping at EOS or any control token."""
-    import torch
-
-    context = model.config.n_positions
-    prompt = fim_prompt(tokenizer, left, right, context - max_new_tokens)
-    stops = [tokenizer.convert_tokens_to_ids(token) for token in SPECIAL_TOKENS]
-    device = next(model.parameters()).device
-    with torch.inference_mode():
-        output = model.generate(
-            input_ids=torch.tensor([prompt], device=device),
-            attention_mask=torch.ones(1, len(prompt), dtype=torch.long, device=device),
-            max_new_tokens=max_new_tokens,
-            do_sample=False,
-            use_cache=True,
-            eos_token_id=stops,
-            pad_token_id=stops[0],
-        )
-    generated = [t for t in output[0, len(prompt) :].tolist() if t not in stops]
-    return tokenizer.decode(generated, skip_special_tokens=True, clean_up_tokenization_spaces=False)
-
-
-
-def evaluate_cases(model, tokenizer, cases: Iterable[Case], max_new_tokens: int, progress: bool = False) -> list[CaseResult]:
-    from tqdm.auto import tqdm
-
-    cases = list(cases)
-    results = []
-    for case in tqdm(cases, desc="FIM cases", unit="case", disable=not progress, dynamic_ncols=True):
-        middle = greedy_middle(model, tokenizer, case.left, case.right, max_new_tokens)
-        results.append(CaseResult(case.name, case.middle, middle, parses(case.left + middle + case.right), middle == case.middle))
-    return results
+    settings = runner.RunSettings(model=str(directory), max_tokens=max_new_tokens, device=device.type)
+    model = load_fim_model(str(directory), device.type)
+    cases = dataset.schedule([case for kind in dataset.KINDS
+                              for case in dataset.build_cases(files, kind, seed, files_limit=cases_per_kind)])
+    started = time.monotonic()
+    runner.run_cases(cases, list(MODES), settings, records, progress=progress, model=model)
+    _header, found = runner.read_results(records)
+    summary = report.validity(found, max_new_tokens)
+    figures = {}
+    for (kind, mode), group in summary.items():
+        figures.setdefault(kind, {})[mode] = {
+            "cases": group["n"], "parse_rate": group["rate"], "eos_rate": group["endings"].get("eos", 0) / group["n"],
+            "exact_match_rate": group["exact"], "median_tokens": group["tokens"],
+            "model_ms_per_token": round(group["model_ms_per_token"], 2),
+        }
+    return {"cases_per_kind": cases_per_kind, "seed": seed, "max_new_tokens": max_new_tokens, "kinds": figures,
+            "seconds": round(time.monotonic() - started, 1), "records": records.name}
 
 
 def evaluate_model(
     directory: Path,
     heldout: list[tuple[str, Path]],
+    records: Path,
     *,
     seed: int,
     cases: int,
@@ -136,7 +107,9 @@ def evaluate_model(
     max_new_tokens: int = 128,
     progress: bool = False,
 ) -> dict:
-    """Held-out loss and bits per byte, then `cases` random-span FIM cases from the held-out files."""
+    """Held-out loss and bits per byte, then `cases` FIM cases of each cut kind from the held-out files."""
+    from fimlsp.evaluation.dataset import read_named
+
     model = load_model(directory, device)
     tokenizer = load_tokenizer(directory)
     max_new_tokens = min(max_new_tokens, model.config.n_positions // 2)
@@ -145,25 +118,62 @@ def evaluate_model(
     loss = heldout_loss(model, tokenizer, (text for _name, text in texts), model.config.n_positions, max_bytes)
     loss["max_bytes"] = max_bytes
     loss_seconds = time.monotonic() - started
-    started = time.monotonic()
-    results = evaluate_cases(model, tokenizer, random_span_cases(texts, seed, cases), max_new_tokens, progress)
-    count = len(results)
-    return {
-        "heldout": loss,
-        "fim": {
-            "cases": count,
-            "seed": seed,
-            "max_new_tokens": max_new_tokens,
-            "parse_rate": sum(r.parses for r in results) / max(1, count),
-            "exact_match_rate": sum(r.exact for r in results) / max(1, count),
-            "seconds": round(time.monotonic() - started, 1),
-        },
-        "heldout_seconds": round(loss_seconds, 1),
-        "examples": [dataclasses.asdict(r) for r in results[:5]],
-    }
+    fim = fim_figures(directory, read_named(heldout), records, seed=seed, cases_per_kind=cases,
+                      max_new_tokens=max_new_tokens, device=device, progress=progress)
+    return {"heldout": loss, "fim": fim, "heldout_seconds": round(loss_seconds, 1),
+            "examples": everyday_examples(directory, device)}
 
 
 def write_results(results: dict, directory: Path) -> Path:
     path = directory / RESULTS
     path.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
+
+
+KIND_TITLES = {"randspan": "random span", "boundary": "token boundary", "line": "line", "node": "syntax node"}
+
+
+def format_figures(fim: dict) -> str:
+    """The FIM figures as a Markdown table: one row per cut kind and mode."""
+    rows = [
+        f"FIM cases of each cut kind: {fim['cases_per_kind']} (seed {fim['seed']}), greedy, at most "
+        f"{fim['max_new_tokens']} new tokens",
+        "",
+        "| cut | mode | cases | parses | ends by EOS | exact | median tokens | model ms/token |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for kind, modes in fim["kinds"].items():
+        for mode in MODES:
+            if mode in modes:
+                row = modes[mode]
+                rows.append(f"| {KIND_TITLES.get(kind, kind)} | {mode} | {row['cases']} | {row['parse_rate']:.1%} | "
+                            f"{row['eos_rate']:.1%} | {row['exact_match_rate']:.1%} | {row['median_tokens']:g} | "
+                            f"{row['model_ms_per_token']:.1f} |")
+    return "\n".join(rows)
+
+
+# Everyday cursors: (left, right) of the suggestions a model card shows verbatim.
+EVERYDAY_CURSORS = (
+    ("def add(a, b):\n    return ", "\n"),
+    ("import os\n\n\ndef read_config(path):\n    with open(", ") as handle:\n        return handle.read()\n"),
+    ("class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, item):\n        self.",
+     "\n\n    def pop(self):\n        return self.items.pop()\n"),
+    ("def first_even(numbers):\n    for number in numbers:\n        if ", ":\n            return number\n    return None\n"),
+    ("def mean(values):\n    total = sum(values)\n    ", "\n"),
+)
+
+
+def everyday_examples(directory: Path, device, max_new_tokens: int = 48) -> list[dict]:
+    """The model's suggestions at `EVERYDAY_CURSORS`, as the editor server asks for them (constrained, block scope,
+    ended at the statement's end)."""
+    from fimlsp.decoding import DecodingOptions, complete_middle
+    from fimlsp.model import load_model as load_fim_model
+
+    model = load_fim_model(str(directory), device.type)
+    options = DecodingOptions(mode="constrained", max_tokens=max_new_tokens, scope="block", statement_end=True)
+    examples = []
+    for left, right in EVERYDAY_CURSORS:
+        completion = complete_middle(model, left, right, options)
+        examples.append({"left_tail": left.rsplit("\n", 1)[-1], "right_head": right.split("\n", 1)[0],
+                         "middle": completion.middle, "ending": completion.ending})
+    return examples

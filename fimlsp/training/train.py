@@ -33,6 +33,7 @@ TOKENIZER_DIR = "tokenizer"
 DATA_DIR = "data"
 CHECKPOINT_DIR = "checkpoints"
 LOG = "log.jsonl"
+EVALUATION_RECORDS = "evaluation.jsonl"
 TRAINING_RECORD = "training.json"
 
 
@@ -82,7 +83,7 @@ class RunControl:
     keep_checkpoints: int = 2
     max_minutes: float | None = None
     stop_after: int | None = None
-    eval_cases: int = 300
+    eval_cases: int = 100  # per cut kind
     eval_bytes: int = 1_000_000
     progress: bool = True
     command: str | None = None
@@ -411,6 +412,8 @@ class TrainingRun:
             "software": software(),
             "final_loss": self.recent_loss(),
             "command": self.control.command,
+            "output": str(self.output),
+            "export": str(target),
         }
         (staging / TRAINING_RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         if target.exists():
@@ -418,12 +421,13 @@ class TrainingRun:
         staging.replace(target)
         manifest = self.manifest()
         heldout, _missing = corpus_module.resolve_files(manifest, "heldout")
+        (self.output / EVALUATION_RECORDS).unlink(missing_ok=True)  # the records of an earlier export's weights
         results = evaluate.evaluate_model(
-            target, heldout, seed=self.options.seed, cases=self.control.eval_cases,
+            target, heldout, self.output / EVALUATION_RECORDS, seed=self.options.seed, cases=self.control.eval_cases,
             max_bytes=self.control.eval_bytes, device=device, progress=self.control.progress,
         )
         evaluate.write_results(results, target)
-        card.write_card(target, output=str(self.output), export=str(target))
+        card.write_card(target)
         return target
 
     def recent_loss(self, last: int = 50) -> float | None:
