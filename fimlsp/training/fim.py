@@ -10,7 +10,8 @@ FIM sample are all visible in the same window (context-level FIM). A segment is 
 
 Line and node middles are mostly 1-64 tokens: they are the shapes an editor asks for, and the ones after which a
 model must learn to write the end of sequence. The three parts are tokenized separately and laid out in one of
-two orders:
+two orders, the prompt templates of the `fimlsp` format that decoding uses (`fimlsp.model.formats`), followed by the
+middle and the end of sequence:
 
 - PSM: `<fim_prefix> prefix <fim_suffix> suffix <fim_middle> middle <|endoftext|>`
 - SPM: `<fim_prefix> <fim_suffix> suffix <fim_middle> prefix middle <|endoftext|>` (the SPM variant of the
@@ -28,6 +29,9 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from fimlsp.cases import choose_node_span, line_case, node_spans
+from fimlsp.model.formats import FORMATS, LEFT, RIGHT
+
+TRAINING_FORMAT = FORMATS["fimlsp"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +42,10 @@ class FimTokens:
     middle: int
     suffix: int
     eos: int
+
+    def control(self, name: str) -> int:
+        """The id of a control token of `TRAINING_FORMAT`."""
+        return {"<fim_prefix>": self.prefix, "<fim_middle>": self.middle, "<fim_suffix>": self.suffix}[name]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,12 +79,12 @@ def split_at_node(
     return segment[:start], segment[start:end], segment[end:]
 
 
-def psm_layout(prefix: list[int], middle: list[int], suffix: list[int], ids: FimTokens) -> list[int]:
-    return [ids.prefix, *prefix, ids.suffix, *suffix, ids.middle, *middle, ids.eos]
-
-
-def spm_layout(prefix: list[int], middle: list[int], suffix: list[int], ids: FimTokens) -> list[int]:
-    return [ids.prefix, ids.suffix, *suffix, ids.middle, *prefix, *middle, ids.eos]
+def layout(order: str, prefix: list[int], middle: list[int], suffix: list[int], ids: FimTokens) -> list[int]:
+    """A sample: the prompt of `order` as decoding builds it, then the middle and the end of sequence."""
+    sample: list[int] = []
+    for piece in TRAINING_FORMAT.templates[order]:
+        sample.extend(prefix if piece == LEFT else suffix if piece == RIGHT else [ids.control(piece)])
+    return [*sample, *middle, ids.eos]
 
 
 def segment_document(text: str, offsets: Sequence[tuple[int, int]], max_tokens: int) -> Iterator[tuple[int, str]]:
@@ -133,8 +141,7 @@ class FimTransform:
         elif draw < self.spans.line + self.spans.node:
             parts = split_at_node(segment, offset, nodes or {}, rng)
         prefix, middle, suffix = self.encode(list(parts or split_at_random_points(segment, rng)))
-        layout = spm_layout if rng.random() < self.spm_rate else psm_layout
-        return layout(prefix, middle, suffix, self.ids)
+        return layout("spm" if rng.random() < self.spm_rate else "psm", prefix, middle, suffix, self.ids)
 
 
 def pack(samples: Iterable[list[int]]) -> np.ndarray:

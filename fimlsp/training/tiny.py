@@ -1,7 +1,7 @@
 """A tiny randomly initialised FIM model with the shipped tokenizer, for tests that need speed more than quality.
 
 Its completions are noise, but it has the real tokenizer, the real FIM control tokens and the same architecture
-and files as the default model, so loading, prompting, decoding and serving code can be exercised in seconds.
+and files as the default model (its config comes from `train.model_config`), so loading, prompting, decoding and serving code can be exercised in seconds.
 """
 
 from __future__ import annotations
@@ -21,17 +21,15 @@ def build_tiny_model(
 ) -> Path:
     """Write config, safetensors weights and tokenizer files of a random GPTBigCode model to `directory`."""
     import torch
-    from transformers import GPTBigCodeConfig, GPTBigCodeForCausalLM
+    from transformers import GPTBigCodeForCausalLM
 
     from fimlsp.models import default_model_path
-    from fimlsp.training.tokenizer import EOS, load_tokenizer
+    from fimlsp.training.tokenizer import load_tokenizer
+    from fimlsp.training.train import TrainOptions, model_config
 
     tokenizer = load_tokenizer(tokenizer_dir or default_model_path())
-    eos = tokenizer.convert_tokens_to_ids(EOS)
-    config = GPTBigCodeConfig(
-        vocab_size=len(tokenizer), n_positions=n_positions, n_embd=n_embd, n_layer=n_layer, n_head=n_head,
-        n_inner=4 * n_embd, multi_query=True, bos_token_id=eos, eos_token_id=eos, pad_token_id=eos,
-    )
+    options = TrainOptions(n_layer=n_layer, n_embd=n_embd, n_head=n_head, seq_len=n_positions)
+    config = model_config(options, tokenizer)
     generator_state = torch.random.get_rng_state()
     torch.manual_seed(seed)
     model = GPTBigCodeForCausalLM(config)
