@@ -1,7 +1,8 @@
 """A tiny randomly initialised FIM model with the shipped tokenizer, for tests that need speed more than quality.
 
 Its completions are noise, but it has the real tokenizer, the real FIM control tokens and the same architecture
-and files as the default model (its config comes from `train.model_config`), so loading, prompting, decoding and serving code can be exercised in seconds.
+(`train.model_config`) and files as the default model, so loading, prompting, decoding and serving code can be
+exercised in seconds.
 """
 
 from __future__ import annotations
