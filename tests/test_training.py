@@ -298,7 +298,7 @@ def test_training_lowers_the_loss_and_exports_a_complete_model(sample_root, tmp_
     for kind in results["fim"]["kinds"].values():
         assert set(kind) == {"unconstrained", "constrained"}
         assert kind["constrained"]["cases"] == 3 and f"{kind['constrained']['parse_rate']:.1%}" in card
-    assert len(results["examples"]) == 5 and all(f"→ `{e['middle']}`" in card for e in results["examples"])
+    assert len(results["examples"]) == 5 and all(f"→ ``{e['middle']!r}``" in card for e in results["examples"])
     assert (tmp_path / "run" / "evaluation.jsonl").stat().st_size > 0
 
 

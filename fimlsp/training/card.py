@@ -6,6 +6,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+from fimlsp.cases import MAX_NODE_CHARS
 from fimlsp.training.evaluate import RESULTS, format_figures
 from fimlsp.training.train import MANIFEST, TRAINING_RECORD, TrainOptions
 
@@ -21,20 +22,11 @@ def train_command(options: dict, output: str, export: str) -> str:
 
 def write_card(directory: Path) -> Path:
     """Render the card; the commands it quotes rebuild this model from the same options."""
-    record = json.loads((directory / TRAINING_RECORD).read_text(encoding="utf-8"))
-    results = json.loads((directory / RESULTS).read_text(encoding="utf-8"))
-    manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
-    config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
-    options, hardware, software = record["options"], record["hardware"], record["software"]
-    output, export = record["output"], record["export"]
-    heldout, fim = results["heldout"], results["fim"]
+    def read(name: str) -> dict:
+        return json.loads((directory / name).read_text(encoding="utf-8"))
+
+    record, results, manifest, config = read(TRAINING_RECORD), read(RESULTS), read(MANIFEST), read("config.json")
     size_mb = sum(p.stat().st_size for p in directory.iterdir() if p.is_file()) / 1e6
-    minutes = record["train_seconds"] / 60
-    where = hardware.get("gpu") or f"{hardware['cpu']}, {hardware['cpu_cores']} cores, torch threads: {hardware['torch_threads']}"
-    sources = ", ".join(f"`{label}`" for label in manifest["roots"])
-    stopped = "" if record["steps"] >= record["planned_steps"] else " (ended early by --max-minutes)"
-    built_with = [f"This model was built with `{record['command']}`.", ""] if record.get("command") else []
-    rejected = ", ".join(f"{reason} {count}" for reason, count in manifest["rejected"].items()) or "none"
     lines = [
         "# fimlsp default FIM model",
         "",
@@ -42,6 +34,18 @@ def write_card(directory: Path) -> Path:
         "and on a laptop without a GPU. It is built by `fimlsp train` (package `fimlsp.training`) and is far weaker",
         "than SantaCoder or StarCoder: point `--model` at real weights for useful completions.",
         "",
+        *_model_section(record, config, size_mb),
+        *_training_section(record, manifest),
+        *_evaluation_section(results),
+        *_reproduce_section(record, results),
+    ]
+    path = directory / CARD
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def _model_section(record: dict, config: dict, size_mb: float) -> list[str]:
+    return [
         "## Model",
         "",
         f"- Architecture: GPTBigCode (SantaCoder's family), multi-query attention, {config['n_layer']} layers, "
@@ -52,6 +56,16 @@ def write_card(directory: Path) -> Path:
         "- FIM format (PSM): `<fim_prefix>` left `<fim_suffix>` right `<fim_middle>` → middle, ended by `<|endoftext|>`",
         f"- Weights: safetensors, float16; folder size {size_mb:.1f} MB",
         "",
+    ]
+
+
+def _training_section(record: dict, manifest: dict) -> list[str]:
+    options, hardware, software = record["options"], record["hardware"], record["software"]
+    where = hardware.get("gpu") or f"{hardware['cpu']}, {hardware['cpu_cores']} cores, torch threads: {hardware['torch_threads']}"
+    sources = ", ".join(f"`{label}`" for label in manifest["roots"])
+    stopped = "" if record["steps"] >= record["planned_steps"] else " (ended early by --max-minutes)"
+    rejected = ", ".join(f"{reason} {count}" for reason, count in manifest["rejected"].items()) or "none"
+    return [
         "## Training",
         "",
         f"- Corpus: Python files under {sources} on the training machine, {manifest['scanned_files']:,} "
@@ -62,17 +76,26 @@ def write_card(directory: Path) -> Path:
         f"- FIM (Bavarian et al., per context-sized segment): FIM rate {options['fim_rate']}, SPM share "
         f"{options['spm_rate']}; the middle is the rest of a line or one to three whole lines in "
         f"{options['line_span_rate']:.0%} of FIM samples, one syntax node (expression, call arguments, statement, "
-        f"block; at most 240 characters) in {options['node_span_rate']:.0%}, and a span between two random points in "
-        f"the rest; documents packed into {options['seq_len']}-token windows",
+        f"block; at most {MAX_NODE_CHARS} characters) in {options['node_span_rate']:.0%}, and a span between two "
+        f"random points in the rest; documents packed into {options['seq_len']}-token windows",
         f"- Optimiser: AdamW (β 0.9/0.95, weight decay {options['weight_decay']}), peak LR {options['lr']}, "
         f"{options['warmup_steps']} warmup steps, cosine to {options['min_lr_ratio']}×, batch "
         f"{options['batch_size']}×{options['seq_len']} tokens, {options['precision']} autocast",
-        f"- Steps: {record['steps']:,} of {record['planned_steps']:,} planned{stopped}; tokens seen: {record['tokens_seen']:,}",
-        f"- Training time (optimizer steps): {minutes:.1f} minutes on {hardware['device'].upper()} ({where}); {hardware['platform']}",
+        f"- Steps: {record['steps']:,} of {record['planned_steps']:,} planned{stopped}; tokens seen: "
+        f"{record['tokens_seen']:,}; {record['tokens_seen'] / max(1.0, record['train_seconds']):,.0f} tokens per second",
+        f"- Training time (optimizer steps): {record['train_seconds'] / 60:.1f} minutes on "
+        f"{hardware['device'].upper()} ({where}); {hardware['platform']}",
         f"- Software: Python {software['python']}, torch {software['torch']}, transformers {software['transformers']}, "
         f"tokenizers {software['tokenizers']}",
-        f"- Final training loss (mean of the last 50 steps): {record['final_loss']}",
+        f"- Final training loss (mean of the last 50 steps): {record['final_loss']}; the loss of every step is in the "
+        "run folder's `log.jsonl`",
         "",
+    ]
+
+
+def _evaluation_section(results: dict) -> list[str]:
+    heldout, fim = results["heldout"], results["fim"]
+    return [
         "## Evaluation (held-out files)",
         "",
         f"- Held-out loss: {heldout['loss']:.4f} nats/token over {heldout['tokens']:,} tokens "
@@ -87,18 +110,27 @@ def write_card(directory: Path) -> Path:
         "",
         "## Suggestions at everyday cursors",
         "",
-        "Constrained, greedy, block scope, ended at the statement's end as the editor server asks (`⁁` marks the cursor):",
+        "Constrained, greedy, block scope, ended at the statement's end as the editor server asks. `⁁` marks the",
+        "cursor in its line; the middle is shown as a Python string, then how it ended:",
         "",
-        *[line for example in results.get("examples", []) for line in (
-            f"- `{example['left_tail']}⁁{example['right_head']}` → `{example['middle']}` ({example['ending']})",)],
+        *[f"- ``{example['left_tail']}⁁{example['right_head']}`` → ``{example['middle']!r}`` ({example['ending']})"
+          for example in results.get("examples", [])],
         "",
+    ]
+
+
+def _reproduce_section(record: dict, results: dict) -> list[str]:
+    output, export = record["output"], record["export"]
+    heldout, fim = results["heldout"], results["fim"]
+    built_with = [f"This model was built with `{record['command']}`.", ""] if record.get("command") else []
+    return [
         "## Reproduce",
         "",
         "Training (resumable: rerun the same command after an interruption), which also writes the evaluation and",
         "this card:",
         "",
         "```",
-        train_command(options, output, export),
+        train_command(record["options"], output, export),
         "```",
         "",
         *built_with,
@@ -110,6 +142,3 @@ def write_card(directory: Path) -> Path:
         "```",
         "",
     ]
-    path = directory / CARD
-    path.write_text("\n".join(lines), encoding="utf-8")
-    return path
