@@ -37,7 +37,7 @@ def write_card(directory: Path) -> Path:
         *_model_section(record, config, size_mb),
         *_training_section(record, manifest),
         *_evaluation_section(results),
-        *_reproduce_section(record, results),
+        *_reproduce_section(record, results, directory),
     ]
     path = directory / CARD
     path.write_text("\n".join(lines), encoding="utf-8")
@@ -119,8 +119,9 @@ def _evaluation_section(results: dict) -> list[str]:
     ]
 
 
-def _reproduce_section(record: dict, results: dict) -> list[str]:
-    output, export = record["output"], record["export"]
+def _reproduce_section(record: dict, results: dict, directory: Path) -> list[str]:
+    """Commands that rebuild the model into the folder the card is in, from the run folder it was trained in."""
+    output, export = record["output"], directory.as_posix()
     heldout, fim = results["heldout"], results["fim"]
     built_with = [f"This model was built with `{record['command']}`.", ""] if record.get("command") else []
     return [

@@ -413,7 +413,6 @@ class TrainingRun:
             "final_loss": self.recent_loss(),
             "command": self.control.command,
             "output": str(self.output),
-            "export": str(target),
         }
         (staging / TRAINING_RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         if target.exists():
