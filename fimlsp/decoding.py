@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, replace
 from fimlsp.model import FimModel
 from fimlsp.model.token_text import completions_of, split_utf8
 from fimlsp.lines import LINE_BREAK, split_lines
-from fimlsp.language import DEFAULT_BUDGET, DEFAULT_LANGUAGE, FILE, NONE, REGION, Guarantee, Language, named
+from fimlsp.language import DEFAULT_BUDGET, DEFAULT_LANGUAGE, FILE, NONE, REGION, Caches, Guarantee, Language, named
 from fimlsp.language import State as FimState
 
 MODES = ("constrained", "checked", "unconstrained")  # the one list of modes; the first is the default
@@ -442,13 +442,15 @@ def complete_middle(
     options: DecodingOptions = DecodingOptions(),
     should_stop: Callable[[], bool] | None = None,
     guarantee: Guarantee | None = None,
+    caches: Caches | None = None,
 ) -> Completion:
     """Generate the middle between `left` and `right`. `should_stop` is polled once per token (cancellation).
 
     `guarantee`, the promise and recognizer after `left` for this `right` (from a cache of an editor's typing,
-    extended with `Guarantee.extended`), saves the constrained mode's one-time setup.
+    extended with `Guarantee.extended`), saves the constrained mode's one-time setup. Without it the setup
+    reuses and keeps what it compiles in `caches`, when given (a run of many completions).
     """
-    return complete_middles(model, left, right, options, 1, should_stop, guarantee)[0]
+    return complete_middles(model, left, right, options, 1, should_stop, guarantee, caches)[0]
 
 
 def complete_middles(
@@ -459,11 +461,13 @@ def complete_middles(
     n: int = 1,
     should_stop: Callable[[], bool] | None = None,
     guarantee: Guarantee | None = None,
+    caches: Caches | None = None,
 ) -> list[Completion]:
     """Up to `n` distinct middles, the most probable first (by the model's log-probability of their tokens).
 
     Greedy decoding gives its alternatives by passing over the first valid first tokens; sampling by drawing
-    again with the next seeds. The constraint's setup is shared. Always returns at least one completion."""
+    again with the next seeds. The constraint's setup is shared (and kept in `caches`, see `complete_middle`).
+    Always returns at least one completion."""
     if n < 1:
         raise ValueError("n must be at least 1")
     started = time.perf_counter()
@@ -473,7 +477,7 @@ def complete_middles(
         if guarantee is None:
             setup_deadline = started + options.setup_timeout
             guarantee = named(options.language).constrain(left, right, options.size_budget,
-                                                          min(setup_deadline, deadline or setup_deadline))
+                                                          min(setup_deadline, deadline or setup_deadline), caches)
         setup_seconds = time.perf_counter() - started
         if guarantee.state is None:
             mode = "unconstrained"

@@ -2,16 +2,20 @@
 
 A language constrains a left and a right context into a promise (`Guarantee`) holding a recognizer `State`, and
 judges whether a whole text is valid; it names its file suffixes and LSP language ids so that callers pick it by
-either. Nothing above this module imports a language's package: adding a language is one package with a
-`Language` subclass plus one line in `_BUILT_IN` (or a `register` call from outside fimlsp).
+either. What a language compiles and may reuse for the next promise it keeps in `Caches` that the caller owns
+(a server, one CLI run) and passes down: no language keeps a user's text process-wide. Nothing above this module
+imports a language's package: adding a language is one package with a `Language` subclass plus one line in
+`_BUILT_IN` (or a `register` call from outside fimlsp).
 """
 
 from __future__ import annotations
 
 import importlib
+import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from fimlsp.lines import line_of
 
@@ -86,6 +90,26 @@ class Guarantee:
         return None if state is None else replace(self, state=state)
 
 
+Kept = TypeVar("Kept")
+
+
+class Caches:
+    """What the languages keep from one promise to the next for one owner (a server, one CLI run): each language's
+    own cache, made at its first use. Two owners share nothing. Safe to share between threads (the languages'
+    caches must be too)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._of: dict[str, object] = {}
+
+    def of(self, language: Language, make: Callable[[], Kept]) -> Kept:
+        """`language`'s cache, made by `make` the first time it is asked for."""
+        with self._lock:
+            if language.name not in self._of:
+                self._of[language.name] = make()
+            return self._of[language.name]
+
+
 class Language(ABC):
     """One language: its names and the two judgements decoding needs."""
 
@@ -95,9 +119,10 @@ class Language(ABC):
 
     @abstractmethod
     def constrain(self, left: str, right: str, budget: int = DEFAULT_BUDGET,
-                  deadline: float | None = None) -> Guarantee:
+                  deadline: float | None = None, caches: Caches | None = None) -> Guarantee:
         """The widest promise for a middle between `left` and `right`. `deadline` (a `time.perf_counter()`
-        value or an `earley.Deadline`) bounds the setup: past it the promise is `none`."""
+        value or an `earley.Deadline`) bounds the setup: past it the promise is `none`. With `caches`, what the
+        setup compiles may be kept there for the next call; without, nothing outlives the call."""
 
     @abstractmethod
     def right_context(self, right: str) -> RightContext:

@@ -25,7 +25,6 @@ from earley import DeadlineExceeded
 from fimlsp import quotient
 from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import INITIAL, advance
-from fimlsp.python.quotient import clear_caches
 from fimlsp.python.syntax import parses
 from fimlsp.server.positions import UTF16, position_at
 from fimlsp.source import split_at
@@ -47,14 +46,6 @@ def ids(case: Hostile) -> str:
 
 
 # --------------------------------------------------------------------------------------------------- library
-
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    """Each case pays for its own right context: one that ran out of time before is not tried again at once."""
-    clear_caches()
-    yield
-    clear_caches()
-
 
 @pytest.mark.parametrize("case", CASES, ids=ids)
 def test_quotient_answers_soundly_in_bounded_time(case):

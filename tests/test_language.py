@@ -74,7 +74,7 @@ class BracketsLanguage(Language):
     language_ids = ("brackets",)
     suffixes = (".brackets",)
 
-    def constrain(self, left, right, budget=0, deadline=None) -> Guarantee:
+    def constrain(self, left, right, budget=0, deadline=None, caches=None) -> Guarantee:
         state = self.right_context(right).start(left)
         if state is None:
             return Guarantee(NONE, None, 0, len(right), "unbalanced outside the middle")
@@ -131,3 +131,11 @@ def test_the_cli_language_option_overrides_the_suffix(brackets, tmp_path, capsys
     assert main(["complete", f"{path}:1:2", "--json", "--max-tokens", "8", "--language", "brackets"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert brackets.parses("[" + result["middle"])
+
+
+def test_caches_are_kept_per_owner_and_per_language(brackets):
+    first, second = language.Caches(), language.Caches()
+    python = language.named("python")
+    kept = first.of(python, dict)
+    assert first.of(python, dict) is kept
+    assert second.of(python, dict) is not kept and first.of(brackets, dict) is not kept

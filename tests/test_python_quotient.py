@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from earley import Deadline, Stopped
 from fimlsp import quotient
+from fimlsp.python.quotient import RightContextCache
 from fimlsp.python.region import constrain
 from fimlsp.cases import boundary_cases, random_span_cases
 from fimlsp.python.syntax import parses
@@ -170,10 +171,22 @@ def test_a_stopped_setup_raises_stopped_and_is_not_held_against_the_right_contex
     """A newer keystroke stops a setup (`earley.Deadline`); the right context is not remembered as too slow."""
     left = "class A:\n    def f(self):\n        table = {\n"
     right = "".join(f"            {i}: [{i}, ({i}, '{i}')],\n" for i in range(40)) + "        }\n        return table\n"
+    cache = RightContextCache()
     stopped = Deadline(math.inf, lambda: True)
     with pytest.raises(Stopped):
-        quotient(left, right, stopped)
+        quotient(left, right, stopped, cache=cache)
     with pytest.raises(Stopped):
-        constrain(left, right, deadline=stopped)
-    state = quotient(left, right, Deadline(time.perf_counter() + 60, lambda: False))
+        constrain(left, right, deadline=stopped, cache=cache)
+    state = quotient(left, right, Deadline(time.perf_counter() + 60, lambda: False), cache=cache)
     assert state is not None and state.feed("0: 0,\n").complete
+
+
+def test_right_context_caches_share_nothing():
+    """Each owner (a server, a CLI run) compiles into its own cache: what one keeps, another builds anew."""
+    first, second = RightContextCache(), RightContextCache()
+    context = first.right_context(")\n")
+    assert first.right_context(")\n") is context
+    assert quotient("x = (", ")\n", cache=first).context is context
+    assert second.right_context(")\n") is not context
+    assert quotient("x = (", ")\n", cache=second).context is second.right_context(")\n")
+    assert quotient("x = (", ")\n").context is not context  # no cache: compiled for the call alone

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from benchmarks.broken_elsewhere import evaluate, is_statement_boundary
 from fimlsp.python.lexer import INITIAL, advance
-from fimlsp.python.quotient import clear_caches
+from fimlsp.python.quotient import RightContextCache
 from fimlsp.python.region import FILE, NONE, REGION, constrain
 from fimlsp.python.right_context import statement_ends
 from fimlsp.python.syntax import parses
@@ -138,14 +138,14 @@ def test_files_over_the_size_budget_are_checked_around_the_cursor_only():
 
 
 def test_setup_past_its_deadline_gives_no_promise_and_is_not_retried_for_free():
-    clear_caches()
+    cache = RightContextCache()
     items = ", ".join("1" for _ in range(20_000))
     left, right = f"x = [{items}, ", f"{items}]\n"
     started = time.perf_counter()
-    promise = constrain(left, right, deadline=started + 0.2)
+    promise = constrain(left, right, deadline=started + 0.2, cache=cache)
     assert promise.scope == NONE and "time budget" in promise.reason
     again = time.perf_counter()
-    assert constrain(left, right, deadline=again + 0.2).scope == NONE
+    assert constrain(left, right, deadline=again + 0.2, cache=cache).scope == NONE
     assert time.perf_counter() - again < time.perf_counter() - started  # the slow right context is remembered
 
 

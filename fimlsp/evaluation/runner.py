@@ -21,6 +21,8 @@ from typing import Iterable, Iterator
 
 from fimlsp import decoding
 from fimlsp.evaluation.dataset import EvalCase
+from fimlsp.language import Caches
+from fimlsp.model import FimModel, load_model
 
 MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
 SETTING_KEYS = ("model", "max_tokens", "top_k", "timeout", "scope")
@@ -122,21 +124,39 @@ def prepare(path: Path, settings: RunSettings) -> set[tuple[str, str]]:
     return {(record["case"], record["mode"]) for record in records}
 
 
-# One model per process: loaded by `_init_worker` in workers, or by `run_cases` in-process.
-_MODEL = None
-_SETTINGS: RunSettings | None = None
+class _Worker:
+    """What one process runs cases with: the model, loaded once, the run's settings, and the languages' caches,
+    kept from case to case of the process (as a server keeps them from keystroke to keystroke)."""
+
+    def __init__(self, model: FimModel, settings: RunSettings):
+        self.model = model
+        self.settings = settings
+        self.caches = Caches()
+
+    @classmethod
+    def loading(cls, settings: RunSettings) -> _Worker:
+        import torch
+
+        if settings.threads:
+            torch.set_num_threads(settings.threads)
+        return cls(load_model(settings.model, settings.device), settings)
+
+    def run(self, case: EvalCase, modes: list[str]) -> list[dict]:
+        return run_case(case, modes, self.model, self.settings, self.caches)
 
 
-def _init_worker(settings: RunSettings) -> None:
-    global _MODEL, _SETTINGS
-    import torch
+# The worker of a pool's process: a `multiprocessing.Pool` initializer can hand its tasks nothing but a global.
+_pool_worker: _Worker | None = None
 
-    from fimlsp.model import load_model
 
-    if settings.threads:
-        torch.set_num_threads(settings.threads)
-    _SETTINGS = settings
-    _MODEL = load_model(settings.model, settings.device)
+def _init_pool_worker(settings: RunSettings) -> None:
+    global _pool_worker
+    _pool_worker = _Worker.loading(settings)
+
+
+def _run_in_pool_worker(item: tuple[dict, list[str]]) -> list[dict]:
+    case, modes = item
+    return _pool_worker.run(EvalCase.from_json(case), modes)
 
 
 class _CountingModel:
@@ -155,12 +175,12 @@ class _CountingModel:
         return getattr(self.network, name)
 
 
-def run_case(case: EvalCase, modes: list[str], model=None, settings: RunSettings | None = None) -> list[dict]:
-    """One record per mode for `case`, with the same model and prompt in every mode."""
+def run_case(case: EvalCase, modes: list[str], model: FimModel, settings: RunSettings,
+             caches: Caches | None = None) -> list[dict]:
+    """One record per mode for `case`, with the same model and prompt in every mode; the constrained mode's setup
+    reuses and keeps what it compiles in `caches`, when given."""
     from fimlsp.decoding import DecodingOptions, complete_middle
 
-    model = model if model is not None else _MODEL
-    settings = settings or _SETTINGS
     counter = _CountingModel(model.model)
     model = dataclasses.replace(model, model=counter)
     records = []
@@ -173,7 +193,8 @@ def run_case(case: EvalCase, modes: list[str], model=None, settings: RunSettings
         try:
             result = complete_middle(model, case.left, case.right,
                                      DecodingOptions(mode=mode, max_tokens=settings.max_tokens, top_k=settings.top_k,
-                                                     timeout=settings.timeout, scope=settings.scope))
+                                                     timeout=settings.timeout, scope=settings.scope),
+                                     caches=caches)
         except Exception as error:  # noqa: BLE001 - one broken case must not end a long run; it is recorded
             record.update(error=f"{type(error).__name__}: {error}"[:500], parses=False, stop="error",
                           wall_seconds=time.perf_counter() - clock)
@@ -182,11 +203,6 @@ def run_case(case: EvalCase, modes: list[str], model=None, settings: RunSettings
                           wall_seconds=time.perf_counter() - clock)
         records.append(record)
     return records
-
-
-def _run_in_worker(item: tuple[dict, list[str]]) -> list[dict]:
-    case, modes = item
-    return run_case(EvalCase.from_json(case), modes)
 
 
 def run_cases(
@@ -223,17 +239,16 @@ def run_cases(
 
 def _results(work, settings: RunSettings, workers: int, model) -> Iterator[list[dict]]:
     if workers <= 1 or model is not None:
-        if model is None:
-            _init_worker(settings)
+        worker = _Worker.loading(settings) if model is None else _Worker(model, settings)
         for case, modes in work:
-            yield run_case(case, modes, model, settings)
+            yield worker.run(case, modes)
         return
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
-    with context.Pool(workers, initializer=_init_worker, initargs=(settings,)) as pool:
+    with context.Pool(workers, initializer=_init_pool_worker, initargs=(settings,)) as pool:
         items = [(case.to_json(), modes) for case, modes in work]
-        yield from pool.imap_unordered(_run_in_worker, items, chunksize=1)
+        yield from pool.imap_unordered(_run_in_pool_worker, items, chunksize=1)
 
 
 def default_threads(workers: int) -> int:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fimlsp.language import DEFAULT_BUDGET, Language
-from fimlsp.python.quotient import RightContext
+from fimlsp.language import DEFAULT_BUDGET, Caches, Language
+from fimlsp.python.quotient import RightContext, RightContextCache
 from fimlsp.python.region import PythonGuarantee, constrain
 from fimlsp.python.syntax import parses
 
@@ -14,8 +14,9 @@ class Python(Language):
     suffixes = (".py", ".pyi", ".pyw")
 
     def constrain(self, left: str, right: str, budget: int = DEFAULT_BUDGET,
-                  deadline: float | None = None) -> PythonGuarantee:
-        return constrain(left, right, budget, deadline)
+                  deadline: float | None = None, caches: Caches | None = None) -> PythonGuarantee:
+        cache = None if caches is None else caches.of(self, RightContextCache)
+        return constrain(left, right, budget, deadline, cache)
 
     def right_context(self, right: str) -> RightContext:
         return RightContext(right)

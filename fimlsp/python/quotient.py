@@ -1,9 +1,10 @@
 """`quotient(left, right)`: the recognizer of middles that make `left + middle + right` a valid Python module.
 
 The right context is compiled once into a quotient grammar `L(Python) / R`, where `R` is the union of the token
-streams the right context can lex to (`fimlsp.python.right_context`), and cached per right context: a user who
-types keeps the same right context. The left context and the middle run through the incremental lexer into an
-Earley recognizer of that grammar, so `feed` costs time proportional to the text fed, whatever the file's size.
+streams the right context can lex to (`fimlsp.python.right_context`), and kept per right context in a
+`RightContextCache` that its owner (a server, one CLI run) passes down: a user who types keeps the same right
+context. The left context and the middle run through the incremental lexer into an Earley recognizer of that
+grammar, so `feed` costs time proportional to the text fed, whatever the file's size.
 
 `complete` first settles the middle's last token into the right context with the real lexer state (exact
 INDENT/DEDENT for the line the middle ends on), asks the quotient recognizer, and then confirms with CPython's
@@ -16,6 +17,7 @@ from __future__ import annotations
 import bisect
 import gc
 import math
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -139,8 +141,10 @@ _FEED_CHUNK = 1024
 
 @lru_cache(maxsize=None)
 def python_quotients() -> RightQuotients:
-    """Python's grammar, ready to be quotiented by right contexts (built once a process). What it holds lives
-    as long as the process, so the cycle collector is told to leave it out of its passes (`gc.freeze`)."""
+    """Python's grammar, ready to be quotiented by right contexts (built once a process). It depends on no input:
+    it is the grammar, not a cache of anyone's text (compiled right contexts are, and live in the
+    `RightContextCache` of their owner). What it holds lives as long as the process, so the cycle collector is
+    told to leave it out of its passes (`gc.freeze`)."""
     quotients = RightQuotients(load_grammar(), finishing.TERMINAL_COSTS)
     gc.collect()
     gc.freeze()
@@ -170,52 +174,60 @@ def _feed_in_chunks(state: FimState, text: str, deadline: float | None) -> FimSt
     return state
 
 
-_CACHE_SIZE = 16
-_contexts: OrderedDict[tuple[str, str], RightContext] = OrderedDict()
-# Right contexts whose build ran out of time, with the time they were given.
-_too_slow: OrderedDict[tuple[str, str], float] = OrderedDict()
+_CACHE_SIZE = 16  # right contexts a cache keeps, and as many that ran out of time
 
 
-def right_context(
-    right: str, deadline: float | None = None, block_indent: str = "", statement_starts: Sequence[int] = ()
-) -> RightContext:
-    """The compiled right context, from a small LRU cache (a typing user keeps the same right context).
+class RightContextCache:
+    """Compiled right contexts, kept by their owner (a server, one CLI run) for the next request: a typing user
+    keeps the same right context. A small LRU, beside a memory of the right contexts whose build ran out of time.
 
-    A build that runs past `deadline` raises `DeadlineExceeded` and is remembered with the time it was given,
-    so that a user typing in front of a right context too big to compile does not pay for the attempt again on
-    every keystroke unless at least twice the time is offered. A build stopped by its caller (`earley.Deadline`)
-    raises `earley.Stopped` and is not held against the right context.
+    Shared by the server's threads: a lock guards the dictionaries, never a build (two threads that build the
+    same right context at once each build it, and the later one is kept).
     """
-    key = (right, block_indent)
-    found = _contexts.get(key)
-    if found is not None:
-        _contexts.move_to_end(key)
-        return found
-    started = time.perf_counter()
-    offered = math.inf if deadline is None else deadline - started
-    if 2 * _too_slow.get(key, -math.inf) > offered:
-        raise DeadlineExceeded
-    try:
-        context = RightContext(right, deadline, block_indent, statement_starts=statement_starts)
-    except Stopped:
-        raise
-    except DeadlineExceeded:
-        _remember(_too_slow, key, offered)
-        raise
-    _remember(_contexts, key, context)
-    return context
 
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._contexts: OrderedDict[tuple[str, str], RightContext] = OrderedDict()
+        # Right contexts whose build ran out of time, with the time they were given.
+        self._too_slow: OrderedDict[tuple[str, str], float] = OrderedDict()
 
-def _remember(cache: OrderedDict, key: tuple[str, str], value) -> None:
-    cache[key] = value
-    cache.move_to_end(key)
-    while len(cache) > _CACHE_SIZE:
-        cache.popitem(last=False)
+    def right_context(
+        self, right: str, deadline: float | None = None, block_indent: str = "", statement_starts: Sequence[int] = ()
+    ) -> RightContext:
+        """The compiled right context, built unless it is kept.
 
+        A build that runs past `deadline` raises `DeadlineExceeded` and is remembered with the time it was
+        given, so that a user typing in front of a right context too big to compile does not pay for the attempt
+        again on every keystroke unless at least twice the time is offered. A build stopped by its caller
+        (`earley.Deadline`) raises `earley.Stopped` and is not held against the right context.
+        """
+        key = (right, block_indent)
+        with self._lock:
+            found = self._contexts.get(key)
+            if found is not None:
+                self._contexts.move_to_end(key)
+                return found
+            too_slow = self._too_slow.get(key, -math.inf)
+        started = time.perf_counter()
+        offered = math.inf if deadline is None else deadline - started
+        if 2 * too_slow > offered:
+            raise DeadlineExceeded
+        try:
+            context = RightContext(right, deadline, block_indent, statement_starts=statement_starts)
+        except Stopped:
+            raise
+        except DeadlineExceeded:
+            self._remember(self._too_slow, key, offered)
+            raise
+        self._remember(self._contexts, key, context)
+        return context
 
-def clear_caches() -> None:
-    _contexts.clear()
-    _too_slow.clear()
+    def _remember(self, entries: OrderedDict, key: tuple[str, str], value) -> None:
+        with self._lock:
+            entries[key] = value
+            entries.move_to_end(key)
+            while len(entries) > _CACHE_SIZE:
+                entries.popitem(last=False)
 
 
 class FimState:
@@ -343,11 +355,13 @@ class BlockScope:
         return dedents == 0 or (dedents < len(lexer.indents) and lexer.indents[-1 - dedents][0] >= self.floor)
 
 
-def quotient(left: str, right: str, deadline: float | None = None, block_indent: str = "") -> FimState | None:
+def quotient(left: str, right: str, deadline: float | None = None, block_indent: str = "",
+             cache: RightContextCache | None = None) -> FimState | None:
     """The state after `left`, given `right`; None if no middle can make `left + middle + right` valid.
 
     Raises `earley.DeadlineExceeded` if building it runs past `deadline`, a `time.perf_counter()` value. With
-    `block_indent`, valid means a run of statements of a block indented by it (see `RightContext`).
+    `block_indent`, valid means a run of statements of a block indented by it (see `RightContext`). The right
+    context comes from `cache` when given; without one it is compiled for this call alone.
 
     When `left + right` is itself a valid module (a cursor that jumped, before anything is typed), one parse of
     it, remembered for the document, proves what the windows need at both ends of the cursor's top-level
@@ -356,4 +370,8 @@ def quotient(left: str, right: str, deadline: float | None = None, block_indent:
     starts = () if block_indent else module_statement_starts(left + right)
     split = bisect.bisect_right(starts, len(left))
     right_starts = [start - len(left) for start in starts[split:]]
-    return right_context(right, deadline, block_indent, right_starts).start(left, deadline, starts[:split])
+    if cache is None:
+        context = RightContext(right, deadline, block_indent, statement_starts=right_starts)
+    else:
+        context = cache.right_context(right, deadline, block_indent, right_starts)
+    return context.start(left, deadline, starts[:split])

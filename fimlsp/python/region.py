@@ -32,6 +32,7 @@ unchecked.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ from fimlsp.language import DEFAULT_BUDGET, FILE, NONE, REGION, Guarantee
 from fimlsp.lines import LINE
 from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import INITIAL, MAX_INDENT_LEVELS, advance, block_start
-from fimlsp.python.quotient import quotient
+from fimlsp.python.quotient import RightContextCache, quotient
 from fimlsp.python.right_context import statement_ends
 from fimlsp.python.syntax import error_text, parses, parses_statements
 from fimlsp.python.window import start_between_statements, statement_starts, statement_starts_by_block
@@ -71,20 +72,23 @@ class PythonGuarantee(Guarantee):
         return self.scope != NONE and parses_statements(region, self.indent)
 
 
-def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET,
-              deadline: float | None = None) -> PythonGuarantee:
+def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET, deadline: float | None = None,
+              cache: RightContextCache | None = None) -> PythonGuarantee:
     """The widest promise that can be had for a middle between `left` and `right` (see the module's text).
 
     `budget` is the file size, in characters, up to which the whole file is checked (and the most a region may
     hold); `deadline`, a `time.perf_counter()` value, bounds the setup: past it the promise is `none`. An
-    `earley.Deadline` that its caller stops makes it raise `earley.Stopped` instead.
+    `earley.Deadline` that its caller stops makes it raise `earley.Stopped` instead. The right contexts come
+    from `cache`, or without one from a cache of this call's attempts alone.
     """
+    cache = RightContextCache() if cache is None else cache
+    whole_file = functools.partial(quotient, left, right, cache=cache)
     fits = len(left) + len(right) <= budget
     try:
         whole_tried = False  # and no middle makes the whole file parse
         if fits:
             try:
-                if (state := quotient(left, right, within(deadline, QUICK_WHOLE_FILE))) is not None:
+                if (state := whole_file(within(deadline, QUICK_WHOLE_FILE))) is not None:
                     return PythonGuarantee(FILE, state, 0, len(right))
                 whole_tried = True
             except Stopped:
@@ -95,16 +99,16 @@ def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET,
         first = next(regions, None)
         top = first if first is not None and not first[2] else None
         whole_first = fits and not whole_tried and (top is None or top[1] == len(right) or parses(right[top[1]:]))
-        if whole_first and (state := quotient(left, right, deadline)) is not None:
+        if whole_first and (state := whole_file(deadline)) is not None:
             return PythonGuarantee(FILE, state, 0, len(right))
         if fits:
             reason = "the rest of the file does not parse, whatever the middle"
         else:
             reason = f"the file has more than {budget:,} characters; the rest of it was not checked"
         for cut, end, indent in itertools.chain([first] if first is not None else [], regions):
-            if (state := quotient(left[cut:], right[:end], deadline, indent)) is not None:
+            if (state := quotient(left[cut:], right[:end], deadline, indent, cache)) is not None:
                 return PythonGuarantee(REGION, state, cut, end, reason, indent)
-        if fits and not whole_first and not whole_tried and (state := quotient(left, right, deadline)) is not None:
+        if fits and not whole_first and not whole_tried and (state := whole_file(deadline)) is not None:
             return PythonGuarantee(FILE, state, 0, len(right))
     except Stopped:
         raise

@@ -2,8 +2,9 @@
 
 - `Recognizers` keeps, per document, the promises (`fimlsp.language.Guarantee`, with their recognizer states)
   after the last few left contexts for the current right context and language; a new left context that extends
-  one of them is fed only the added text. (A language may cache more below its seam: Python's quotient grammar of
-  a right context, keyed by the right text, which typing at the cursor leaves unchanged.)
+  one of them is fed only the added text. It also holds the server's `fimlsp.language.Caches`, where a language
+  keeps what it compiles below its seam, for every document: Python's quotient grammar of a right context, keyed
+  by the right text, which typing at the cursor leaves unchanged.
 - `Suggestions` keeps the last suggestion per document: when the user types its start, the rest of it is still
   a valid middle for the same right context and is served without running the model.
 """
@@ -12,14 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fimlsp.language import NONE, Guarantee, Language
+from fimlsp.language import NONE, Caches, Guarantee, Language
 
 
 class Recognizers:
-    """Left-context promises per document, for one right context at a time."""
+    """Left-context promises per document, for one right context at a time, and the languages' `caches` that
+    building them fills (one server's, shared by its documents)."""
 
     def __init__(self, keep: int = 8):
         self.keep = keep
+        self.caches = Caches()
         self._entries: dict[str, tuple[tuple[str, str], list[tuple[str, Guarantee]]]] = {}
 
     def guarantee(self, uri: str, left: str, right: str, budget: int, deadline: float | None,
@@ -44,7 +47,7 @@ class Recognizers:
         elif base is not None:
             found, how = base[1].extended(left[len(base[0]):]), "extended"
         if found is None:
-            found, how = language.constrain(left, right, budget, deadline), "built"
+            found, how = language.constrain(left, right, budget, deadline, self.caches), "built"
         if found.scope != NONE and how != "reused":
             states.append((left, found))
             del states[:-self.keep]
