@@ -17,8 +17,6 @@ from fimlsp.training.fim import (
     pack,
     segment_document,
     split_at_random_points,
-    window,
-    window_count,
 )
 from fimlsp.training.tokenizer import EOS, FIM_MIDDLE, FIM_PAD, FIM_PREFIX, FIM_SUFFIX, SPECIAL_TOKENS, train_tokenizer
 
@@ -242,12 +240,22 @@ def test_documents_are_cut_into_context_sized_segments(tokenizer):
     assert len(samples) == 2 * len(segments)
 
 
-def test_packing_and_windows_cover_the_stream_with_one_token_overlap():
-    stream = pack([[5, 6, 0], [7, 0], [8, 9, 10, 0]])
-    assert stream.tolist() == [5, 6, 0, 7, 0, 8, 9, 10, 0]
-    assert window_count(len(stream), 4) == 2
-    assert window(stream, 0, 4).tolist() == [5, 6, 0, 7, 0]
-    assert window(stream, 1, 4).tolist() == [0, 8, 9, 10, 0]
+def test_packing_keeps_every_sample_whole_in_one_window():
+    windows = pack([[5, 6, 0], [7, 0], [8, 9, 10, 0], [11, 12, 13, 14, 15, 16], [17, 0]], window_tokens=5, pad=4)
+    assert windows.tolist() == [[5, 6, 0, 7, 0], [8, 9, 10, 0, 4], [17, 0, 4, 4, 4]]  # the 6-token sample is dropped
+
+
+def test_every_fim_window_starts_with_a_sample_whose_middle_sees_its_context(tokenizer):
+    from fimlsp.training.train import SAMPLE_SLACK
+
+    transform = fim_transform(tokenizer, fim_rate=1.0, segment_tokens=65 - 1 - SAMPLE_SLACK)
+    texts = [(STDLIB / name).read_text() for name in ("textwrap.py", "bisect.py")]
+    samples = list(transform.samples(texts, random.Random(6)))
+    windows = pack(samples, window_tokens=65, pad=4)
+    assert all(row[0] == 1 for row in windows.tolist())  # <fim_prefix>: as a prompt starts at inference
+    kept = [token for row in windows.tolist() for token in row if token != 4]
+    assert kept == [token for sample in samples if len(sample) <= 65 for token in sample]
+    assert sum(len(sample) > 65 for sample in samples) <= 0.01 * len(samples)  # the slack leaves room
 
 
 def test_learning_rate_warms_up_then_decays_by_cosine_to_the_floor():
@@ -289,7 +297,7 @@ def test_training_lowers_the_loss_and_exports_a_complete_model(sample_root, tmp_
     assert {"config.json", "model.safetensors", "tokenizer.json", "corpus.json", "training.json", "evaluation.json",
             "README.md"} <= files
     record = json.loads((model / "training.json").read_text())
-    assert record["steps"] == 40 and record["tokens_seen"] == 40 * 4 * 64
+    assert record["steps"] == 40 and 0.5 * 40 * 4 * 64 < record["tokens_seen"] <= 40 * 4 * 64  # padding not counted
     results = json.loads((model / "evaluation.json").read_text())
     assert results["fim"]["cases_per_kind"] == 3
     assert set(results["fim"]["kinds"]) == {"randspan", "boundary", "line", "node"}

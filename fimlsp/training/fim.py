@@ -17,7 +17,7 @@ middle and the end of sequence:
 - SPM: `<fim_prefix> <fim_suffix> suffix <fim_middle> prefix middle <|endoftext|>` (the SPM variant of the
   paper's appendix, also used by StarCoder, in which prefix and middle stay contiguous)
 
-Samples are then packed back to back into one token stream that is cut into fixed-length windows.
+Samples are then packed into fixed-length windows that hold whole samples only (`pack`).
 """
 
 from __future__ import annotations
@@ -144,18 +144,27 @@ class FimTransform:
         return layout("spm" if rng.random() < self.spm_rate else "psm", prefix, middle, suffix, self.ids)
 
 
-def pack(samples: Iterable[list[int]]) -> np.ndarray:
-    """Concatenate samples into one token stream (each already ends with EOS, which separates documents)."""
-    chunks = [np.asarray(sample, dtype=np.int32) for sample in samples]
-    return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int32)
+def pack(samples: Iterable[list[int]], window_tokens: int, pad: int) -> np.ndarray:
+    """Pack samples into windows of `window_tokens` tokens, each holding whole samples only, the rest padded.
+
+    A FIM sample's middle must see its own prefix and suffix: split across two windows, its middle would be
+    learnt without its context (which is what packing into a plain stream cut at fixed strides did). A window
+    starts with a sample, as a prompt does at inference. Samples longer than a window are dropped (segments are
+    cut short enough that none is); `pad` fills the rest and is left out of the loss.
+    """
+    windows: list[np.ndarray] = []
+    current: list[int] = []
+    for sample in samples:
+        if len(sample) > window_tokens:
+            continue
+        if len(current) + len(sample) > window_tokens:
+            windows.append(_padded(current, window_tokens, pad))
+            current = []
+        current.extend(sample)
+    if current:
+        windows.append(_padded(current, window_tokens, pad))
+    return np.stack(windows) if windows else np.zeros((0, window_tokens), dtype=np.int32)
 
 
-def window_count(stream_length: int, seq_len: int) -> int:
-    """How many training windows of seq_len inputs (plus one shifted target) a stream holds."""
-    return max(0, (stream_length - 1) // seq_len)
-
-
-def window(stream: np.ndarray, index: int, seq_len: int) -> np.ndarray:
-    """The index-th window: seq_len + 1 tokens, the last token of one window being the first of the next."""
-    start = index * seq_len
-    return stream[start : start + seq_len + 1]
+def _padded(tokens: list[int], length: int, pad: int) -> np.ndarray:
+    return np.asarray(tokens + [pad] * (length - len(tokens)), dtype=np.int32)

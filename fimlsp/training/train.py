@@ -24,8 +24,17 @@ from typing import Callable
 import numpy as np
 
 from fimlsp.training import corpus as corpus_module
-from fimlsp.training.fim import FimTokens, FimTransform, SpanMix, pack, window, window_count
-from fimlsp.training.tokenizer import EOS, FIM_MIDDLE, FIM_PREFIX, FIM_SUFFIX, load_tokenizer, special_token_ids, train_tokenizer
+from fimlsp.training.fim import FimTokens, FimTransform, SpanMix, pack
+from fimlsp.training.tokenizer import (
+    EOS,
+    FIM_MIDDLE,
+    FIM_PAD,
+    FIM_PREFIX,
+    FIM_SUFFIX,
+    load_tokenizer,
+    special_token_ids,
+    train_tokenizer,
+)
 
 MANIFEST = "corpus.json"
 RUN_OPTIONS = "run.json"
@@ -35,6 +44,9 @@ CHECKPOINT_DIR = "checkpoints"
 LOG = "log.jsonl"
 EVALUATION_RECORDS = "evaluation.jsonl"
 TRAINING_RECORD = "training.json"
+# Tokens a segment leaves free in its window: the four FIM control tokens, and the few more that tokenizing the
+# prefix, middle and suffix apart can take.
+SAMPLE_SLACK = 12
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,8 +215,9 @@ class TrainingRun:
             staging.replace(directory)
         return load_tokenizer(directory)
 
-    def epoch_stream(self, epoch: int, tokenizer) -> np.ndarray:
-        """The packed FIM token stream of one pass over the training files (cached; a function of the seed)."""
+    def epoch_windows(self, epoch: int, tokenizer) -> np.ndarray:
+        """The training windows (seq_len + 1 tokens each, whole samples padded) of one pass over the training
+        files (cached; a function of the seed)."""
         path = self.output / DATA_DIR / f"train-epoch{epoch}.npy"
         if path.exists():
             return np.load(path, mmap_mode="r")
@@ -212,7 +225,7 @@ class TrainingRun:
         transform = FimTransform(
             tokenizer,
             FimTokens(prefix=ids[FIM_PREFIX], middle=ids[FIM_MIDDLE], suffix=ids[FIM_SUFFIX], eos=ids[EOS]),
-            segment_tokens=self.options.seq_len - 4,
+            segment_tokens=self.options.seq_len - SAMPLE_SLACK,
             fim_rate=self.options.fim_rate,
             spm_rate=self.options.spm_rate,
             spans=SpanMix(line=self.options.line_span_rate, node=self.options.node_span_rate),
@@ -220,12 +233,13 @@ class TrainingRun:
         rng = random.Random(f"{self.options.seed}:fim:{epoch}")
         documents = self.documents("train")
         random.Random(f"{self.options.seed}:order:{epoch}").shuffle(documents)
-        stream = pack(transform.samples(documents, rng)).astype(np.uint16 if len(tokenizer) <= 65536 else np.int32)
+        windows = pack(transform.samples(documents, rng), self.options.seq_len + 1, ids[FIM_PAD])
+        windows = windows.astype(np.uint16 if len(tokenizer) <= 65536 else np.int32)
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path.with_suffix(".tmp"), "wb") as handle:
-            np.save(handle, stream)
+            np.save(handle, windows)
         path.with_suffix(".tmp").replace(path)
-        return stream
+        return windows
 
     # Training ----------------------------------------------------------------------------------------------
 
@@ -235,18 +249,17 @@ class TrainingRun:
         Every epoch contributes as many windows as epoch 0 holds (later epochs, FIM-transformed with other random
         spans, differ slightly in length), so the position of a step's windows never depends on later data.
         """
-        seq_len, batch_size = self.options.seq_len, self.options.batch_size
+        batch_size = self.options.batch_size
         cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
         def epoch_data(epoch: int) -> tuple[np.ndarray, np.ndarray]:
             if epoch not in cache:
                 cache.clear()
-                stream = self.epoch_stream(epoch, tokenizer)
-                count = window_count(len(stream), seq_len)
-                if count == 0:
-                    raise TrainingError("the training corpus is shorter than one context window")
-                order = np.random.default_rng([self.options.seed, epoch]).permutation(count)
-                cache[epoch] = (stream, order)
+                windows = self.epoch_windows(epoch, tokenizer)
+                if len(windows) == 0:
+                    raise TrainingError("the training corpus holds no sample that fits a context window")
+                order = np.random.default_rng([self.options.seed, epoch]).permutation(len(windows))
+                cache[epoch] = (windows, order)
             return cache[epoch]
 
         windows_per_epoch = len(epoch_data(0)[1])
@@ -255,8 +268,8 @@ class TrainingRun:
             rows = []
             for position in range(step * batch_size, (step + 1) * batch_size):
                 epoch, offset = divmod(position, windows_per_epoch)
-                stream, order = epoch_data(epoch)
-                rows.append(np.asarray(window(stream, int(order[offset % len(order)]), seq_len), dtype=np.int64))
+                windows, order = epoch_data(epoch)
+                rows.append(np.asarray(windows[int(order[offset % len(order)])], dtype=np.int64))
             return np.stack(rows)
 
         return batch
@@ -276,6 +289,7 @@ class TrainingRun:
         self.check_options()
         tokenizer = self.tokenizer()
         batch_of = self.batches(tokenizer)
+        pad = special_token_ids(tokenizer)[FIM_PAD]
         device = resolve_device(self.control.device)
         torch.manual_seed(self.options.seed)
         model = GPTBigCodeForCausalLM(model_config(self.options, tokenizer)).to(device)
@@ -303,14 +317,15 @@ class TrainingRun:
                 group["lr"] = lr_at(step, self.options)
             with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=autocast):
                 logits = model(input_ids=batch[:, :-1]).logits
-            loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), batch[:, 1:].flatten())
+            loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), batch[:, 1:].flatten(),
+                                                     ignore_index=pad)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), self.options.grad_clip)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
             steps_this_run += 1
-            step_tokens = batch.shape[0] * (batch.shape[1] - 1)
+            step_tokens = int((batch[:, 1:] != pad).sum())
             tokens_seen += step_tokens
             elapsed = time.monotonic() - tick
             train_seconds += elapsed
