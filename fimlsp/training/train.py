@@ -68,7 +68,7 @@ class TrainOptions:
     spm_rate: float = 0.5
     line_span_rate: float = 0.35
     node_span_rate: float = 0.35
-    tokens: int = 18_000_000
+    tokens: int = 15_000_000
     batch_size: int = 16
     lr: float = 1.5e-3
     min_lr_ratio: float = 0.1
