@@ -310,6 +310,28 @@ def test_training_lowers_the_loss_and_exports_a_complete_model(sample_root, tmp_
     assert (tmp_path / "run" / "evaluation.jsonl").stat().st_size > 0
 
 
+def test_evaluate_model_measures_resumes_and_rewrites_the_card(sample_root, tmp_path, capsys):
+    from fimlsp.cli import main
+
+    assert train(sample_root, tmp_path / "run", "--tokens", str(8 * 4 * 64), "--eval-cases", "1") == 0
+    model, records = tmp_path / "run" / "model", tmp_path / "records.jsonl"
+    capsys.readouterr()
+    command = ["evaluate-model", "--model", str(model), "--cases", "2", "--eval-bytes", "2000", "--device", "cpu",
+               "--records", str(records), "--write-card"]
+    assert main(command) == 0
+    printed = capsys.readouterr().out
+    assert "bits/byte" in printed and "| line | constrained | 2 |" in printed
+    first = records.read_text()
+    results = json.loads((model / "evaluation.json").read_text())
+    assert results["fim"]["cases_per_kind"] == 2 and "| random span | unconstrained | 2 |" in (model / "README.md").read_text()
+    assert main(command) == 0 and records.read_text() == first  # every case was there: nothing run again
+    capsys.readouterr()
+    (model / "corpus.json").unlink()
+    assert main(command) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "corpus.json" in error
+
+
 def test_interrupted_and_resumed_run_ends_with_the_same_weights(sample_root, tmp_path, capsys):
     from safetensors.torch import load_file
 
