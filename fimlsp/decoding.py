@@ -116,6 +116,7 @@ class Completion:
     max_tokens: int | None = None  # the token limit that applied: the option's, or what the context window left
     scope: str = "file"  # the scope the constrained middle kept to: block, or file (asked for, or fallen back to)
     repeated_chars: int = 0  # characters cut from the end because they wrote again the right context's first lines
+    refusal: str = ""  # where decoding found no token to go on with, and what the language allowed there
 
     @property
     def valid(self) -> bool:
@@ -539,6 +540,7 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
     judge = _JUDGES[mode](left, right, named(options.language))
     decoder = _Decoder(model, judge, options, deadline, should_stop)
     prefix, stop, seen = decoder.run(prompt, start, skip)
+    refused = prefix if stop == "no_candidate" else None
     generated, ending, finish_chars = prefix.tokens, "none", 0
     steered = decoder.steered_from is not None
     steered_to_the_limit = stop in ("max_tokens", "context_full") and steered and judge.valid_end(prefix)
@@ -571,7 +573,18 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
         checked, guarantee.lines(left, right) if checked == REGION else None,
         guarantee is not None and guarantee.state is None and checked == NONE,
         guarantee.reason if narrowed else "", options.max_tokens, repeated_chars=repeated_chars,
+        refusal=_refusal(refused, left) if refused is not None and checked == NONE else "",
     )
+
+
+def _refusal(prefix: _Prefix, left: str) -> str:
+    """Where no candidate could go on, and what the language allowed there, in one line."""
+    where = (f"after {prefix.text[-24:]!r} ({len(prefix.text)} characters into the middle)" if prefix.text
+             else f"at the cursor, after {left[-24:]!r}")
+    expected = prefix.state.expected() if prefix.state is not None else ()
+    shown = ", ".join(expected[:12]) + (f" and {len(expected) - 12} more" if len(expected) > 12 else "")
+    return (f"{where}, no token kept a valid end within the token limit"
+            + (f"; expected one of: {shown}" if expected else ""))
 
 
 def _without_repeated_suffix(prefix: _Prefix, seen: list[_Prefix], start: _Prefix, right: str, judge: Judge,

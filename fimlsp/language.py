@@ -54,6 +54,10 @@ class State(Protocol):
         """This state, admitting only middles that stay in the block that holds the cursor and leave the text
         after the cursor as it reads now (a language without blocks: the same state)."""
 
+    def expected(self) -> tuple[str, ...]:
+        """What may come next, in the language's own terms (its tokens), for a message that says why a text was
+        refused."""
+
 
 class RightContext(Protocol):
     """A right context compiled once (its quotient), from which recognizers start after any left context."""

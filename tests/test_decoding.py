@@ -328,3 +328,19 @@ def test_a_multi_line_suggestion_ends_with_the_statement_or_block_at_the_cursor(
     assert result.middle == middle and result.ending == "statement" and result.parses, result
     whole = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=60))
     assert whole.middle.startswith(middle) and len(whole.middle) > len(middle), whole
+
+
+def test_a_middle_refused_everywhere_says_where_and_what_was_expected(tiny):
+    """Thirty open brackets cannot be closed in three tokens: the result names the place and the expected tokens."""
+    result = complete_middle(tiny, "x = " + "(" * 30, "\n", DecodingOptions(max_tokens=3))
+    assert not result.valid and result.stop == "no_candidate"
+    assert "at the cursor, after '((((" in result.refusal and "within the token limit" in result.refusal
+    assert "expected one of: " in result.refusal and ")" in result.refusal.split("expected one of: ")[1].split(", ")
+
+
+def test_the_cli_error_for_no_valid_middle_carries_the_refusal(tiny_model_path, tmp_path):
+    source = tmp_path / "deep.py"
+    source.write_text("x = " + "(" * 30 + "\n")
+    result = run_cli("complete", f"{source}:1:35", "--model", str(tiny_model_path), "--max-tokens", "3")
+    assert result.returncode == 1 and result.stderr.count("\n") == 1
+    assert "no valid middle found (no_candidate after" in result.stderr and "expected one of:" in result.stderr

@@ -46,6 +46,9 @@ class Brackets:
     def in_block(self) -> Brackets:
         return self
 
+    def expected(self) -> tuple[str, ...]:
+        return ("(", "[", {"(": ")", "[": "]"}[self.stack[-1]]) if self.stack else ("(", "[")
+
     def statement_column(self) -> int:
         return 0
 

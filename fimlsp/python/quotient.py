@@ -278,6 +278,16 @@ class FimState:
             return None
         return FimState(self.context, lexer, parser, (self._chunks, text), self.scope)
 
+    def expected(self) -> tuple[str, ...]:
+        """The terminals that may come next: after the token being written when it can only be one terminal,
+        else those it can still become."""
+        allowed = self.parser.allowed()
+        becoming = self.lexer.possible_terminals()
+        if becoming is not None and len(becoming) == 1:
+            after = self.parser.feed(next(iter(becoming)))
+            return tuple(sorted(after.allowed())) if after is not None else ()
+        return tuple(sorted(allowed if becoming is None else allowed & becoming))
+
     @property
     def text(self) -> str:
         """The left context and everything fed since."""

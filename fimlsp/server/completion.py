@@ -253,7 +253,8 @@ def _why_invalid(result, settings: Settings) -> str:
         "context_full": "the model's context window filled before a valid middle",
         "cancelled": SUPERSEDED,
     }
-    return reasons.get(result.stop, f"no valid middle ({result.stop} after {result.tokens} tokens)")
+    reason = reasons.get(result.stop, f"no valid middle ({result.stop} after {result.tokens} tokens)")
+    return f"{reason}: {result.refusal}" if result.refusal else reason
 
 
 def _detail(result) -> str:
