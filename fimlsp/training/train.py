@@ -65,10 +65,10 @@ class TrainOptions:
     n_head: int = 4
     seq_len: int = 512
     fim_rate: float = 0.9
-    spm_rate: float = 0.5
+    spm_rate: float = 0.0
     line_span_rate: float = 0.35
     node_span_rate: float = 0.35
-    tokens: int = 15_000_000
+    tokens: int = 10_000_000
     batch_size: int = 16
     lr: float = 1.5e-3
     min_lr_ratio: float = 0.1
