@@ -39,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="model folder or hub id (default: the model shipped with fimlsp)")
     parser.add_argument("--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if present)")
     parser.add_argument("--format", dest="fim_format", help="FIM prompt format (default: detected from the model)")
-    parser.add_argument("--order", choices=("psm", "spm"), default="psm", help="FIM prompt order (default: psm)")
+    parser.add_argument("--order", choices=("psm", "spm"), default=None,
+                        help="FIM prompt order (default: the one the model folder names in fim.json, else psm)")
     parser.add_argument("--max-tokens", type=int, default=DEFAULTS.max_tokens,
                         help="most tokens to generate (default: %(default)s); the prompt and the middle share the "
                              "model's context window, so fewer may fit (128 with the shipped 512-token model on a long "

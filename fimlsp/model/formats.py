@@ -7,7 +7,9 @@ suffix-prefix-middle (`spm`) is offered where the family was trained on it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 LEFT, RIGHT = "{left}", "{right}"
 
@@ -98,3 +100,22 @@ def detect_format(vocabulary: set[str] | dict, name: str = "", model_type: str =
         if any(family in label for family in fmt.families):
             return fmt
     return candidates[0]
+
+
+FIM_SETTINGS = "fim.json"  # in a model folder: the format and prompt order it was trained for
+
+
+def write_fim_settings(directory: Path, fim_format: str, order: str) -> None:
+    (Path(directory) / FIM_SETTINGS).write_text(json.dumps({"format": fim_format, "order": order}) + "\n",
+                                                 encoding="utf-8")
+
+
+def preferred_order(directory: Path) -> str:
+    """The prompt order a model folder names in its `fim.json` (a model trained mostly on one order does best
+    with it); prefix-suffix-middle when it names none."""
+    path = Path(directory) / FIM_SETTINGS
+    if path.is_file():
+        order = json.loads(path.read_text(encoding="utf-8")).get("order")
+        if isinstance(order, str):
+            return order
+    return "psm"

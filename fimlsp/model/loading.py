@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from fimlsp.model.formats import FORMATS, LEFT, RIGHT, FimFormat, detect_format
+from fimlsp.model.formats import FORMATS, LEFT, RIGHT, FimFormat, detect_format, preferred_order
 from fimlsp.model.token_text import token_bytes
 
 # A client may send lone surrogates (JSON escapes carry them); tokenizers take only valid Unicode.
@@ -97,9 +97,10 @@ def load_model(
     name: str | os.PathLike | None = None,
     device: str | None = None,
     fim_format: str | None = None,
-    order: str = "psm",
+    order: str | None = None,
 ) -> FimModel:
     """Load a model folder or hub id (default: the model shipped with fimlsp) in the dtype it was saved in.
+    `order` None: the order the folder's `fim.json` names, else prefix-suffix-middle.
 
     A hub id in the local cache loads from it without the network; one that is not fails at once, before torch is
     imported, when the hub cannot be reached."""
@@ -146,6 +147,8 @@ def load_model(
                 f"{str(name)!r} is not a fill-in-the-middle model: its tokenizer has none of the FIM control "
                 f"tokens of {', '.join(sorted(FORMATS))}"
             )
+    if order is None:
+        order = preferred_order(location) if looks_local else "psm"
     if order not in chosen.orders:
         raise ModelError(f"format {chosen.name!r} supports the orders {', '.join(chosen.orders)}, not {order!r}")
     if device == "cpu" and model.dtype == torch.float16:

@@ -24,7 +24,8 @@ from typing import Callable
 import numpy as np
 
 from fimlsp.training import corpus as corpus_module
-from fimlsp.training.fim import FimTokens, FimTransform, SpanMix, pack
+from fimlsp.model.formats import write_fim_settings
+from fimlsp.training.fim import TRAINING_FORMAT, FimTokens, FimTransform, SpanMix, pack
 from fimlsp.training.tokenizer import (
     EOS,
     FIM_MIDDLE,
@@ -65,10 +66,10 @@ class TrainOptions:
     n_head: int = 4
     seq_len: int = 512
     fim_rate: float = 0.9
-    spm_rate: float = 0.0
+    spm_rate: float = 1.0
     line_span_rate: float = 0.35
     node_span_rate: float = 0.35
-    tokens: int = 10_000_000
+    tokens: int = 8_000_000
     batch_size: int = 16
     lr: float = 1.5e-3
     min_lr_ratio: float = 0.1
@@ -415,6 +416,7 @@ class TrainingRun:
         shutil.rmtree(staging, ignore_errors=True)
         copy.deepcopy(model).to(torch.float16).save_pretrained(staging, safe_serialization=True)
         tokenizer.save_pretrained(staging)
+        write_fim_settings(staging, TRAINING_FORMAT.name, "spm" if self.options.spm_rate > 0.5 else "psm")
         shutil.copyfile(self.output / MANIFEST, staging / MANIFEST)
         record = {
             "options": dataclasses.asdict(self.options),
