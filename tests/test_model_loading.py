@@ -78,3 +78,19 @@ def test_a_hub_id_in_the_cache_loads_without_the_hub(tmp_path, tiny_model_path):
                                    "--model", "someone/tiny-fim", "--max-tokens", "4", "--json")
     assert process.returncode in (0, 1), process.stderr
     assert json.loads(process.stdout)["model"] == "someone/tiny-fim"
+
+
+def test_a_model_folder_names_the_prompt_order_it_was_trained_for(tmp_path, tiny_model_path):
+    from fimlsp.model import load_model
+    from fimlsp.model.formats import write_fim_settings
+
+    folder = tmp_path / "spm-model"
+    shutil.copytree(tiny_model_path, folder)
+    assert load_model(str(folder), "cpu").order == "psm"  # no fim.json: prefix-suffix-middle
+    write_fim_settings(folder, "fimlsp", "spm")
+    model = load_model(str(folder), "cpu")
+    assert model.order == "spm" and load_model(str(folder), "cpu", order="psm").order == "psm"
+    prompt = model.prompt("x = comp", "\nprint(x)\n", reserve=16)
+    tokens = model.tokenizer.convert_ids_to_tokens(prompt)
+    assert tokens[:2] == ["<fim_prefix>", "<fim_suffix>"] and "<fim_middle>" in tokens
+    assert model.tokenizer.decode(prompt[tokens.index("<fim_middle>") + 1:]) == "x = comp"  # the middle goes on from the left

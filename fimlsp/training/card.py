@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from fimlsp.cases import MAX_NODE_CHARS
+from fimlsp.model.formats import preferred_order
 from fimlsp.training.evaluate import RESULTS, format_figures
 from fimlsp.training.train import MANIFEST, TRAINING_RECORD, TrainOptions
 
@@ -34,7 +35,7 @@ def write_card(directory: Path) -> Path:
         "and on a laptop without a GPU. It is built by `fimlsp train` (package `fimlsp.training`) and is far weaker",
         "than SantaCoder or StarCoder: point `--model` at real weights for useful completions.",
         "",
-        *_model_section(record, config, size_mb),
+        *_model_section(record, config, size_mb, preferred_order(directory)),
         *_training_section(record, manifest),
         *_evaluation_section(results),
         *_reproduce_section(record, results, directory),
@@ -44,7 +45,11 @@ def write_card(directory: Path) -> Path:
     return path
 
 
-def _model_section(record: dict, config: dict, size_mb: float) -> list[str]:
+PROMPTS = {"psm": "`<fim_prefix>` left `<fim_suffix>` right `<fim_middle>` → middle",
+           "spm": "`<fim_prefix><fim_suffix>` right `<fim_middle>` left → middle (the middle goes on from the left)"}
+
+
+def _model_section(record: dict, config: dict, size_mb: float, order: str) -> list[str]:
     return [
         "## Model",
         "",
@@ -53,7 +58,8 @@ def _model_section(record: dict, config: dict, size_mb: float) -> list[str]:
         f"- Parameters: {record['parameters']:,}",
         f"- Tokenizer: byte-level BPE, vocabulary {config['vocab_size']:,}, special tokens `<|endoftext|>` (EOS), "
         "`<fim_prefix>`, `<fim_middle>`, `<fim_suffix>`, `<fim_pad>` (ids 0-4)",
-        "- FIM format (PSM): `<fim_prefix>` left `<fim_suffix>` right `<fim_middle>` → middle, ended by `<|endoftext|>`",
+        f"- FIM prompt ({order.upper()}, named in `fim.json`, which decoding follows): {PROMPTS[order]}, ended by "
+        "`<|endoftext|>`",
         f"- Weights: safetensors, float16; folder size {size_mb:.1f} MB",
         "",
     ]
@@ -73,8 +79,8 @@ def _training_section(record: dict, manifest: dict) -> list[str]:
         f"{manifest['train_bytes'] / 1e6:.1f} MB; held out (by file, seed {manifest['seed']}): "
         f"{manifest['heldout_files']:,} files, {manifest['heldout_bytes'] / 1e6:.1f} MB. "
         f"The file list with content hashes is `{MANIFEST}`.",
-        f"- FIM (Bavarian et al., per context-sized segment): FIM rate {options['fim_rate']}, SPM share "
-        f"{options['spm_rate']}; the middle is the rest of a line or one to three whole lines in "
+        f"- FIM (Bavarian et al., per context-sized segment): FIM rate {options['fim_rate']}, share in SPM order "
+        f"{options['spm_rate']}, windows of whole samples; the middle is the rest of a line or one to three whole lines in "
         f"{options['line_span_rate']:.0%} of FIM samples, one syntax node (expression, call arguments, statement, "
         f"block; at most {MAX_NODE_CHARS} characters) in {options['node_span_rate']:.0%}, and a span between two "
         f"random points in the rest; documents packed into {options['seq_len']}-token windows",
