@@ -548,7 +548,7 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
         ending = stop if stop in ("line", "statement") else "finish" if steered else "eos"
         if ending == "finish":
             finish_chars = len(prefix.text) - decoder.steered_from
-    elif mode != "unconstrained":
+    elif mode != "unconstrained" and stop != "cancelled":  # a cancelled middle is not wanted: no searches for it
         ended = decoder.fallback(seen + [prefix])
         if ended is not None:
             (prefix, finish_chars), ending = ended, "fallback"

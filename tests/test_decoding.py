@@ -344,3 +344,11 @@ def test_the_cli_error_for_no_valid_middle_carries_the_refusal(tiny_model_path, 
     result = run_cli("complete", f"{source}:1:35", "--model", str(tiny_model_path), "--max-tokens", "3")
     assert result.returncode == 1 and result.stderr.count("\n") == 1
     assert "no valid middle found (no_candidate after" in result.stderr and "expected one of:" in result.stderr
+
+
+def test_a_cancelled_completion_runs_no_fallback_search(tiny):
+    """A superseded request's middle is not wanted: it ends at once, without searching finishes for it."""
+    calls = iter(range(10**6))
+    result = complete_middle(tiny, "x = f(1, [2", "\n", DecodingOptions(max_tokens=40),
+                             should_stop=lambda: next(calls) >= 3)
+    assert result.stop == "cancelled" and result.ending == "none" and not result.valid, result
