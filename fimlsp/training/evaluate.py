@@ -64,7 +64,7 @@ def heldout_loss(model, tokenizer, texts: Iterable[str], seq_len: int, max_bytes
 
 
 def fim_figures(
-    directory: Path, files: list[tuple[str, str]], records: Path, *, seed: int, cases_per_kind: int,
+    model, directory: Path, files: list[tuple[str, str]], records: Path, *, seed: int, cases_per_kind: int,
     max_new_tokens: int, device, progress: bool = False,
 ) -> dict:
     """Greedy completions of held-out cases of every cut kind through the product's decoding, in `MODES`.
@@ -74,10 +74,8 @@ def fim_figures(
     sequence and that equal the deleted text, with the median tokens and model milliseconds per token.
     """
     from fimlsp.evaluation import dataset, report, runner
-    from fimlsp.model import load_model as load_fim_model
 
     settings = runner.RunSettings(model=str(directory), max_tokens=max_new_tokens, device=device.type)
-    model = load_fim_model(str(directory), device.type)
     cases = dataset.schedule([case for kind in dataset.KINDS
                               for case in dataset.build_cases(files, kind, seed, files_limit=cases_per_kind)])
     started = time.monotonic()
@@ -109,6 +107,7 @@ def evaluate_model(
 ) -> dict:
     """Held-out loss and bits per byte, then `cases` FIM cases of each cut kind from the held-out files."""
     from fimlsp.evaluation.dataset import read_named
+    from fimlsp.model import load_model as load_fim_model
 
     model = load_model(directory, device)
     tokenizer = load_tokenizer(directory)
@@ -118,10 +117,11 @@ def evaluate_model(
     loss = heldout_loss(model, tokenizer, (text for _name, text in texts), model.config.n_positions, max_bytes)
     loss["max_bytes"] = max_bytes
     loss_seconds = time.monotonic() - started
-    fim = fim_figures(directory, read_named(heldout), records, seed=seed, cases_per_kind=cases,
+    fim_model = load_fim_model(str(directory), device.type)  # as decoding loads it: its dtype, its prompt order
+    fim = fim_figures(fim_model, directory, read_named(heldout), records, seed=seed, cases_per_kind=cases,
                       max_new_tokens=max_new_tokens, device=device, progress=progress)
     return {"heldout": loss, "fim": fim, "heldout_seconds": round(loss_seconds, 1),
-            "examples": everyday_examples(directory, device)}
+            "examples": everyday_examples(fim_model)}
 
 
 def write_results(results: dict, directory: Path) -> Path:
@@ -163,13 +163,11 @@ EVERYDAY_CURSORS = (
 )
 
 
-def everyday_examples(directory: Path, device, max_new_tokens: int = 48) -> list[dict]:
+def everyday_examples(model, max_new_tokens: int = 48) -> list[dict]:
     """The model's suggestions at `EVERYDAY_CURSORS`, as the editor server asks for them (constrained, block scope,
     ended at the statement's end)."""
     from fimlsp.decoding import DecodingOptions, complete_middle
-    from fimlsp.model import load_model as load_fim_model
 
-    model = load_fim_model(str(directory), device.type)
     options = DecodingOptions(mode="constrained", max_tokens=max_new_tokens, scope="block", statement_end=True)
     examples = []
     for left, right in EVERYDAY_CURSORS:
