@@ -185,7 +185,8 @@ def node_spans(text: str) -> dict[str, list[tuple[int, int]]]:
 
     def offset(line: int, column: int) -> int:
         if line not in encoded_lines:
-            encoded_lines[line] = text[starts[line - 1]:line_end(text, starts, line - 1)].encode("utf-8", "surrogatepass")
+            code = text[starts[line - 1]:line_end(text, starts, line - 1)]
+            encoded_lines[line] = code.encode("utf-8", "surrogatepass")
         return starts[line - 1] + len(encoded_lines[line][:column].decode("utf-8", "surrogatepass"))
 
     def span(first: ast.AST, last: ast.AST) -> tuple[int, int]:
@@ -204,30 +205,34 @@ def node_spans(text: str) -> dict[str, list[tuple[int, int]]]:
             spans["arguments"].append(span(arguments[0], arguments[-1]))
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
-            if isinstance(block, list) and block and isinstance(block[0], ast.stmt) and not isinstance(node, ast.Module):
+            is_block = isinstance(block, list) and block and isinstance(block[0], ast.stmt)
+            if is_block and not isinstance(node, ast.Module):
                 spans["block"].append(span(block[0], block[-1]))
         if not isinstance(node, ast.JoinedStr):
             pending.extend(ast.iter_child_nodes(node))
     return spans
 
 
-def choose_node_span(spans: dict[str, list[tuple[int, int]]], rng: random.Random) -> tuple[int, int] | None:
-    """A kind drawn by its share among those with a span of at most `MAX_NODE_CHARS`, then one such span."""
-    fitting = {kind: [item for item in spans.get(kind, ()) if 0 < item[1] - item[0] <= MAX_NODE_CHARS] for kind, _ in NODE_KINDS}
+def cut_at_node(
+    text: str, spans: dict[str, list[tuple[int, int]]], rng: random.Random, offset: int = 0,
+) -> tuple[str, str, str] | None:
+    """Cut one of `spans` out of `text`, where `spans` are the node spans of a document in which `text` starts at
+    `offset`: a kind drawn by its share among those with a span inside `text` of at most `MAX_NODE_CHARS`, then
+    one such span. None if no span fits."""
+    fitting = {kind: sorted((start - offset, end - offset) for start, end in spans.get(kind, ())
+                            if offset <= start and end <= offset + len(text) and 0 < end - start <= MAX_NODE_CHARS)
+               for kind, _share in NODE_KINDS}
     kinds = [(kind, share) for kind, share in NODE_KINDS if fitting[kind]]
     if not kinds:
         return None
     kind = rng.choices([kind for kind, _ in kinds], weights=[share for _, share in kinds])[0]
-    return rng.choice(sorted(fitting[kind]))
+    start, end = rng.choice(fitting[kind])
+    return text[:start], text[start:end], text[end:]
 
 
 def node_case(text: str, rng: random.Random) -> tuple[str, str, str] | None:
     """Cut out one syntax node (see `node_spans`); None if the text does not parse or has no node that fits."""
-    chosen = choose_node_span(node_spans(text), rng)
-    if chosen is None:
-        return None
-    start, end = chosen
-    return text[:start], text[start:end], text[end:]
+    return cut_at_node(text, node_spans(text), rng)
 
 
 def line_cases(

@@ -6,8 +6,9 @@ stdlib` keeps the standard library's), or read from a case file (`--cases`). `--
 point uniform in the first 90% of the file, min(100 chars, 20% of the file) or to the end; `--cuts boundary`
 removes the text between two tokens at the same indentation level plus a random part of the first token; `--cuts
 line` the rest of a line or one to three whole lines; `--cuts node` one syntax node (an expression, a call's
-arguments, a statement or a block). Several may be given (`--cuts randspan,boundary`). Cases are deterministic for `--seed` and do not depend on the order
-of files on disk; `--dump-cases FILE` writes them as JSON lines and exits, for other tools (and `fimlsp bench`).
+arguments, a statement or a block). Several may be given (`--cuts randspan,boundary`). Cases are deterministic
+for `--seed` and do not depend on the order of files on disk; `--dump-cases FILE` writes them as JSON lines and
+exits, for other tools (and `fimlsp bench`).
 
 Each case runs in each mode (`unconstrained`, `checked`, `constrained`) with the same model and prompt, greedy.
 Results go to `--out` as JSON lines as they finish; running the same command again resumes. At the end (or with

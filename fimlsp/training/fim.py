@@ -28,7 +28,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from fimlsp.cases import choose_node_span, line_case, node_spans
+from fimlsp.cases import cut_at_node, line_case, node_spans
 from fimlsp.model.formats import FORMATS, LEFT, RIGHT
 
 TRAINING_FORMAT = FORMATS["fimlsp"]
@@ -64,19 +64,6 @@ def split_at_random_points(text: str, rng: random.Random) -> tuple[str, str, str
     """Cut text at two uniformly random character positions into (prefix, middle, suffix)."""
     first, second = sorted((rng.randint(0, len(text)), rng.randint(0, len(text))))
     return text[:first], text[first:second], text[second:]
-
-
-def split_at_node(
-    segment: str, offset: int, spans: dict[str, list[tuple[int, int]]], rng: random.Random,
-) -> tuple[str, str, str] | None:
-    """Cut out one of the document's syntax nodes that lies inside the segment starting at `offset`."""
-    inside = {kind: [(start - offset, end - offset) for start, end in found
-                     if offset <= start and end <= offset + len(segment)] for kind, found in spans.items()}
-    chosen = choose_node_span(inside, rng)
-    if chosen is None:
-        return None
-    start, end = chosen
-    return segment[:start], segment[start:end], segment[end:]
 
 
 def layout(order: str, prefix: list[int], middle: list[int], suffix: list[int], ids: FimTokens) -> list[int]:
@@ -139,7 +126,7 @@ class FimTransform:
         if draw < self.spans.line:
             parts = line_case(segment, rng)
         elif draw < self.spans.line + self.spans.node:
-            parts = split_at_node(segment, offset, nodes or {}, rng)
+            parts = cut_at_node(segment, nodes or {}, rng, offset)
         prefix, middle, suffix = self.encode(list(parts or split_at_random_points(segment, rng)))
         return layout("spm" if rng.random() < self.spm_rate else "psm", prefix, middle, suffix, self.ids)
 
