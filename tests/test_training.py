@@ -240,6 +240,28 @@ def test_documents_are_cut_into_context_sized_segments(tokenizer):
     assert len(samples) == 2 * len(segments)
 
 
+def test_segment_lengths_vary_between_the_bounds_and_cover_the_document(tokenizer):
+    text = (STDLIB / "heapq.py").read_text()
+    encoded = tokenizer(text, add_special_tokens=False, split_special_tokens=True, return_offsets_mapping=True)
+    pieces = list(segment_document(text, encoded["offset_mapping"], 200, min_tokens=20, rng=random.Random(3)))
+    assert "".join(segment for _offset, segment in pieces) == text
+    assert all(text[offset:].startswith(segment) for offset, segment in pieces)
+    lengths = [len(tokenizer(segment, add_special_tokens=False)["input_ids"]) for _offset, segment in pieces[:-1]]
+    assert min(lengths) < 60 and max(lengths) > 150  # drawn across the range, not fixed
+    assert all(15 <= length <= 210 for length in lengths)  # re-tokenizing a piece alone may shift a few tokens
+
+
+def test_first_fit_packing_fills_windows_with_samples_of_varied_lengths():
+    rng = random.Random(5)
+    samples = [[rng.randrange(5, 100) for _ in range(rng.randint(5, 60))] + [0] for _ in range(400)]
+    windows = pack(samples, window_tokens=64, pad=4)
+    one_at_a_time = pack(samples, window_tokens=64, pad=4, open_windows=1)
+    assert (windows == 4).mean() < 0.1 < 0.2 < (one_at_a_time == 4).mean()
+    rows = [" ".join(map(str, row)) for row in windows.tolist()]
+    assert all(any(" ".join(map(str, sample)) in row for row in rows) for sample in samples)
+    assert len(windows) * 64 - int((windows == 4).sum()) == sum(map(len, samples))
+
+
 def test_packing_keeps_every_sample_whole_in_one_window():
     windows = pack([[5, 6, 0], [7, 0], [8, 9, 10, 0], [11, 12, 13, 14, 15, 16], [17, 0]], window_tokens=5, pad=4)
     assert windows.tolist() == [[5, 6, 0, 7, 0], [8, 9, 10, 0, 4], [17, 0, 4, 4, 4]]  # the 6-token sample is dropped
@@ -253,8 +275,11 @@ def test_every_fim_window_starts_with_a_sample_whose_middle_sees_its_context(tok
     samples = list(transform.samples(texts, random.Random(6)))
     windows = pack(samples, window_tokens=65, pad=4)
     assert all(row[0] == 1 for row in windows.tolist())  # <fim_prefix>: as a prompt starts at inference
-    kept = [token for row in windows.tolist() for token in row if token != 4]
-    assert kept == [token for sample in samples if len(sample) <= 65 for token in sample]
+    assert sorted(token for row in windows.tolist() for token in row if token != 4) == sorted(
+        token for sample in samples if len(sample) <= 65 for token in sample
+    )
+    rows = [" ".join(map(str, row)) for row in windows.tolist()]
+    assert all(any(" ".join(map(str, sample)) in row for row in rows) for sample in samples if len(sample) <= 65)
     assert sum(len(sample) > 65 for sample in samples) <= 0.01 * len(samples)  # the slack leaves room
 
 

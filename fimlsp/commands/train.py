@@ -26,6 +26,8 @@ OPTION_HELP = {
     "n_embd": "hidden size: the width of the embeddings and of every layer",
     "n_head": "attention heads (queries; there is one shared key/value head: multi-query attention)",
     "seq_len": "context length in tokens, for training windows and the model's positions",
+    "min_segment_tokens": "shortest training segment in tokens: segment lengths are drawn uniformly from this to "
+                          "the context length, so that a middle's end is not tied to a window position",
     "fim_rate": "probability that a segment is FIM-transformed",
     "spm_rate": "share of FIM samples in suffix-prefix-middle order (the rest are prefix-suffix-middle)",
     "line_span_rate": "share of FIM samples whose middle is the rest of a line or one to three whole lines",
@@ -101,8 +103,8 @@ def options_from(args: argparse.Namespace):
 def validate(args: argparse.Namespace) -> None:
     from fimlsp.cli import UserError
 
-    positive = ["vocab_size", "n_layer", "n_embd", "n_head", "seq_len", "tokens", "batch_size", "warmup_steps",
-                "checkpoint_every", "keep_checkpoints", "eval_bytes"]
+    positive = ["vocab_size", "n_layer", "n_embd", "n_head", "seq_len", "min_segment_tokens", "tokens", "batch_size",
+                "warmup_steps", "checkpoint_every", "keep_checkpoints", "eval_bytes"]
     for name in positive:
         if getattr(args, name) <= 0:
             raise UserError(f"{option_flag(name)} must be positive")

@@ -17,7 +17,8 @@ middle and the end of sequence:
 - SPM: `<fim_prefix> <fim_suffix> suffix <fim_middle> prefix middle <|endoftext|>` (the SPM variant of the
   paper's appendix, also used by StarCoder, in which prefix and middle stay contiguous)
 
-Samples are then packed into fixed-length windows that hold whole samples only (`pack`).
+Segment lengths vary (`segment_document`), so that the end of sequence falls anywhere in a window, and samples
+are packed into fixed-length windows that hold whole samples only (`pack`).
 """
 
 from __future__ import annotations
@@ -74,26 +75,39 @@ def layout(order: str, prefix: list[int], middle: list[int], suffix: list[int], 
     return [*sample, *middle, ids.eos]
 
 
-def segment_document(text: str, offsets: Sequence[tuple[int, int]], max_tokens: int) -> Iterator[tuple[int, str]]:
+def segment_document(
+    text: str, offsets: Sequence[tuple[int, int]], max_tokens: int, min_tokens: int | None = None,
+    rng: random.Random | None = None,
+) -> Iterator[tuple[int, str]]:
     """Cut text at token boundaries into pieces of at most `max_tokens` tokens (offsets are per-token char spans);
-    yields each piece with the offset at which it starts."""
+    yields each piece with the offset at which it starts.
+
+    With `min_tokens` (and `rng`), each piece's length is drawn uniformly from [min_tokens, max_tokens]: samples of
+    one fixed length all end at the same window position, and a model trained on them learns to write the end of
+    sequence where the window ends rather than where the middle does."""
     starts = [span[0] for span in offsets]
-    for first in range(0, len(starts), max_tokens):
+    first = 0
+    while first < len(starts):
+        length = max_tokens if min_tokens is None or rng is None else rng.randint(min(min_tokens, max_tokens), max_tokens)
         begin = starts[first]
-        end = starts[first + max_tokens] if first + max_tokens < len(starts) else len(text)
+        end = starts[first + length] if first + length < len(starts) else len(text)
         if end > begin:
             yield begin, text[begin:end]
+        first += length
 
 
 class FimTransform:
-    """Turns documents into training samples: context-sized segments, each FIM-transformed with probability fim_rate."""
+    """Turns documents into training samples: segments of at most a context (at least `min_segment_tokens` when
+    given), each FIM-transformed with probability fim_rate."""
 
     def __init__(
         self, tokenizer, ids: FimTokens, *, segment_tokens: int, fim_rate: float, spm_rate: float, spans: SpanMix,
+        min_segment_tokens: int | None = None,
     ):
         self.tokenizer = tokenizer
         self.ids = ids
         self.segment_tokens = segment_tokens
+        self.min_segment_tokens = min_segment_tokens
         self.fim_rate = fim_rate
         self.spm_rate = spm_rate
         self.spans = spans
@@ -109,7 +123,10 @@ class FimTransform:
                 document, add_special_tokens=False, split_special_tokens=True, return_offsets_mapping=True
             )
             nodes = node_spans(document) if self.spans.node else {}
-            for offset, segment in segment_document(document, encoded["offset_mapping"], self.segment_tokens):
+            segments = segment_document(
+                document, encoded["offset_mapping"], self.segment_tokens, self.min_segment_tokens, rng
+            )
+            for offset, segment in segments:
                 yield self.transform(segment, rng, offset, nodes)
 
     def transform(
@@ -131,25 +148,31 @@ class FimTransform:
         return layout("spm" if rng.random() < self.spm_rate else "psm", prefix, middle, suffix, self.ids)
 
 
-def pack(samples: Iterable[list[int]], window_tokens: int, pad: int) -> np.ndarray:
+def pack(samples: Iterable[list[int]], window_tokens: int, pad: int, open_windows: int = 16) -> np.ndarray:
     """Pack samples into windows of `window_tokens` tokens, each holding whole samples only, the rest padded.
 
     A FIM sample's middle must see its own prefix and suffix: split across two windows, its middle would be
     learnt without its context (which is what packing into a plain stream cut at fixed strides did). A window
-    starts with a sample, as a prompt does at inference. Samples longer than a window are dropped (segments are
-    cut short enough that none is); `pad` fills the rest and is left out of the loss.
+    starts with a sample, as a prompt does at inference. Samples go first-fit into up to `open_windows` windows
+    being filled (the fullest is closed when none has room), which keeps padding low when sample lengths vary.
+    Samples longer than a window are dropped (segments are cut short enough that none is); `pad` fills the rest
+    and is left out of the loss.
     """
     windows: list[np.ndarray] = []
-    current: list[int] = []
+    filling: list[list[int]] = []
     for sample in samples:
         if len(sample) > window_tokens:
             continue
-        if len(current) + len(sample) > window_tokens:
-            windows.append(_padded(current, window_tokens, pad))
-            current = []
-        current.extend(sample)
-    if current:
-        windows.append(_padded(current, window_tokens, pad))
+        room = next((window for window in filling if len(window) + len(sample) <= window_tokens), None)
+        if room is None:
+            if len(filling) == open_windows:
+                fullest = max(filling, key=len)
+                filling.remove(fullest)
+                windows.append(_padded(fullest, window_tokens, pad))
+            room = []
+            filling.append(room)
+        room.extend(sample)
+    windows.extend(_padded(window, window_tokens, pad) for window in filling)
     return np.stack(windows) if windows else np.zeros((0, window_tokens), dtype=np.int32)
 
 

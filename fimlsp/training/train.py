@@ -65,11 +65,12 @@ class TrainOptions:
     n_embd: int = 256
     n_head: int = 4
     seq_len: int = 512
+    min_segment_tokens: int = 64
     fim_rate: float = 0.9
     spm_rate: float = 1.0
     line_span_rate: float = 0.35
     node_span_rate: float = 0.35
-    tokens: int = 8_000_000
+    tokens: int = 14_000_000
     batch_size: int = 16
     lr: float = 1.5e-3
     min_lr_ratio: float = 0.1
@@ -227,6 +228,7 @@ class TrainingRun:
             tokenizer,
             FimTokens(prefix=ids[FIM_PREFIX], middle=ids[FIM_MIDDLE], suffix=ids[FIM_SUFFIX], eos=ids[EOS]),
             segment_tokens=self.options.seq_len - SAMPLE_SLACK,
+            min_segment_tokens=self.options.min_segment_tokens,
             fim_rate=self.options.fim_rate,
             spm_rate=self.options.spm_rate,
             spans=SpanMix(line=self.options.line_span_rate, node=self.options.node_span_rate),
