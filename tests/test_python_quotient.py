@@ -16,6 +16,7 @@ from fimlsp.python.quotient import RightContextCache
 from fimlsp.python.region import constrain
 from fimlsp.cases import boundary_cases, random_span_cases
 from fimlsp.python.syntax import parses
+from fimlsp.python.window import module_statement_starts
 
 SNIPPETS = {
     "strings": 'x = "a\\"b" + \'c\' + r"\\d" + b"e"\ny = """long\n"quoted" \'\'\' text"""\nz = f"{x!r:>{w}}" f\'\'\n',
@@ -190,3 +191,24 @@ def test_right_context_caches_share_nothing():
     assert second.right_context(")\n") is not context
     assert quotient("x = (", ")\n", cache=second).context is second.right_context(")\n")
     assert quotient("x = (", ")\n").context is not context  # no cache: compiled for the call alone
+
+
+def test_a_documents_statement_starts_are_kept_by_the_cache_that_parsed_them(monkeypatch):
+    """One parse per document and owner: the next cursor in the same document reuses it, another owner parses."""
+    import fimlsp.python.quotient as quotient_module
+
+    parsed = []
+
+    def counting(document):
+        parsed.append(document)
+        return module_statement_starts(document)
+
+    monkeypatch.setattr(quotient_module, "module_statement_starts", counting)
+    document = "import os\n\ndef f(x):\n    return x\n\nprint(f(1))\n"
+    cache = RightContextCache()
+    for cursor in (document.index("return"), document.index("print"), document.index("os")):
+        assert quotient(document[:cursor], document[cursor:], cache=cache).complete
+    assert parsed == [document]
+    assert cache.module_statement_starts(document) == module_statement_starts(document) != ()
+    quotient(document[:10], document[10:], cache=RightContextCache())
+    assert parsed == [document, document]

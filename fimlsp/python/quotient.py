@@ -175,11 +175,13 @@ def _feed_in_chunks(state: FimState, text: str, deadline: float | None) -> FimSt
 
 
 _CACHE_SIZE = 16  # right contexts a cache keeps, and as many that ran out of time
+_DOCUMENTS_KEPT = 4  # documents whose statement starts a cache keeps: a cursor that jumps about one
 
 
 class RightContextCache:
     """Compiled right contexts, kept by their owner (a server, one CLI run) for the next request: a typing user
-    keeps the same right context. A small LRU, beside a memory of the right contexts whose build ran out of time.
+    keeps the same right context. A small LRU, beside a memory of the right contexts whose build ran out of time
+    and one of the last documents' statement starts (`module_statement_starts`).
 
     Shared by the server's threads: a lock guards the dictionaries, never a build (two threads that build the
     same right context at once each build it, and the later one is kept).
@@ -190,6 +192,18 @@ class RightContextCache:
         self._contexts: OrderedDict[tuple[str, str], RightContext] = OrderedDict()
         # Right contexts whose build ran out of time, with the time they were given.
         self._too_slow: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._statement_starts: OrderedDict[str, tuple[int, ...]] = OrderedDict()
+
+    def module_statement_starts(self, document: str) -> tuple[int, ...]:
+        """`module_statement_starts` of the document, parsed unless it is kept."""
+        with self._lock:
+            found = self._statement_starts.get(document)
+            if found is not None:
+                self._statement_starts.move_to_end(document)
+                return found
+        found = module_statement_starts(document)
+        self._remember(self._statement_starts, document, found, _DOCUMENTS_KEPT)
+        return found
 
     def right_context(
         self, right: str, deadline: float | None = None, block_indent: str = "", statement_starts: Sequence[int] = ()
@@ -200,6 +214,9 @@ class RightContextCache:
         given, so that a user typing in front of a right context too big to compile does not pay for the attempt
         again on every keystroke unless at least twice the time is offered. A build stopped by its caller
         (`earley.Deadline`) raises `earley.Stopped` and is not held against the right context.
+
+        `statement_starts` are not part of the key: they are facts about `right` alone (the rest of the file from
+        each is whole statements) that spare the build parses, and the context's language does not depend on them.
         """
         key = (right, block_indent)
         with self._lock:
@@ -222,11 +239,11 @@ class RightContextCache:
         self._remember(self._contexts, key, context)
         return context
 
-    def _remember(self, entries: OrderedDict, key: tuple[str, str], value) -> None:
+    def _remember(self, entries: OrderedDict, key, value, size: int = _CACHE_SIZE) -> None:
         with self._lock:
             entries[key] = value
             entries.move_to_end(key)
-            while len(entries) > _CACHE_SIZE:
+            while len(entries) > size:
                 entries.popitem(last=False)
 
 
@@ -374,10 +391,13 @@ def quotient(left: str, right: str, deadline: float | None = None, block_indent:
     context comes from `cache` when given; without one it is compiled for this call alone.
 
     When `left + right` is itself a valid module (a cursor that jumped, before anything is typed), one parse of
-    it, remembered for the document, proves what the windows need at both ends of the cursor's top-level
+    it, remembered for the document by `cache`, proves what the windows need at both ends of the cursor's top-level
     statement (`module_statement_starts`).
     """
-    starts = () if block_indent else module_statement_starts(left + right)
+    if block_indent:
+        starts: tuple[int, ...] = ()
+    else:
+        starts = (module_statement_starts if cache is None else cache.module_statement_starts)(left + right)
     split = bisect.bisect_right(starts, len(left))
     right_starts = [start - len(left) for start in starts[split:]]
     if cache is None:

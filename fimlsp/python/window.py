@@ -24,7 +24,6 @@ import ast
 import bisect
 import re
 from collections.abc import Container, Iterator, Sequence
-from functools import lru_cache
 from dataclasses import dataclass, field
 
 from fimlsp.lines import after_line, first_line, line_offsets, line_start, line_starts_backwards
@@ -79,13 +78,12 @@ def left_window(left: str, statement_starts: Sequence[int] = ()) -> tuple[str, i
     return "", 0
 
 
-@lru_cache(maxsize=4)
 def module_statement_starts(text: str) -> tuple[int, ...]:
     """Where the top-level statements of `text` start (a decorated definition at its first decorator) when it is
     a valid module, else (). Whole statements come before each, and after: one parse of a document proves, for
     every cursor in it, that the text before the cursor's top-level statement and after it is whole statements,
-    which the windows would otherwise each prove with a parse of their own. Remembered for a few documents (a
-    cursor that jumps about one). Texts with \\r line ends get none (their contexts are normalized apart)."""
+    which the windows would otherwise each prove with a parse of their own (`RightContextCache` remembers them
+    for the last few documents). Texts with \\r line ends get none (their contexts are normalized apart)."""
     if "\r" in text:
         return ()
     module = module_or_error_line(text)
