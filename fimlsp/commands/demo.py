@@ -8,6 +8,7 @@ by a right context and checks middles against both.
 from __future__ import annotations
 
 import argparse
+import textwrap
 
 from earley import NFA, GrammarError, Recognizer, left_quotient, parse_ebnf, right_quotient
 from fimlsp.cli import UserError
@@ -56,4 +57,4 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _indent(text: str) -> str:
-    return "\n".join("  " + line for line in text.splitlines())
+    return textwrap.indent(text, "  ")
