@@ -18,8 +18,13 @@ lets the middle end.
 How a completion ended is in `Completion.ending`: `eos` (the model's own end of sequence), `finish` (a steered
 finish), `line` (cut at the end of the first line where the file is valid, in single-line mode), `statement`
 (cut where the statement or block that holds the cursor ends, with `statement_end`, constrained), `fallback`
-(generation stopped early, by the time budget, a full context or no candidate: the middle is the prefix
+(generation stopped early, by the time budget, a full context, no candidate or a loop: the middle is the prefix
 completed by its shortest finish, or else the valid prefix the model most wanted to end at) or `none`.
+
+A small model falls into loops (`open(path, path, path, …`, `self.config.config.config…`) that only the token
+limit would end. With `loop_repeats`, a middle that comes to end in the same chunk of text that many times in a
+row stops there (`stop` is `loop`) and is cut back after the first chunk's last word (`open(path`), and the
+constrained modes end it as at any early stop (`open(path)`); `Completion.loop_chars` says how much was cut.
 
 The constrained mode's promise comes from the language's `constrain` (`fimlsp.language`): the whole file, or the
 statements around the cursor when the file is broken elsewhere or bigger than the budget (`guarantee` and `region`
@@ -29,6 +34,7 @@ When not even those admit a middle, it decodes unconstrained and marks the resul
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
@@ -52,6 +58,12 @@ SEARCH_SECONDS = 0.1
 START_SEARCH_SECONDS = 2.0
 START_SEARCH_SHARE = 0.25  # of the completion's time budget, when it has one
 FALLBACK_SEARCH_SECONDS = 0.5
+# A loop is a chunk of at most this many characters, holding a letter or digit, repeated to at least this many
+# characters in all (`0, 0, 0, 0, ` is one; `0, 0, 0` and a `====` rule are not).
+LOOP_MAX_CHUNK = 64
+LOOP_MIN_CHARS = 12
+_ALNUM = re.compile(r"[^\W_]")
+_NOT_ALNUM = re.compile(r"[\W_]")
 # How far a fallback's finish search looks, in characters per token left (the finish is then tokenized to check
 # that it fits).
 FALLBACK_CHARACTERS_PER_TOKEN = 4
@@ -73,6 +85,7 @@ class DecodingOptions:
     setup_timeout: float = 10.0  # seconds for the constraint's setup (within `timeout`); past it, unchecked
     scope: str = SCOPES[0]  # "block": the middle stays in the block that holds the cursor (`State.in_block`)
     language: str = DEFAULT_LANGUAGE  # the name of a `fimlsp.language.Language`
+    loop_repeats: int = 3  # a middle ending in the same chunk this many times is cut back to the first; 0: never
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -81,6 +94,8 @@ class DecodingOptions:
             raise ValueError(f"unknown scope {self.scope!r}; choose one of {', '.join(SCOPES)}")
         if self.max_tokens < 0 or self.top_k < 1 or self.temperature < 0 or not 0 < self.top_p <= 1:
             raise ValueError("max_tokens >= 0, top_k >= 1, temperature >= 0 and 0 < top_p <= 1 are required")
+        if self.loop_repeats < 0 or self.loop_repeats == 1:
+            raise ValueError("loop_repeats must be 0 (off) or at least 2")
         if self.size_budget < 1:
             raise ValueError("size_budget must be a positive number of characters")
         if (self.timeout is not None and self.timeout <= 0) or self.setup_timeout <= 0:
@@ -95,8 +110,8 @@ class Completion:
     middle: str
     parses: bool | None  # ast.parse(left + middle + right) succeeds; None: not checked (file over the budget)
     mode: str
-    stop: str  # why generation stopped: eos, line, statement, max_tokens, context_full, no_candidate, timeout,
-    # cancelled
+    stop: str  # why generation stopped: eos, line, statement, max_tokens, context_full, no_candidate, loop,
+    # timeout, cancelled
     ending: str = "none"  # how the middle ended: eos, finish, line, statement, fallback, none (see the module's text)
     finish_chars: int = 0  # characters written after decoding was steered toward the end (or a fallback added)
     tokens: int = 0  # tokens in the middle returned
@@ -117,6 +132,7 @@ class Completion:
     scope: str = "file"  # the scope the constrained middle kept to: block, or file (asked for, or fallen back to)
     repeated_chars: int = 0  # characters cut from the end because they wrote again the right context's first lines
     refusal: str = ""  # where decoding found no token to go on with, and what the language allowed there
+    loop_chars: int = 0  # characters of a loop cut from the end of what the model wrote (`loop_repeats`)
 
     @property
     def valid(self) -> bool:
@@ -221,6 +237,7 @@ class _Decoder:
         self.searches_left = SEARCHES
         self.searched_this_step = False  # one search a step for a candidate off the known finish
         self.statement_column: int | None = None  # with `statement_end`: the column of the cursor's statement
+        self.looped: _Prefix | None = None  # the middle that ended in a loop, before it was cut back
 
     def run(self, prompt: list[int], start: _Prefix, skip_first: int = 0) -> tuple[_Prefix, str, list[_Prefix]]:
         """Decode from `start`; returns the last prefix, why it stopped, and the prefixes passed on the way.
@@ -260,6 +277,10 @@ class _Decoder:
                 prefix = following
                 if self.finishing and not prefix.pending and judge.valid_end(prefix):
                     return prefix, "eos", seen
+                if options.loop_repeats and not prefix.pending:
+                    looped = self._before_loop(start, prefix, seen)
+                    if looped is not None:
+                        return looped, "loop", [each for each in seen if len(each.text) <= len(looped.text)]
                 input_ids = torch.tensor([[token]], device=model.device)
 
     def _statement_end(self, start: _Prefix, prefix: _Prefix, following: _Prefix) -> _Prefix | None:
@@ -282,6 +303,21 @@ class _Decoder:
         if not accepted or not broken.at_statement_start():
             return None
         return candidate if self.judge.valid_end(candidate) else None
+
+    def _before_loop(self, start: _Prefix, prefix: _Prefix, seen: list[_Prefix]) -> _Prefix | None:
+        """The middle cut back to the first chunk of the loop it ends in (`loop_start`), when it ends in one."""
+        cut = loop_start(prefix.text, self.options.loop_repeats)
+        if cut is None:
+            return None
+        self.looped, text = prefix, prefix.text[:cut]
+        found = next((each for each in reversed(seen) if each.text == text and not each.pending), None)
+        if found is not None:
+            return found
+        accepted, state = self.judge.extend(start, text)
+        if not accepted:  # the constraint accepted the whole loop, so a cut of it is never refused
+            return None
+        tokens = len(self.model.tokenizer.encode(text, add_special_tokens=False)) if text else 0
+        return _Prefix(text, b"", state, tokens, prefix.log_probability)
 
     def _stopped(self, prompt: list[int], prefix: _Prefix) -> str | None:
         if self.should_stop is not None and self.should_stop():
@@ -541,7 +577,9 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
     decoder = _Decoder(model, judge, options, deadline, should_stop)
     prefix, stop, seen = decoder.run(prompt, start, skip)
     refused = prefix if stop == "no_candidate" else None
-    generated, ending, finish_chars = prefix.tokens, "none", 0
+    looped = decoder.looped
+    generated, ending, finish_chars = (looped or prefix).tokens, "none", 0
+    loop_chars = len(looped.text) - len(prefix.text) if looped is not None else 0
     steered = decoder.steered_from is not None
     steered_to_the_limit = stop in ("max_tokens", "context_full") and steered and judge.valid_end(prefix)
     if stop in ("eos", "line", "statement") or steered_to_the_limit:
@@ -573,7 +611,7 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
         checked, guarantee.lines(left, right) if checked == REGION else None,
         guarantee is not None and guarantee.state is None and checked == NONE,
         guarantee.reason if narrowed else "", options.max_tokens, repeated_chars=repeated_chars,
-        refusal=_refusal(refused, left) if refused is not None and checked == NONE else "",
+        refusal=_refusal(refused, left) if refused is not None and checked == NONE else "", loop_chars=loop_chars,
     )
 
 
@@ -609,6 +647,27 @@ def _without_repeated_suffix(prefix: _Prefix, seen: list[_Prefix], start: _Prefi
                 candidate = _Prefix(text, b"", state, tokens, prefix.log_probability)
             if judge.valid_end(candidate):
                 return candidate
+    return None
+
+
+def loop_start(text: str, repeats: int) -> int | None:
+    """Where `text` should end when it ends in a loop: `repeats` or more equal chunks in a row (see `LOOP_MAX_CHUNK`),
+    cut after the first chunk of the run: after its last letter or digit (`open(path, path, path, ` → `open(path`),
+    or at the end of the word it ends inside (`set_event_event_event` → `set_event`). None when it ends in none."""
+    for length in range(1, min(LOOP_MAX_CHUNK, len(text) // repeats) + 1):
+        chunk = text[-length:]
+        if length * repeats < LOOP_MIN_CHARS or not _ALNUM.search(chunk) or not text.endswith(chunk * repeats):
+            continue
+        end = len(text) - repeats * length
+        while end > 0 and text[end - 1] == text[end - 1 + length]:  # back to where the repetition begins
+            end -= 1
+        end += length
+        if text[end - 1].isalnum() and text[end].isalnum():
+            word_end = _NOT_ALNUM.search(text, end)
+            return word_end.start() if word_end is not None else end  # a run inside one word: its first chunk
+        while not text[end - 1].isalnum():
+            end -= 1
+        return end
     return None
 
 

@@ -352,3 +352,41 @@ def test_a_cancelled_completion_runs_no_fallback_search(tiny):
     result = complete_middle(tiny, "x = f(1, [2", "\n", DecodingOptions(max_tokens=40),
                              should_stop=lambda: next(calls) >= 3)
     assert result.stop == "cancelled" and result.ending == "none" and not result.valid, result
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("open(path, path, path, ", "open(path"),
+    ("open(path, path, path, path", "open(path"),  # the run starts where the repetition does, not at a chunk edge
+    ("x = self.config.config.config.", "x = self.config"),
+    ("def f(\n        self,\n        self,\n        self,", "def f(\n        self"),
+    ("self.set_event_event_event_ev", "self.set_event"),  # a run inside a word ends with the word's first part
+    ("x = aaaaaaaaaaaaaaaa", "x = aaaa"),  # one word all through: its first chunk
+    ("x = [0, 0, 0", None),  # too short to be a loop
+    ('line = "===================="', None),  # no word character: a rule, not a loop
+    ("a.b.c.d.e.f.g", None),
+])
+def test_loop_start_cuts_after_the_first_chunk_of_a_repetition(text, kept):
+    from fimlsp.decoding import loop_start
+
+    cut = loop_start(text, 3)
+    assert (text[:cut] if cut is not None else None) == kept
+
+
+def test_loop_start_needs_as_many_repeats_as_asked():
+    from fimlsp.decoding import loop_start
+
+    assert loop_start("open(path, path, path, ", 4) is None
+    assert loop_start("open(path, path, path, path, ", 4) == len("open(path")
+
+
+@pytest.mark.parametrize("mode", ["constrained", "checked", "unconstrained"])
+def test_a_model_caught_in_a_loop_is_stopped_and_its_middle_ended(tiny, mode):
+    left, right = "with open(", ") as handle:\n    pass\n"
+    script = "path, " * 12
+    result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=60, mode=mode))
+    assert result.stop == "loop" and result.middle == "path", result
+    assert result.loop_chars == len("path, path, path, ") - len("path") and result.parses
+    assert result.generated_tokens == len("path, path, path, ")  # one byte token a character
+    endless = complete_middle(scripted_text(tiny, script), left, right,
+                              DecodingOptions(max_tokens=60, mode=mode, loop_repeats=0))
+    assert endless.stop != "loop" and endless.loop_chars == 0 and endless.middle.startswith("path, path, path, path")

@@ -58,6 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--statement-end", action="store_true",
                         help="stop where the statement or block that holds the cursor ends, if the file is valid "
                              "there (constrained mode; what the editors do for a multi-line suggestion)")
+    parser.add_argument("--loop-repeats", type=int, default=DEFAULTS.loop_repeats, metavar="N",
+                        help="a middle that comes to end in the same chunk of text N times in a row is stopped and cut "
+                             "back after the first (open(path, path, path, → open(path)); 0: never (default: "
+                             "%(default)s)")
     parser.add_argument("--setup-timeout", type=float, default=DEFAULTS.setup_timeout, metavar="SECONDS",
                         help="time to build the constraint; past it the middle is unchecked (default: %(default)s)")
     parser.add_argument("--size-budget", type=int, default=DEFAULTS.size_budget, metavar="CHARS",
@@ -92,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             language=language.name, mode=args.mode, max_tokens=args.max_tokens, top_k=args.top_k,
             temperature=args.temperature, top_p=args.top_p, timeout=args.timeout, seed=args.seed,
             single_line=args.single_line, statement_end=args.statement_end, size_budget=args.size_budget,
-            setup_timeout=args.setup_timeout, scope=args.scope,
+            setup_timeout=args.setup_timeout, scope=args.scope, loop_repeats=args.loop_repeats,
         )
         if args.n < 1:
             raise ValueError("--n must be at least 1")

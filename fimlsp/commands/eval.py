@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fimlsp.decoding import SCOPES
+from fimlsp.decoding import SCOPES, DecodingOptions
 from fimlsp.evaluation.dataset import KINDS as KIND_NAMES
 from fimlsp.evaluation.runner import MODES as MODE_NAMES
 
@@ -46,6 +46,13 @@ def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _loop_repeats(text: str) -> int:
+    value = int(text)
+    if value < 0 or value == 1:
+        raise argparse.ArgumentTypeError(f"must be 0 (never) or at least 2, got {value}")
     return value
 
 
@@ -139,6 +146,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--device", help="torch device (default: a GPU if present)")
     group.add_argument("--max-tokens", type=_positive, default=500, help="most tokens per middle (default: 500)")
     group.add_argument("--top-k", type=_positive, default=50, help="candidates checked per token (default: 50)")
+    group.add_argument("--loop-repeats", type=_loop_repeats, default=DecodingOptions.loop_repeats, metavar="N",
+                       help="stop a middle that ends in the same chunk N times and cut it back to the first; 0: never "
+                            "(default: %(default)s)")
     group.add_argument("--scope", choices=SCOPES, default=SCOPES[0],
                        help="constrained mode's scope: file (the paper's setup) or block (default: %(default)s)")
     group.add_argument("--timeout", type=float,
@@ -187,7 +197,8 @@ def run(args: argparse.Namespace) -> int:
     if args.timeout is not None and args.timeout <= 0:
         raise UserError("--timeout must be positive")
     settings = runner.RunSettings(args.model, args.max_tokens, args.top_k, device,
-                                  args.threads or runner.default_threads(args.workers), args.timeout, args.scope)
+                                  args.threads or runner.default_threads(args.workers), args.timeout, args.scope,
+                                  args.loop_repeats)
     try:
         model = load_model(args.model, device)  # fail here, with one line, rather than in every worker
     except ModelError as error:

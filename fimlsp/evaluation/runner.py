@@ -25,9 +25,9 @@ from fimlsp.language import Caches
 from fimlsp.model import FimModel, load_model
 
 MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
-SETTING_KEYS = ("model", "max_tokens", "top_k", "timeout", "scope")
+SETTING_KEYS = ("model", "max_tokens", "top_k", "timeout", "scope", "loop_repeats")
 # Settings that results files written before them lack, with the value those runs had.
-_SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0]}
+_SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0], "loop_repeats": 0}
 
 
 class ResumeError(Exception):
@@ -43,10 +43,11 @@ class RunSettings:
     threads: int | None = None  # torch threads per process
     timeout: float | None = None  # seconds per completion
     scope: str = decoding.SCOPES[0]  # of the constrained mode
+    loop_repeats: int = decoding.DecodingOptions.loop_repeats
 
     def header(self) -> dict:
         return {"type": "run", "model": self.model_name, "max_tokens": self.max_tokens, "top_k": self.top_k,
-                "timeout": self.timeout, "scope": self.scope}
+                "timeout": self.timeout, "scope": self.scope, "loop_repeats": self.loop_repeats}
 
     @property
     def model_name(self) -> str:
@@ -193,7 +194,8 @@ def run_case(case: EvalCase, modes: list[str], model: FimModel, settings: RunSet
         try:
             result = complete_middle(model, case.left, case.right,
                                      DecodingOptions(mode=mode, max_tokens=settings.max_tokens, top_k=settings.top_k,
-                                                     timeout=settings.timeout, scope=settings.scope),
+                                                     timeout=settings.timeout, scope=settings.scope,
+                                                     loop_repeats=settings.loop_repeats),
                                      caches=caches)
         except Exception as error:  # noqa: BLE001 - one broken case must not end a long run; it is recorded
             record.update(error=f"{type(error).__name__}: {error}"[:500], parses=False, stop="error",

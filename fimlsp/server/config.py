@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from fimlsp.decoding import MODES, SCOPES
+from fimlsp.decoding import MODES, SCOPES, DecodingOptions
 from fimlsp.language import DEFAULT_BUDGET
 
 SINGLE_LINE = ("auto", "always", "never")
@@ -39,6 +39,12 @@ def _choice(options: tuple[str, ...]):
 def _positive_int(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError("expected a positive integer")
+    return value
+
+
+def _loop_repeats(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value == 1:
+        raise ValueError("expected 0 (never) or an integer of at least 2")
     return value
 
 
@@ -77,6 +83,8 @@ class Settings:
     # characters: bigger files are checked around the cursor only
     size_budget: int = _setting(DEFAULT_BUDGET, "sizeBudget", _positive_int)
     alternatives: int = _setting(1, "alternatives", _positive_int)  # distinct middles an inline completion offers
+    # a middle ending in the same chunk this many times is cut back to the first (`DecodingOptions.loop_repeats`)
+    loop_repeats: int = _setting(DecodingOptions.loop_repeats, "loopRepeats", _loop_repeats)
 
     def model_key(self) -> tuple[str | None, str | None]:
         """What loading a model depends on: a change of it reloads the model."""

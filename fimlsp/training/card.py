@@ -83,7 +83,8 @@ def _training_section(record: dict, manifest: dict) -> list[str]:
         f"{options['spm_rate']}, windows of whole samples; the middle is the rest of a line or one to three whole lines in "
         f"{options['line_span_rate']:.0%} of FIM samples, one syntax node (expression, call arguments, statement, "
         f"block; at most {MAX_NODE_CHARS} characters) in {options['node_span_rate']:.0%}, and a span between two "
-        f"random points in the rest; documents packed into {options['seq_len']}-token windows",
+        f"random points in the rest; segments of {options.get('min_segment_tokens', options['seq_len'])} tokens to a "
+        f"context, packed first-fit into {options['seq_len']}-token windows",
         f"- Optimiser: AdamW (β 0.9/0.95, weight decay {options['weight_decay']}), peak LR {options['lr']}, "
         f"{options['warmup_steps']} warmup steps, cosine to {options['min_lr_ratio']}×, batch "
         f"{options['batch_size']}×{options['seq_len']} tokens, {options['precision']} autocast",
