@@ -46,7 +46,8 @@ EXACT_SHARE = 0.3
 GREEDY_WEIGHT = 5.0
 # Tokens that can run on into the right context: a comment to the end of its line, a string to a closing quote.
 RUNNING_ON = ("#", '"', "'", '"""', "'''")
-# The start of a compound statement's header, for a right context that begins with the header's colon.
+# The start of a compound statement's header, for a right context that begins with the header's colon or with a
+# line indented deeper than any open block (then with the colon).
 HEADER = "if x"
 # Characters of the right context that a token of the middle can run on into (the longest keyword is 8 long).
 MERGE_LOOKAHEAD = 8
@@ -176,22 +177,41 @@ def _pieces(state: FimState) -> tuple[list[str], set[str]]:
             pieces.append(_separated(lexer.token, text))
     right, right_indentation = state.context.right, state.context.indentation
     final = {_separated(lexer.token, text) for text in RUNNING_ON}
+    block_follows = lexer.depth == 0 and _block_follows(right, lexer.indents[-1][0])
     if lx.NEWLINE in following:
         pieces.extend("\n" + indentation for indentation in _indentations(lexer.indents, ""))
         final.update("\n" + indentation for indentation in _indentations(lexer.indents, "", right_indentation))
         if right.startswith(":", len(right_indentation)):  # the right context ends a block's header: write its start
             final.update("\n" + indentation + HEADER for indentation in _indentations(lexer.indents, ""))
+        if block_follows:
+            final.update("\n" + indentation + HEADER + ":" for indentation in _indentations(lexer.indents, ""))
     if lexer.at_line_start and lexer.depth == 0 and lexer.token == lx.START:
         written = _written_indentation(lexer.column, lexer.alt_column)
         if written is not None:
             pieces.extend(_indentations(lexer.indents, written))
             final.update(_indentations(lexer.indents, written, right_indentation))
+            if block_follows:
+                final.update(indentation + HEADER + ":" for indentation in _indentations(lexer.indents, written))
     if lexer.token == lx.START:
         final.update(_merging(right[:MERGE_LOOKAHEAD]))
     else:
         final.add(" ")
     continuing = list(dict.fromkeys(piece for piece in pieces if piece))
     return continuing, final - set(continuing) - {""}
+
+
+def _block_follows(right: str, innermost: int) -> bool:
+    """Whether the right context's first line of code, after a cursor's line that holds nothing more, is indented
+    deeper than the innermost open block: the middle must then end with a block's header, which the recognizer's
+    estimate does not see (the right context's first INDENT is unknown to it until the left is)."""
+    line_end = right.find("\n")
+    if line_end < 0 or right[:line_end].strip(" \t\f"):
+        return False
+    for line in right[line_end + 1:].split("\n"):
+        code = line.lstrip(" \t\f")
+        if code and not code.startswith("#"):
+            return indentation_column(line[:len(line) - len(code)]) > innermost
+    return False
 
 
 def _after_indentation(parser: RecognizerState) -> frozenset[str]:
