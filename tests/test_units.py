@@ -100,3 +100,14 @@ def test_completions_of_an_unfinished_character_start_with_its_bytes(pending):
 def test_completions_of_a_range_with_letters_and_symbols_give_both():
     chars = completions_of(b"\xc3")  # U+00C0 to U+00FF: letters and the signs × and ÷
     assert any(char.isidentifier() for char in chars) and any(not ("x" + char).isidentifier() for char in chars)
+
+
+def test_the_server_says_why_a_middle_that_looped_has_no_valid_end():
+    from fimlsp.server.completion import _why_invalid
+    from fimlsp.server.config import Settings
+
+    looped = SimpleNamespace(stop="loop", loop_chars=18, tokens=5, refusal="")
+    assert _why_invalid(looped, Settings()) == (
+        "the model fell into a loop (18 characters cut) and no valid end was found before it")
+    refused = SimpleNamespace(stop="no_candidate", loop_chars=0, tokens=3, refusal="after 'x' (1 characters into the middle)")
+    assert _why_invalid(refused, Settings()).endswith(": after 'x' (1 characters into the middle)")

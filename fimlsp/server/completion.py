@@ -252,6 +252,7 @@ def _why_invalid(result, settings: Settings) -> str:
         "no_candidate": f"none of the model's top {settings.top_k} tokens could continue a valid middle",
         "max_tokens": f"no valid middle within maxTokens ({settings.max_tokens})",
         "context_full": "the model's context window filled before a valid middle",
+        "loop": f"the model fell into a loop ({result.loop_chars} characters cut) and no valid end was found before it",
         "cancelled": SUPERSEDED,
     }
     reason = reasons.get(result.stop, f"no valid middle ({result.stop} after {result.tokens} tokens)")
