@@ -59,7 +59,8 @@ def test_finishes_close_what_is_open(left, right, finish):
     ("def f():\n    x = 1\n    ", "\n        return 2\n", len("if x:")),
     ("def f():\n    x = 1\n", "  # note\n\n        # more\n        return 2\n", len("if x:")),
     ("def f():\n    x = g(1", "\n\n        return 2\n", len(")\nif x:")),
-    ("class A:\n    def f(self):\n        x = 1\n        ", "\n            if y:\n                pass\n", len("if x:")),
+    ("class A:\n    def f(self):\n        x = 1\n        ", "\n            if y:\n                pass\n",
+     len("if x:")),
 ])
 def test_before_a_line_deeper_than_every_open_block_the_finish_ends_with_a_header(left, right, length):
     """The recognizer cannot see that the right context's first line needs an INDENT (its estimate is flat

@@ -109,5 +109,6 @@ def test_the_server_says_why_a_middle_that_looped_has_no_valid_end():
     looped = SimpleNamespace(stop="loop", loop_chars=18, tokens=5, refusal="")
     assert _why_invalid(looped, Settings()) == (
         "the model fell into a loop (18 characters cut) and no valid end was found before it")
-    refused = SimpleNamespace(stop="no_candidate", loop_chars=0, tokens=3, refusal="after 'x' (1 characters into the middle)")
+    refused = SimpleNamespace(stop="no_candidate", loop_chars=0, tokens=3,
+                              refusal="after 'x' (1 characters into the middle)")
     assert _why_invalid(refused, Settings()).endswith(": after 'x' (1 characters into the middle)")

@@ -88,7 +88,9 @@ def segment_document(
     starts = [span[0] for span in offsets]
     first = 0
     while first < len(starts):
-        length = max_tokens if min_tokens is None or rng is None else rng.randint(min(min_tokens, max_tokens), max_tokens)
+        length = max_tokens
+        if min_tokens is not None and rng is not None:
+            length = rng.randint(min(min_tokens, max_tokens), max_tokens)
         begin = starts[first]
         end = starts[first + length] if first + length < len(starts) else len(text)
         if end > begin:
