@@ -70,6 +70,20 @@ def test_before_a_line_deeper_than_every_open_block_the_finish_ends_with_a_heade
     assert parses(left + finish + right)
 
 
+@pytest.mark.parametrize("left, right, openings", [
+    # the right context is the rest of a header: the finish starts one
+    ("def f(p):\n    x = 1\n    y = g(", "all(q) and p:\n        return 1\n", ("if ",)),
+    ("def f(p):\n    x = 1\n    y = g(", " in p:\n        print(x)\n", ("for x", "if")),  # `if 0 in p:` is as short
+    ("def f(p):\n    x = 1\n    y = g(", " in p.items():\n        print(x)\n", ("for x", "if")),
+    # the right context's next clause needs a `try` before its first statement
+    ("def f(p):\n    x = 1\n    y = g(", "p.close()\n    except OSError:\n        pass\n", ("try:\n",)),
+])
+def test_a_finish_starts_the_compound_statement_the_right_context_goes_on_with(left, right, openings):
+    finish = quotient(left, right).finish()
+    assert finish is not None and any(opening in finish for opening in openings), finish
+    assert parses(left + finish + right)
+
+
 def test_a_finish_over_the_limit_is_not_returned():
     state = quotient("x = [[[[", "\n")
     assert state.finish() == "]]]]"

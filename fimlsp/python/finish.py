@@ -24,6 +24,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import re
 import time
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -49,6 +50,11 @@ RUNNING_ON = ("#", '"', "'", '"""', "'''")
 # The start of a compound statement's header, for a right context that begins with the header's colon or with a
 # line indented deeper than any open block (then with the colon).
 HEADER = "if x"
+# The right context's first line goes on a `for` header; a clause that needs a `try` before it; how far after the
+# right context's first line such a clause is looked for.
+_REST_OF_FOR = re.compile(r"[ \t]+in\b")
+_CLAUSE = re.compile(r"(except|finally)\b")
+CLAUSE_LOOKAHEAD = 2000
 # Characters of the right context that a token of the middle can run on into (the longest keyword is 8 long).
 MERGE_LOOKAHEAD = 8
 TERMINAL_COSTS = {terminal: len(text) for terminal, text in lx.SHORTEST_TEXT.items()}
@@ -177,21 +183,21 @@ def _pieces(state: FimState) -> tuple[list[str], set[str]]:
             pieces.append(_separated(lexer.token, text))
     right, right_indentation = state.context.right, state.context.indentation
     final = {_separated(lexer.token, text) for text in RUNNING_ON}
-    block_follows = lexer.depth == 0 and _block_follows(right, lexer.indents[-1][0])
     if lx.NEWLINE in following:
         pieces.extend("\n" + indentation for indentation in _indentations(lexer.indents, ""))
         final.update("\n" + indentation for indentation in _indentations(lexer.indents, "", right_indentation))
         if right.startswith(":", len(right_indentation)):  # the right context ends a block's header: write its start
             final.update("\n" + indentation + HEADER for indentation in _indentations(lexer.indents, ""))
-        if block_follows:
-            final.update("\n" + indentation + HEADER + ":" for indentation in _indentations(lexer.indents, ""))
+        if lexer.depth == 0:
+            final.update("\n" + indentation + opening for indentation in _indentations(lexer.indents, "")
+                         for opening in _openings(right, lexer.indents, indentation))
     if lexer.at_line_start and lexer.depth == 0 and lexer.token == lx.START:
         written = _written_indentation(lexer.column, lexer.alt_column)
         if written is not None:
             pieces.extend(_indentations(lexer.indents, written))
             final.update(_indentations(lexer.indents, written, right_indentation))
-            if block_follows:
-                final.update(indentation + HEADER + ":" for indentation in _indentations(lexer.indents, written))
+            final.update(indentation + opening for indentation in _indentations(lexer.indents, written)
+                         for opening in _openings(right, lexer.indents, written + indentation))
     if lexer.token == lx.START:
         final.update(_merging(right[:MERGE_LOOKAHEAD]))
     else:
@@ -200,17 +206,47 @@ def _pieces(state: FimState) -> tuple[list[str], set[str]]:
     return continuing, final - set(continuing) - {""}
 
 
-def _block_follows(right: str, innermost: int) -> bool:
-    """Whether the right context's first line of code, after a cursor's line that holds nothing more, is indented
-    deeper than the innermost open block: the middle must then end with a block's header, which the recognizer's
-    estimate does not see (the right context's first INDENT is unknown to it until the left is)."""
+def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str) -> list[str]:
+    """Starts of a compound statement, written on a line indented by `indentation`, that the right context goes on
+    with validly: `if x:` before a first line of code deeper than every open block, `if ` and `for x` before the
+    rest of a header (`all(y):`, ` in y:`), `try:` and a deeper line before a statement followed by `except` or
+    `finally` at this column. The recognizer's estimate cannot lead a search to them (it does not see the right
+    context's indentation until the left is known), and without them a finish before such a right context is
+    rarely found."""
     line_end = right.find("\n")
-    if line_end < 0 or right[:line_end].strip(" \t\f"):
-        return False
-    for line in right[line_end + 1:].split("\n"):
+    first_line = right if line_end < 0 else right[:line_end]
+    openings = []
+    code = first_line.strip(" \t\f")
+    if not code:
+        if line_end >= 0 and _first_code_column(right[line_end + 1:]) > indents[-1][0]:
+            openings.append(HEADER + ":")
+    elif not code.startswith("#") and "#" not in first_line and code.endswith(":"):
+        openings.append("for x" if _REST_OF_FOR.match(first_line) else "if ")
+    if code and line_end >= 0 and " " * len(indentation) == indentation:
+        column = len(indentation)
+        unit = column - indents[-2][0] if len(indents) > 1 else 4
+        if _clause_at(right[line_end + 1:line_end + 1 + CLAUSE_LOOKAHEAD], column):
+            openings.append("try:\n" + indentation + " " * max(1, unit))
+    return openings
+
+
+def _first_code_column(text: str) -> int:
+    """The column of the first line of `text` that holds code; -1 when none does."""
+    for line in text.split("\n"):
         code = line.lstrip(" \t\f")
         if code and not code.startswith("#"):
-            return indentation_column(line[:len(line) - len(code)]) > innermost
+            return indentation_column(line[:len(line) - len(code)])
+    return -1
+
+
+def _clause_at(text: str, column: int) -> bool:
+    """Whether a line of `text` at `column` (spaces) starts an `except` or `finally` clause, before any other line
+    at or left of that column."""
+    for line in text.split("\n"):
+        code = line.lstrip(" ")
+        if not code or code.startswith("#") or len(line) - len(code) > column:
+            continue
+        return len(line) - len(code) == column and _CLAUSE.match(code) is not None
     return False
 
 
