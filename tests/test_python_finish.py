@@ -77,6 +77,8 @@ def test_before_a_line_deeper_than_every_open_block_the_finish_ends_with_a_heade
     ("def f(p):\n    x = 1\n    y = g(", " in p.items():\n        print(x)\n", ("for x", "if")),
     # the right context's next clause needs a `try` before its first statement
     ("def f(p):\n    x = 1\n    y = g(", "p.close()\n    except OSError:\n        pass\n", ("try:\n",)),
+    # the right context's first lines are a block's body: a header and its indentation come before them
+    ('class A:\n    P = """\n  text', "name = 1\n        name.f()\n", ("if x:\n",)),
 ])
 def test_a_finish_starts_the_compound_statement_the_right_context_goes_on_with(left, right, openings):
     finish = quotient(left, right).finish()

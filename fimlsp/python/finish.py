@@ -209,8 +209,8 @@ def _pieces(state: FimState) -> tuple[list[str], set[str]]:
 def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str) -> list[str]:
     """Starts of a compound statement, written on a line indented by `indentation`, that the right context goes on
     with validly: `if x:` before a first line of code deeper than every open block, `if ` and `for x` before the
-    rest of a header (`all(y):`, ` in y:`), `try:` and a deeper line before a statement followed by `except` or
-    `finally` at this column. The recognizer's estimate cannot lead a search to them (it does not see the right
+    rest of a header (`all(y):`, ` in y:`), and a header and a deeper line before a statement that a line deeper
+    than the header follows (`if x:`), or an `except` or `finally` at the header's column (`try:`). The recognizer's estimate cannot lead a search to them (it does not see the right
     context's indentation until the left is known), and without them a finish before such a right context is
     rarely found."""
     line_end = right.find("\n")
@@ -225,8 +225,11 @@ def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str
     if code and line_end >= 0 and " " * len(indentation) == indentation:
         column = len(indentation)
         unit = column - indents[-2][0] if len(indents) > 1 else 4
+        body = "\n" + indentation + " " * max(1, unit)
         if _clause_at(right[line_end + 1:line_end + 1 + CLAUSE_LOOKAHEAD], column):
-            openings.append("try:\n" + indentation + " " * max(1, unit))
+            openings.append("try:" + body)
+        elif _first_code_column(right[line_end + 1:]) > column:  # the right context's first lines are a body
+            openings.append(HEADER + ":" + body)
     return openings
 
 
