@@ -285,12 +285,13 @@ class _Decoder:
 
     def _statement_end(self, start: _Prefix, prefix: _Prefix, following: _Prefix) -> _Prefix | None:
         """The middle up to the end of the statement or block that holds the cursor, when `following`'s new text
-        begins a statement at or below its column after a logical line's end, and the file is valid there."""
+        begins a statement or a comment line at or below its column after a logical line's end, and the file is
+        valid there (a comment there starts the code after the statement, not the statement)."""
         text = following.text
         line_start = text.rfind("\n") + 1
         line = text[line_start:]
         first = len(line) - len(line.lstrip(" \t\f"))
-        if line_start == 0 or first == len(line) or line[first] == "#" or line_start + first < len(prefix.text):
+        if line_start == 0 or first == len(line) or line_start + first < len(prefix.text):
             return None
         if following.state is None or following.state.statement_column() > self.statement_column:
             return None

@@ -321,6 +321,9 @@ def test_a_middle_that_writes_the_right_context_again_is_cut_before_it(tiny, mod
     ("def f(x):\n    y = ", "\n", "x + 1\n    return y\n", "x + 1"),
     # a block's header: the block ends where a statement at the header's column begins
     ("def f(x):", "\n\nx = 1\n", "\n    y = x\n    return y\n\ndef g():\n    pass\n", "\n    y = x\n    return y"),
+    # a comment line at or below the statement's column starts what comes after it
+    ("class A:\n    def f(self):\n        self.", "\n", "pop()\n\n    # The type of the type\n    x = 1\n", "pop()"),
+    ("def f(x):\n    y = ", "\n", "x + 1\n    # then\n    return y\n", "x + 1"),
 ])
 def test_a_multi_line_suggestion_ends_with_the_statement_or_block_at_the_cursor(tiny, left, right, script, middle):
     options = DecodingOptions(max_tokens=60, statement_end=True)
