@@ -1,5 +1,6 @@
 """The training pipeline: corpus, tokenizer, FIM transformation, packing, training and resume, CLI, shipped model."""
 
+import dataclasses
 import json
 import math
 import random
@@ -457,6 +458,16 @@ def test_shipped_model_is_small_fp16_safetensors_with_a_card():
     assert f"{results['heldout']['bits_per_byte']:.4f}" in card
     for row in results["fim"]["kinds"]["randspan"].values():
         assert f"{row['parse_rate']:.1%} | {row['eos_rate']:.1%} | {row['exact_match_rate']:.1%}" in card
+
+
+def test_fimlsp_train_without_options_is_the_shipped_models_recipe():
+    """The README promises that `fimlsp train` with no options rebuilds the shipped model."""
+    from fimlsp.models import default_model_path
+    from fimlsp.training.train import TrainOptions
+
+    record = json.loads((default_model_path() / "training.json").read_text())
+    assert record["options"] == dataclasses.asdict(TrainOptions())
+    assert record["steps"] == record["planned_steps"] == TrainOptions().planned_steps
 
 
 def test_shipped_model_loads_offline_and_completes_a_fim_prompt(monkeypatch):
