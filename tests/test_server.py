@@ -225,7 +225,7 @@ async def test_cancellation_and_superseding_answer_promptly(tmp_path):
     torch.set_num_threads(1)
     # A wider context than the tiny fixture's, so that a generation can run for many seconds.
     model = build_tiny_model(tmp_path / "long-model", n_positions=4096)
-    options = options_for(model, maxTokens=3000, timeBudget=60, cache=False)
+    options = options_for(model, maxTokens=3000, timeBudget=60, cache=False, loopRepeats=0)  # a random model loops
     async with serve(options) as client:
         open_document(client, SOURCE)
         protocol = client.protocol
