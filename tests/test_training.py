@@ -460,6 +460,24 @@ def test_shipped_model_is_small_fp16_safetensors_with_a_card():
         assert f"{row['parse_rate']:.1%} | {row['eos_rate']:.1%} | {row['exact_match_rate']:.1%}" in card
 
 
+def test_the_card_shows_the_ablation_runs_the_folder_records(tmp_path):
+    import shutil
+
+    from fimlsp.models import default_model_path
+    from fimlsp.training.card import ABLATION, write_card
+
+    folder = tmp_path / "model"
+    shutil.copytree(default_model_path(), folder)
+    runs = json.loads((folder / ABLATION).read_text())
+    card = write_card(folder).read_text()
+    assert "## Ablation" in card and all(f"| {run['name']} |" in card and run["command"] in card for run in runs)
+    for run in runs:
+        figures = run["evaluation"]["fim"]["kinds"]["line"]["unconstrained"]
+        assert f"{figures['parse_rate']:.0%} / {figures['eos_rate']:.0%}" in card
+    (folder / ABLATION).unlink()
+    assert "## Ablation" not in write_card(folder).read_text()
+
+
 def test_fimlsp_train_without_options_is_the_shipped_models_recipe():
     """The README promises that `fimlsp train` with no options rebuilds the shipped model."""
     from fimlsp.models import default_model_path

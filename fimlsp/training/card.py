@@ -8,10 +8,11 @@ from pathlib import Path
 
 from fimlsp.cases import MAX_NODE_CHARS
 from fimlsp.model.formats import preferred_order
-from fimlsp.training.evaluate import RESULTS, format_figures
+from fimlsp.training.evaluate import KIND_TITLES, RESULTS, format_figures
 from fimlsp.training.train import MANIFEST, TRAINING_RECORD, TrainOptions
 
 CARD = "README.md"
+ABLATION = "ablation.json"  # short runs that change one option of the recipe, shown in the card when present
 
 
 def train_command(options: dict, output: str, export: str) -> str:
@@ -38,6 +39,7 @@ def write_card(directory: Path) -> Path:
         *_model_section(record, config, size_mb, preferred_order(directory)),
         *_training_section(record, manifest),
         *_evaluation_section(results),
+        *_ablation_section(directory / ABLATION),
         *_reproduce_section(record, results, directory),
     ]
     path = directory / CARD
@@ -122,6 +124,36 @@ def _evaluation_section(results: dict) -> list[str]:
         "",
         *[f"- ``{example['left_tail']}⁁{example['right_head']}`` → ``{example['middle']!r}`` ({example['ending']})"
           for example in results.get("examples", [])],
+        "",
+    ]
+
+
+def _ablation_section(path: Path) -> list[str]:
+    """Short runs that differ from this model's recipe in one option, when the folder records them (`ABLATION`:
+    a list of runs, each with what it changed, its command, and the evaluation.json of its export)."""
+    if not path.exists():
+        return []
+    runs = json.loads(path.read_text(encoding="utf-8"))
+    kinds = list(runs[0]["evaluation"]["fim"]["kinds"])
+    header = "| run | bits per byte | " + " | ".join(
+        f"{KIND_TITLES.get(kind, kind)}: parses / EOS (unconstrained)" for kind in kinds) + " |"
+    rows = []
+    for run in runs:
+        figures = run["evaluation"]["fim"]["kinds"]
+        cells = [f"{figures[kind]['unconstrained']['parse_rate']:.0%} / {figures[kind]['unconstrained']['eos_rate']:.0%}"
+                 for kind in kinds]
+        rows.append(f"| {run['name']} | {run['evaluation']['heldout']['bits_per_byte']:.3f} | {' | '.join(cells)} |")
+    cases = runs[0]["evaluation"]["fim"]["cases_per_kind"]
+    return [
+        "## Ablation",
+        "",
+        f"Short runs that change one option of this recipe; {cases} held-out cases per cut kind, greedy:",
+        "",
+        header,
+        "|" + "---|" * (len(kinds) + 2),
+        *rows,
+        "",
+        *[f"- {run['name']}: {run['changed']} (`{run['command']}`)" for run in runs],
         "",
     ]
 
