@@ -58,8 +58,8 @@ SEARCH_SECONDS = 0.1
 START_SEARCH_SECONDS = 2.0
 START_SEARCH_SHARE = 0.25  # of the completion's time budget, when it has one
 FALLBACK_SEARCH_SECONDS = 0.5
-# A loop is a chunk of at most this many characters, holding a letter or digit, repeated to at least this many
-# characters in all (`0, 0, 0, 0, ` is one; `0, 0, 0` and a `====` rule are not).
+# A loop is a chunk of at most this many characters, holding a letter or digit, whose `loop_repeats` copies make at
+# least this many characters (at 3 repeats, `path, path, path, ` is one; `0, 0, 0, ` and a `====` rule are not).
 LOOP_MAX_CHUNK = 64
 LOOP_MIN_CHARS = 12
 _ALNUM = re.compile(r"[^\W_]")
@@ -314,9 +314,7 @@ class _Decoder:
         found = next((each for each in reversed(seen) if each.text == text and not each.pending), None)
         if found is not None:
             return found
-        accepted, state = self.judge.extend(start, text)
-        if not accepted:  # the constraint accepted the whole loop, so a cut of it is never refused
-            return None
+        _accepted, state = self.judge.extend(start, text)  # a prefix of an accepted middle: accepted too
         tokens = len(self.model.tokenizer.encode(text, add_special_tokens=False)) if text else 0
         return _Prefix(text, b"", state, tokens, prefix.log_probability)
 

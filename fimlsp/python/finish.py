@@ -210,9 +210,9 @@ def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str
     """Starts of a compound statement, written on a line indented by `indentation`, that the right context goes on
     with validly: `if x:` before a first line of code deeper than every open block, `if ` and `for x` before the
     rest of a header (`all(y):`, ` in y:`), and a header and a deeper line before a statement that a line deeper
-    than the header follows (`if x:`), or an `except` or `finally` at the header's column (`try:`). The recognizer's estimate cannot lead a search to them (it does not see the right
-    context's indentation until the left is known), and without them a finish before such a right context is
-    rarely found."""
+    than the header follows (`if x:`), or an `except` or `finally` at the header's column (`try:`). The
+    recognizer's estimate cannot lead a search to them (it does not see the right context's indentation until the
+    left is known), and without them a finish before such a right context is rarely found."""
     line_end = right.find("\n")
     first_line = right if line_end < 0 else right[:line_end]
     openings = []

@@ -140,8 +140,8 @@ def _ablation_section(path: Path) -> list[str]:
     rows = []
     for run in runs:
         figures = run["evaluation"]["fim"]["kinds"]
-        cells = [f"{figures[kind]['unconstrained']['parse_rate']:.0%} / {figures[kind]['unconstrained']['eos_rate']:.0%}"
-                 for kind in kinds]
+        alone = {kind: figures[kind]["unconstrained"] for kind in kinds}
+        cells = [f"{alone[kind]['parse_rate']:.0%} / {alone[kind]['eos_rate']:.0%}" for kind in kinds]
         rows.append(f"| {run['name']} | {run['evaluation']['heldout']['bits_per_byte']:.3f} | {' | '.join(cells)} |")
     cases = runs[0]["evaluation"]["fim"]["cases_per_kind"]
     return [
