@@ -120,7 +120,7 @@ class Completion:
     finish_searches: int = 0  # shortest-finish searches run
     model_seconds: float = 0.0
     setup_seconds: float = 0.0  # one-time constraint setup: constrain(left, right)
-    constraint_seconds: float = 0.0  # every feed, distance, membership test and parse check during decoding
+    constraint_seconds: float = 0.0  # every feed, distance, membership test, parse check and search of decoding
     fallback: bool = False  # the middle was not ended by the model's end of sequence, a steered finish or a line
     generated_tokens: int = 0  # tokens generated, which the fallback may have cut back
     guarantee: str = NONE  # what the middle was checked against: file, region or none
@@ -133,6 +133,8 @@ class Completion:
     repeated_chars: int = 0  # characters cut from the end because they wrote again the right context's first lines
     refusal: str = ""  # where decoding found no token to go on with, and what the language allowed there
     loop_chars: int = 0  # characters of a loop cut from the end of what the model wrote (`loop_repeats`)
+    search_seconds: float = 0.0  # of constraint_seconds, the shortest-finish searches (the start's, near the token
+    # limit, a fallback's): a few a completion, whatever its length, so not a cost per token
 
     @property
     def valid(self) -> bool:
@@ -141,7 +143,8 @@ class Completion:
 
     @property
     def constraint_ms_per_token(self) -> float:
-        return 1e3 * self.constraint_seconds / max(1, self.generated_tokens)
+        """What the constraint costs each generated token: feeds, distance bounds, membership and parse checks."""
+        return 1e3 * (self.constraint_seconds - self.search_seconds) / max(1, self.generated_tokens)
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -172,6 +175,7 @@ class Judge:
         self.left, self.right, self.language = left, right, language
         self.seconds = 0.0
         self.searches = 0
+        self.search_seconds = 0.0
 
     def extend(self, prefix: _Prefix, text: str) -> tuple[bool, FimState | None]:
         """Whether `text` may follow `prefix`, and the recognizer state after it."""
@@ -215,7 +219,11 @@ class ConstrainedJudge(Judge):
     def finish(self, state: FimState, limit: float, deadline: float | None = None) -> str | None:
         """A shortest finish of at most `limit` characters; None if none is found (or not before `deadline`)."""
         self.searches += 1
-        return self._timed(state.finish, limit, deadline)
+        clock = time.perf_counter()
+        try:
+            return self._timed(state.finish, limit, deadline)
+        finally:
+            self.search_seconds += time.perf_counter() - clock
 
 
 _JUDGES = {"constrained": ConstrainedJudge, "checked": CheckedJudge, "unconstrained": Judge}
@@ -538,6 +546,7 @@ def complete_middles(
         result.scope = scope
         if attempts == 1:  # the start's searches, shared by every attempt, are counted once
             result.constraint_seconds += start_seconds
+            result.search_seconds += start_seconds
             result.finish_searches += start_searches
         result.reason = "; ".join(reason for reason in (scope_reason, result.reason) if reason)
         if any(result.middle == other.middle for other in results):
@@ -611,6 +620,7 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
         guarantee is not None and guarantee.state is None and checked == NONE,
         guarantee.reason if narrowed else "", options.max_tokens, repeated_chars=repeated_chars,
         refusal=_refusal(refused, left) if refused is not None and checked == NONE else "", loop_chars=loop_chars,
+        search_seconds=judge.search_seconds,
     )
 
 

@@ -222,6 +222,10 @@ def test_a_model_that_never_stops_is_steered_to_a_valid_end_within_the_limit(tin
     result = complete_middle(model, "x = ", "\n", DecodingOptions(max_tokens=max_tokens))
     assert result.parses and result.ending == "finish" and result.tokens <= max_tokens, result
     assert result.middle.startswith("[") and result.finish_chars > 0
+    # the searches that steered it are part of the constraint's time, reported apart from its cost per token
+    assert result.finish_searches > 0 and 0 < result.search_seconds <= result.constraint_seconds
+    per_token = 1e3 * (result.constraint_seconds - result.search_seconds) / result.generated_tokens
+    assert result.constraint_ms_per_token == pytest.approx(per_token)
 
 
 def test_an_early_end_of_sequence_starts_a_finish_written_by_the_model(tiny):

@@ -201,6 +201,22 @@ def test_report_tables_rates_and_figure_from_a_results_file(tmp_path):
     assert "unconstrained ✓" in text and "checked ✗" in text and "R²" in text and "1 runs raised" in text
 
 
+def test_finish_searches_are_reported_per_completion_and_left_out_of_the_per_token_cost():
+    searched = []
+    for index, tokens in enumerate((4, 10, 40)):
+        record = _record(f"boundary:f{index}.py#0", "boundary", "constrained", True, tokens=tokens)
+        searched.append({**record, "search_seconds": 0.2, "constraint_seconds": record["constraint_seconds"] + 0.2})
+    older = _record("boundary:old.py#0", "boundary", "constrained", True)  # written before searches were told apart
+    summary = report.validity(searched)[("boundary", "constrained")]
+    assert summary["search_ms"] == pytest.approx(200.0)
+    # 5e-4 s a token besides the searches, whether 4 or 40 tokens share a search's 0.2 s
+    assert summary["constraint_ms_per_token"] == pytest.approx(0.5)
+    assert report.per_token_seconds(older) == older["constraint_seconds"]
+    series = report.timing_series(searched + [older])
+    assert series["one-time: finish searches"][1] == pytest.approx([200.0] * 3)
+    assert "search ms" in report.format_validity(report.validity(searched))
+
+
 def test_cli_dump_cases_eval_report_and_bench(tiny_model_path, tmp_path, capsys):
     source = tmp_path / "src"
     source.mkdir()

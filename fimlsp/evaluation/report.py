@@ -8,8 +8,9 @@ are constrained ✓/✗. "✓" means `ast.parse(left + middle + right)` succeeds
 
 The figure has, against context size (characters of left plus right context): the mean constraint overhead per
 generated token of the constrained and checked modes (with the model's own time per token for scale), and the
-one-time overhead of the constrained mode (the quotient of the contexts; checked decoding has none). Lines are
-least-squares fits y = a x + b, drawn on the log-log axes and printed with R².
+one-time overheads of the constrained mode: the quotient of the contexts (checked decoding has none), and the
+shortest-finish searches, a few a completion whatever its length, which the per-token figure leaves out. Lines
+are least-squares fits y = a x + b, drawn on the log-log axes and printed with R².
 """
 
 from __future__ import annotations
@@ -92,9 +93,10 @@ def validity(records: list[dict], max_tokens: int | None = None) -> dict[tuple[s
             "n": len(group), "valid": valid, "rate": valid / len(group),
             "exact": sum(1 for r in group if r.get("exact")) / len(group),
             "tokens": statistics.median(steps(r, max_tokens) for r in group),
-            "model_ms_per_token": _median(per_step_ms(r, "model_seconds", max_tokens) for r in group),
-            "constraint_ms_per_token": _median(per_step_ms(r, "constraint_seconds", max_tokens) for r in group),
+            "model_ms_per_token": _median(per_step_ms(r, r["model_seconds"], max_tokens) for r in group),
+            "constraint_ms_per_token": _median(per_step_ms(r, per_token_seconds(r), max_tokens) for r in group),
             "setup_ms": statistics.median(1e3 * r["setup_seconds"] for r in group),
+            "search_ms": statistics.median(1e3 * r.get("search_seconds", 0.0) for r in group),
             "stops": dict(sorted(stops.items(), key=lambda item: -item[1])),
             "endings": dict(sorted(endings.items(), key=lambda item: -item[1])),
             "finish_chars": statistics.median(finished) if finished else 0,
@@ -124,12 +126,12 @@ def by_case_records(records: list[dict]) -> list[dict]:
 
 def format_validity(summary: dict) -> str:
     lines = [f"{'cuts':<10}{'mode':<15}{'cases':>6}{'valid':>8}{'exact':>8}{'steps':>8}"
-             f"{'model ms/tok':>14}{'constraint ms/tok':>19}{'setup ms':>10}  stops"]
+             f"{'model ms/tok':>14}{'constraint ms/tok':>19}{'setup ms':>10}{'search ms':>11}  stops"]
     for (kind, mode), s in summary.items():
         stops = ", ".join(f"{name} {count}" for name, count in s["stops"].items())
         lines.append(f"{kind:<10}{mode:<15}{s['n']:>6}{s['rate']:>8.1%}{s['exact']:>8.1%}{s['tokens']:>8.0f}"
                      f"{s['model_ms_per_token']:>14.2f}{s['constraint_ms_per_token']:>19.3f}{s['setup_ms']:>10.1f}"
-                     f"  {stops}")
+                     f"{s['search_ms']:>11.1f}  {stops}")
     lines += ["", f"{'cuts':<10}{'mode':<15}{'finish chars':>13}{'repeat cuts':>13}  how the middles ended"]
     for (kind, mode), s in summary.items():
         endings = ", ".join(f"{name} {count}" for name, count in s["endings"].items())
@@ -161,9 +163,15 @@ def steps(record: dict, max_tokens: int | None = None) -> int:
     return record["tokens"]
 
 
-def per_step_ms(record: dict, seconds_key: str, max_tokens: int | None = None) -> float | None:
+def per_step_ms(record: dict, seconds: float, max_tokens: int | None = None) -> float | None:
     count = steps(record, max_tokens)
-    return 1e3 * record[seconds_key] / count if count > 0 else None
+    return 1e3 * seconds / count if count > 0 else None
+
+
+def per_token_seconds(record: dict) -> float:
+    """The constraint's time that grows with the tokens generated: its searches (`search_seconds`, recorded since
+    they were told apart) are a cost per completion."""
+    return record["constraint_seconds"] - record.get("search_seconds", 0.0)
 
 
 def timing_series(records: list[dict], max_tokens: int | None = None) -> dict[str, tuple[list[float], list[float]]]:
@@ -178,13 +186,16 @@ def timing_series(records: list[dict], max_tokens: int | None = None) -> dict[st
 
     for record in by_case_records(records):
         x = float(record["context_chars"])
-        constraint, model = (per_step_ms(record, key, max_tokens) for key in ("constraint_seconds", "model_seconds"))
+        constraint = per_step_ms(record, per_token_seconds(record), max_tokens)
+        model = per_step_ms(record, record["model_seconds"], max_tokens)
         if record["mode"] in ("constrained", "checked") and constraint is not None:
             add(f"per-token: {record['mode']}", x, constraint)
         if model is not None:
             add("per-token: model", x, model)
         if record["mode"] == "constrained":
             add("one-time: constrained", x, 1e3 * record["setup_seconds"])
+            if "search_seconds" in record:
+                add("one-time: finish searches", x, 1e3 * record["search_seconds"])
     return series
 
 
@@ -199,6 +210,7 @@ def format_fits(series: dict) -> str:
 
 STYLE = {"per-token: constrained": ("tab:blue", "o"), "per-token: checked": ("tab:orange", "s"),
          "per-token: model": ("0.45", "x"), "one-time: constrained": ("tab:blue", "o"),
+         "one-time: finish searches": ("tab:green", "^"),
          "per-token: ast.parse of the file": ("tab:orange", "s"),
          "per-token: feed of the constraint": ("tab:blue", "o"),
          "one-time: setup of the constraint": ("tab:blue", "o")}
@@ -241,7 +253,7 @@ def plot(series: dict, path: Path, title: str = "", titles: tuple[str, str] | No
         axis.set_ylabel(label)
         axis.grid(True, which="both", alpha=0.2)
     titles = titles or ("per-token overhead: constraint of each mode, and the model itself",
-                        "one-time overhead of constrained decoding (checked decoding has none)")
+                        "one-time overheads of constrained decoding (checked decoding has none)")
     axes[0].set_title(titles[0] + (f"\n{title}" if title else ""), fontsize=10)
     axes[1].set_title(titles[1], fontsize=10)
     path = Path(path)
@@ -271,7 +283,8 @@ def report(results: Path, png: Path | None = None) -> str:
         parts.append(format_table(contingency(records, kind), TITLES.get(kind, kind)))
     if records:
         parts.append(format_validity(validity(records, header.get("max_tokens"))))
-        parts.append("steps: tokens generated (medians); ms/tok: per generated token; setup: one-time, constrained")
+        parts.append("steps: tokens generated (medians); ms/tok: per generated token, searches left out; setup: "
+                     "one-time, constrained; search: the shortest-finish searches of a completion")
         series = timing_series(records, header.get("max_tokens"))
         parts.append(format_fits(series))
         if png is not None:
