@@ -79,6 +79,15 @@ def test_before_a_line_deeper_than_every_open_block_the_finish_ends_with_a_heade
     ("def f(p):\n    x = 1\n    y = g(", "p.close()\n    except OSError:\n        pass\n", ("try:\n",)),
     # the right context's first lines are a block's body: a header and its indentation come before them
     ('class A:\n    P = """\n  text', "name = 1\n        name.f()\n", ("if x:\n",)),
+    # the rest of a `for` header on the cursor's line, after a bracket the finish closes
+    ("def f(d):\n    items = [", "in d:\n        print(key)\n", ("for x ", "if")),
+    # a clause after a line that goes on with an operator: `try:`, then a name for it to assign to (asynchat.py)
+    ("def send(self):\n    while self.fifo:\n        first = self.fifo[0]\n        obs = self.size\n"
+     "        try:\n            data = first[:obs]\n        except TypeError:\n            data = first.more()\n"
+     "            continue\n\n        if isinstance(data, str):\n            data = byt",
+     "= self.send(data)\n        except OSError:\n            self.handle_error()\n            return\n\n"
+     "        if sent:\n            if sent < len(data) or obs < len(first):\n                self.fifo[0] = 1\n"
+     "            else:\n                del self.fifo[0]\n        return\n", ("try:",)),
 ])
 def test_a_finish_starts_the_compound_statement_the_right_context_goes_on_with(left, right, openings):
     finish = quotient(left, right).finish()

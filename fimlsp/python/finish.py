@@ -52,7 +52,7 @@ RUNNING_ON = ("#", '"', "'", '"""', "'''")
 HEADER = "if x"
 # The right context's first line goes on a `for` header; a clause that needs a `try` before it; how far after the
 # right context's first line such a clause is looked for.
-_REST_OF_FOR = re.compile(r"[ \t]+in\b")
+_REST_OF_FOR = re.compile(r"([ \t]*)in\b")
 _CLAUSE = re.compile(r"(except|finally)\b")
 CLAUSE_LOOKAHEAD = 2000
 # Characters of the right context that a token of the middle can run on into (the longest keyword is 8 long).
@@ -210,7 +210,8 @@ def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str
     """Starts of a compound statement, written on a line indented by `indentation`, that the right context goes on
     with validly: `if x:` before a first line of code deeper than every open block, `if ` and `for x` before the
     rest of a header (`all(y):`, ` in y:`), and a header and a deeper line before a statement that a line deeper
-    than the header follows (`if x:`), or an `except` or `finally` at the header's column (`try:`). The
+    than the header follows (`if x:`), or an `except` or `finally` at the header's column (`try:`), the line
+    started with a name where the right context goes on with an operator (`= f(y)`). The
     recognizer's estimate cannot lead a search to them (it does not see the right context's indentation until the
     left is known), and without them a finish before such a right context is rarely found."""
     line_end = right.find("\n")
@@ -221,15 +222,19 @@ def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str
         if line_end >= 0 and _first_code_column(right[line_end + 1:]) > indents[-1][0]:
             openings.append(HEADER + ":")
     elif not code.startswith("#") and "#" not in first_line and code.endswith(":"):
-        openings.append("for x" if _REST_OF_FOR.match(first_line) else "if ")
+        rest_of_for = _REST_OF_FOR.match(first_line)
+        openings.append(("for x" if rest_of_for.group(1) else "for x ") if rest_of_for else "if ")
     if code and line_end >= 0 and " " * len(indentation) == indentation:
         column = len(indentation)
-        unit = column - indents[-2][0] if len(indents) > 1 else 4
+        unit = indents[-1][0] - indents[-2][0] if len(indents) > 1 else 4  # the innermost block's step
         body = "\n" + indentation + " " * max(1, unit)
+        bodies = [body]
+        if not (lx.is_identifier_char(code[0]) or code[0] in "\"'"):  # `= f(x)`, `.append(y)`: a name before it
+            bodies.append(body + HEADER[-1] + " ")
         if _clause_at(right[line_end + 1:line_end + 1 + CLAUSE_LOOKAHEAD], column):
-            openings.append("try:" + body)
+            openings.extend("try:" + body for body in bodies)
         elif _first_code_column(right[line_end + 1:]) > column:  # the right context's first lines are a body
-            openings.append(HEADER + ":" + body)
+            openings.extend(HEADER + ":" + body for body in bodies)
     return openings
 
 
