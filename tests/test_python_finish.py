@@ -88,6 +88,17 @@ def test_before_a_line_deeper_than_every_open_block_the_finish_ends_with_a_heade
      "= self.send(data)\n        except OSError:\n            self.handle_error()\n            return\n\n"
      "        if sent:\n            if sent < len(data) or obs < len(first):\n                self.fifo[0] = 1\n"
      "            else:\n                del self.fifo[0]\n        return\n", ("try:",)),
+    # the rest of a header over two lines, whose bracket the middle opens, after a line of indentation only
+    ("class Q:\n    @staticmethod\n    def close(buffer, lock):\n        with lock:\n            buffer.append(None)\n"
+     "         ", "r_close,\n              writer_close, onerror):\n        debug('feeding')\n        n = 1\n",
+     ("if x(",)),
+    # the rest of a header that begins with a keyword: the opening's name runs on into it (`if xor y:`)
+    ("def f(self):\n    while self.buffer:\n        lb", "or:\n            self.collect()\n        else:\n"
+     "            self.stop()\n", ("if x",)),
+    # a header and a deeper line, and after them what the right context's first line goes on from
+    ("def f(self, prefix):\n    while True:\n        if prefix:\n            return\n        else:\n          ",
+     ' "end-1c")\n                self.text.insert("iomark", prefix)\n            pointer = None\n        break\n',
+     ("if x:",)),
 ])
 def test_a_finish_starts_the_compound_statement_the_right_context_goes_on_with(left, right, openings):
     finish = quotient(left, right).finish()

@@ -54,6 +54,9 @@ HEADER = "if x"
 # right context's first line such a clause is looked for.
 _REST_OF_FOR = re.compile(r"([ \t]*)in\b")
 _CLAUSE = re.compile(r"(except|finally)\b")
+_OPENER = {")": "(", "]": "[", "}": "{"}
+# Lines of the right context in which a header's rest is looked for.
+HEADER_LINES = 8
 CLAUSE_LOOKAHEAD = 2000
 # Characters of the right context that a token of the middle can run on into (the longest keyword is 8 long).
 MERGE_LOOKAHEAD = 8
@@ -125,14 +128,14 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float) -> st
     estimate is flat (indentation costs characters it does not count). A finish found on the way is kept."""
     best: str | None = None
     order = itertools.count()
-    frontier = [(weight * estimate(state), 0, next(order), state, "")]
+    frontier = [(weight * estimate(state), 0, next(order), state, "", 0)]
     while frontier and budget.left():
-        cost, _, _, node, text = heapq.heappop(frontier)
+        cost, _, _, node, text, discount = heapq.heappop(frontier)
         if best is not None and (weight > 1 or cost >= len(best)):
             break
         budget.spend()
-        continuing, final = _pieces(node)
-        for piece in itertools.chain(final, continuing):
+        continuing, final, openings = _pieces(node)
+        for piece in itertools.chain(final, openings, continuing):
             written = text + piece
             if len(written) > limit or (best is not None and len(written) >= len(best)):
                 continue
@@ -146,12 +149,16 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float) -> st
                 continue
             guess = estimate(child)
             if len(written) + max(0.0, guess - MERGE_ALLOWANCE) <= limit:
-                heapq.heappush(frontier, (len(written) + weight * guess, -len(written), next(order), child, written))
+                # the greedy search dives into a compound statement's start: what it wrote is not held against it
+                child_discount = len(written) if weight > 1 and piece in openings else discount
+                heapq.heappush(frontier, (len(written) - child_discount + weight * guess, -len(written),
+                                          next(order), child, written, child_discount))
     return best
 
 
-def _pieces(state: FimState) -> tuple[list[str], set[str]]:
-    """The texts the search may write next, as those it may go on from and those that can only end a finish.
+def _pieces(state: FimState) -> tuple[list[str], set[str], set[str]]:
+    """The texts the search may write next: those it may go on from, those that can only end a finish, and the
+    starts of a compound statement that the right context goes on with (`_openings`).
 
     Going on: what closes the token in progress, or else what extends it into a longer terminal (`im` to
     `import`), a shortest lexeme of each terminal that may follow (after a space where it would merge with the
@@ -162,7 +169,7 @@ def _pieces(state: FimState) -> tuple[list[str], set[str]]:
     closing = lx.closing_text(lexer.token)
     if closing:
         escape = lx.unfinished_escape(lexer.text) if lexer.token in lx.STRING_STATES else ""
-        return [escape or closing], set()
+        return [escape or closing], set(), set()
     parser = state.parser
     pending = lexer.possible_terminals()
     pieces = []
@@ -183,27 +190,33 @@ def _pieces(state: FimState) -> tuple[list[str], set[str]]:
             pieces.append(_separated(lexer.token, text))
     right, right_indentation = state.context.right, state.context.indentation
     final = {_separated(lexer.token, text) for text in RUNNING_ON}
+    openings = set()
+    fresh_lines = _indentations(lexer.indents, "")
     if lx.NEWLINE in following:
-        pieces.extend("\n" + indentation for indentation in _indentations(lexer.indents, ""))
+        pieces.extend("\n" + indentation for indentation in fresh_lines)
         final.update("\n" + indentation for indentation in _indentations(lexer.indents, "", right_indentation))
         if right.startswith(":", len(right_indentation)):  # the right context ends a block's header: write its start
-            final.update("\n" + indentation + HEADER for indentation in _indentations(lexer.indents, ""))
+            openings.update("\n" + indentation + HEADER for indentation in fresh_lines)
         if lexer.depth == 0:
-            final.update("\n" + indentation + opening for indentation in _indentations(lexer.indents, "")
-                         for opening in _openings(right, lexer.indents, indentation))
+            openings.update("\n" + indentation + opening for indentation in fresh_lines
+                            for opening in _openings(right, lexer.indents, indentation))
     if lexer.at_line_start and lexer.depth == 0 and lexer.token == lx.START:
         written = _written_indentation(lexer.column, lexer.alt_column)
         if written is not None:
             pieces.extend(_indentations(lexer.indents, written))
             final.update(_indentations(lexer.indents, written, right_indentation))
-            final.update(indentation + opening for indentation in _indentations(lexer.indents, written)
-                         for opening in _openings(right, lexer.indents, written + indentation))
+            openings.update(indentation + opening for indentation in _indentations(lexer.indents, written)
+                            for opening in _openings(right, lexer.indents, written + indentation))
+        # the line so far is blank: a statement left of its indentation starts on the next line
+        openings.update("\n" + indentation + opening for indentation in fresh_lines
+                        for opening in _openings(right, lexer.indents, indentation))
     if lexer.token == lx.START:
         final.update(_merging(right[:MERGE_LOOKAHEAD]))
     else:
         final.add(" ")
     continuing = list(dict.fromkeys(piece for piece in pieces if piece))
-    return continuing, final - set(continuing) - {""}
+    openings -= set(continuing)
+    return continuing, final - set(continuing) - openings - {""}, openings
 
 
 def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str) -> list[str]:
@@ -224,6 +237,12 @@ def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str
     elif not code.startswith("#") and "#" not in first_line and code.endswith(":"):
         rest_of_for = _REST_OF_FOR.match(first_line)
         openings.append(("for x" if rest_of_for.group(1) else "for x ") if rest_of_for else "if ")
+        if lx.is_identifier_char(first_line[0]):  # `or y:` goes on `if x` as `if xor y:`
+            openings.append(HEADER)
+    else:
+        openers = _header_openers(right[:CLAUSE_LOOKAHEAD])
+        if openers:  # `y,\n    z):` ends a header whose bracket the middle opens: `if x(`
+            openings.append("if " + "".join(("" if opener == "{" else "x") + opener for opener in openers))
     if code and line_end >= 0 and " " * len(indentation) == indentation:
         column = len(indentation)
         unit = indents[-1][0] - indents[-2][0] if len(indents) > 1 else 4  # the innermost block's step
@@ -236,6 +255,40 @@ def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str
         elif _first_code_column(right[line_end + 1:]) > column:  # the right context's first lines are a body
             openings.extend(HEADER + ":" + body for body in bodies)
     return openings
+
+
+def _header_openers(text: str) -> str:
+    """The brackets a middle must open for `text` to be the rest of a header (`a, b):` and then its body: `(`),
+    outermost first; empty when `text` closes none within its first lines, or the logical line that closes them
+    does not end with a colon. Strings and comments are skipped roughly: the recognizer checks the opening."""
+    stack: list[str] = []
+    openers, last, lines = "", "", 0
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char in "([{":
+            stack.append(char)
+        elif char in ")]}":
+            if stack:
+                stack.pop()
+            else:
+                openers = _OPENER[char] + openers
+        elif char in "\"'#":
+            index = text.find("\n" if char == "#" else char, index + 1)
+            if index < 0:
+                return ""
+            if char == "#":
+                continue
+        elif char == "\n":
+            if openers and not stack:
+                return openers if last == ":" else ""
+            lines += 1
+            if lines > HEADER_LINES:
+                return ""
+        if not char.isspace():
+            last = char
+        index += 1
+    return ""
 
 
 def _first_code_column(text: str) -> int:
