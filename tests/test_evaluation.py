@@ -217,6 +217,15 @@ def test_finish_searches_are_reported_per_completion_and_left_out_of_the_per_tok
     assert "search ms" in report.format_validity(report.validity(searched))
 
 
+def test_a_run_of_one_mode_reports_its_rates_without_empty_contingency_tables(tmp_path):
+    path = tmp_path / "constrained.jsonl"
+    records = [_record(f"randspan:f{index}.py#0", "randspan", "constrained", index != 0) for index in range(4)]
+    path.write_text("\n".join(json.dumps(r) for r in
+                              [{"type": "run", "model": "m", "max_tokens": 5, "top_k": 50}] + records) + "\n")
+    text = report.report(path)
+    assert "constrained ✗" not in text and "randspan  constrained" in text and "75.0%" in text
+
+
 def test_cli_dump_cases_eval_report_and_bench(tiny_model_path, tmp_path, capsys):
     source = tmp_path / "src"
     source.mkdir()

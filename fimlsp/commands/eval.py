@@ -15,8 +15,8 @@ Results go to `--out` as JSON lines as they finish; running the same command aga
 `--report FILE` alone) it prints the contingency tables of Tables I-II of the paper, each mode's validity rate,
 the fitted timing lines, and writes the timing figure (the analogue of Fig. 11) next to the results as a PNG.
 
-Example: the shipped model on its held-out standard-library files (18 in its manifest, so 17 draws per file give
-300 cases of each kind); `fimlsp eval --report runs/eval.jsonl` prints the tables again:
+Example: the shipped model on its held-out standard-library files (15 in its manifest, so 17 draws per file give
+about 250 cases of each kind); `fimlsp eval --report runs/eval.jsonl` prints the tables again:
 
     fimlsp eval --heldout-of fimlsp/models/default --heldout-label stdlib --cuts randspan,boundary \\
         --per-file 17 --max-tokens 128 --out runs/eval.jsonl --workers 2

@@ -280,7 +280,9 @@ def report(results: Path, png: Path | None = None) -> str:
                      f"{errors[0]['error']}")
     kinds = sorted({record["kind"] for record in records}, key=lambda k: (k != "randspan", k))
     for kind in kinds:
-        parts.append(format_table(contingency(records, kind), TITLES.get(kind, kind)))
+        table = contingency(records, kind)
+        if table["cases"]:  # a run of fewer modes has no contingency table
+            parts.append(format_table(table, TITLES.get(kind, kind)))
     if records:
         parts.append(format_validity(validity(records, header.get("max_tokens"))))
         parts.append("steps: tokens generated (medians); ms/tok: per generated token, searches left out; setup: "
