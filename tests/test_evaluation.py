@@ -245,8 +245,11 @@ def test_cli_dump_cases_eval_report_and_bench(tiny_model_path, tmp_path, capsys)
     assert main(["bench", "--cases", str(cases), "--no-progress", "--json", str(tmp_path / "bench.jsonl")]) == 0
     printed = capsys.readouterr().out
     assert "one-time setup" in printed and "setup as a multiple of the file's ast.parse: median" in printed
-    assert "reference implementation" in printed
-    assert len(_lines(tmp_path / "bench.jsonl")) == 4
+    assert "reference implementation" in printed and "per token with its distance bound: median" in printed
+    rows = [json.loads(line) for line in _lines(tmp_path / "bench.jsonl")]
+    assert len(rows) == 4
+    for row in rows:  # a distance after every piece that fed, and none after one the constraint refused
+        assert len(row["distance_ms"]) == len(row["feed_ms"]) - (not row["fed_all"])
     assert main(["eval", "--cases", str(cases), "--model", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
     assert main(["eval"]) == 2
 

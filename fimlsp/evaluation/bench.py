@@ -2,7 +2,8 @@
 
 For each case: `ast.parse` of the whole file (left + middle + right), the one-time setup of the constraint
 (`RightContext(right)`, the right context's quotient grammar, then `start(left)`, feeding the left context), and
-the cost of `feed` for model-sized pieces of 3-4 characters of the true middle. Every figure is also given as a
+the cost of `feed` for model-sized pieces of 3-4 characters of the true middle, then of `distance_bound` after
+each (constrained decoding asks it of every candidate it accepts). Every figure is also given as a
 ratio to the same file's `ast.parse` time measured in the same run, so that it holds on a noisy machine; a
 checked decoder parses the whole file at every end-of-sequence check, the constrained one feeds each token.
 Setup is summarized as a multiple of that parse (median, p90, p99, max), beside what the paper's reference
@@ -65,6 +66,7 @@ def measure(case: EvalCase, seed: int = 0, clock: str = "cpu") -> dict:
     state = context.start(case.left)
     left_ms = 1e3 * (now() - clock)
     feed_ms: list[float] = []
+    distance_ms: list[float] = []
     accepted = fed_all = state is not None
     if state is not None:
         for piece in pieces(case.middle, random.Random(f"{seed}:{case.id}")):
@@ -74,13 +76,16 @@ def measure(case: EvalCase, seed: int = 0, clock: str = "cpu") -> dict:
             if next_state is None:
                 fed_all = False
                 break
+            clock = now()
+            next_state.distance_bound()
+            distance_ms.append(1e3 * (now() - clock))
             state = next_state
     complete = fed_all and state.complete
     return {
         "case": case.id, "kind": case.kind, "context_chars": case.context_chars, "file_chars": len(source),
         "parse_ms": parse_ms, "right_ms": right_ms, "left_ms": left_ms, "setup_ms": right_ms + left_ms,
         "accepted_left": accepted, "fed_all": fed_all, "complete": complete,
-        "feed_ms": feed_ms,
+        "feed_ms": feed_ms, "distance_ms": distance_ms,
     }
 
 
@@ -131,6 +136,12 @@ def summarize(rows: list[dict]) -> str:
             f"{all_feeds[int(0.9 * len(all_feeds))]:.3f} ms over {len(all_feeds)} tokens; mean per case is median "
             f"{statistics.median(token_ratio):.3f}x the file's ast.parse; fit of the per-case mean y = {slope:.3g} x "
             f"{'+' if intercept >= 0 else '-'} {abs(intercept):.3g} ms (R² = {r2:.3g})")
+        with_distance = [feed + distance for row in usable for feed, distance in
+                         zip(row["feed_ms"], row.get("distance_ms", ()))]
+        if with_distance:
+            with_distance.sort()
+            lines.append(f"per token with its distance bound: median {statistics.median(with_distance):.3f} ms, "
+                         f"p90 {with_distance[int(0.9 * len(with_distance))]:.3f} ms")
         crossing = _break_even(per_token)
         if crossing == 0:
             lines.append("by the fitted lines, one feed costs less than one ast.parse of the file at every size")
