@@ -223,7 +223,8 @@ def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str
     """Starts of a compound statement, written on a line indented by `indentation`, that the right context goes on
     with validly: `if x:` before a first line of code deeper than every open block, `if ` and `for x` before the
     rest of a header (`all(y):`, ` in y:`), and a header and a deeper line before a statement that a line deeper
-    than the header follows (`if x:`), or an `except` or `finally` at the header's column (`try:`), the line
+    than the header follows (`if x:`), or an `except` or `finally` at the header's column (`try:`), and an
+    `except:` left of the innermost block (which may be a `try` body the middle must close); the line
     started with a name where the right context goes on with an operator (`= f(y)`). The
     recognizer's estimate cannot lead a search to them (it does not see the right context's indentation until the
     left is known), and without them a finish before such a right context is rarely found."""
@@ -254,6 +255,8 @@ def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str
             openings.extend("try:" + body for body in bodies)
         elif _first_code_column(right[line_end + 1:]) > column:  # the right context's first lines are a body
             openings.extend(HEADER + ":" + body for body in bodies)
+        if column < indents[-1][0]:  # a `try` body open deeper may need its clause before the right context
+            openings.extend("except:" + body for body in bodies)
     return openings
 
 
