@@ -221,13 +221,18 @@ def _pieces(state: FimState) -> tuple[list[str], set[str], set[str]]:
 
 def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str) -> list[str]:
     """Starts of a compound statement, written on a line indented by `indentation`, that the right context goes on
-    with validly: `if x:` before a first line of code deeper than every open block, `if ` and `for x` before the
-    rest of a header (`all(y):`, ` in y:`), and a header and a deeper line before a statement that a line deeper
-    than the header follows (`if x:`), or an `except` or `finally` at the header's column (`try:`), and an
-    `except:` left of the innermost block (which may be a `try` body the middle must close); the line
-    started with a name where the right context goes on with an operator (`= f(y)`). The
-    recognizer's estimate cannot lead a search to them (it does not see the right context's indentation until the
-    left is known), and without them a finish before such a right context is rarely found."""
+    with validly:
+
+    - `if x:` before a first line of code deeper than every open block;
+    - `if `, `if x` or `for x` before the rest of a header (`all(y):`, `or y:`, ` in y:`), and `if x(` before the
+      rest of a header whose bracket the middle must open (`y,\n    z):`);
+    - a header and a deeper line before a statement that a line deeper than the header follows (`if x:`) or an
+      `except` or `finally` at the header's column (`try:`), and `except:` and a deeper line left of the
+      innermost block (a `try` body the middle must close); the deeper line starts with a name where the right
+      context goes on with an operator (`= f(y)`).
+
+    The recognizer's estimate cannot lead a search to them (it does not see the right context's indentation
+    until the left is known), and without them a finish before such a right context is rarely found."""
     line_end = right.find("\n")
     first_line = right if line_end < 0 else right[:line_end]
     openings = []
