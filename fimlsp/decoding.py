@@ -67,6 +67,10 @@ _NOT_ALNUM = re.compile(r"[\W_]")
 # How far a fallback's finish search looks, in characters per token left (the finish is then tokenized to check
 # that it fits).
 FALLBACK_CHARACTERS_PER_TOKEN = 4
+# What a fallback's finish may write and still only close what the middle opened: brackets, quotes, line breaks
+# and indentation. A finish that writes more (`"":x`, a `#` that comments out the rest of the line) invents code,
+# and the latest prefix that ends a line validly as it is reads better.
+CLOSING = frozenset(")]}\"'` \t\n")
 
 
 @dataclass(frozen=True)
@@ -432,8 +436,9 @@ class _Decoder:
     def fallback(self, seen: list[_Prefix]) -> tuple[_Prefix, int] | None:
         """The middle when generation stopped early: a late prefix completed by a shortest finish that fits the
         tokens left (the last prefix, then ones further back, each back twice as far, then the empty middle), or
-        else the valid prefix with the best end-of-sequence probability weighted by its length. With the
-        characters the finish added."""
+        else the valid prefix with the best end-of-sequence probability weighted by its length. A finish that
+        does more than close (`CLOSING`) gives way to the latest prefix that ends a line and is valid as it is.
+        With the characters the finish added."""
         judge = self.judge
         if judge.constrained:
             whole = [prefix for prefix in seen if not prefix.pending]
@@ -442,6 +447,10 @@ class _Decoder:
                 fitting = self._fitting_finish(prefix)
                 if fitting is not None:
                     finish, tokens = fitting
+                    if not CLOSING.issuperset(finish):
+                        line_end = self._valid_line_end(whole, seen[-1].text)
+                        if line_end is not None:
+                            return line_end, 0
                     state = prefix.state.feed(finish) if finish else prefix.state
                     return _Prefix(prefix.text + finish, b"", state, prefix.tokens + tokens,
                                    prefix.log_probability), len(finish)
@@ -449,6 +458,14 @@ class _Decoder:
         for candidate in ranked:
             if judge.valid_end(candidate):
                 return candidate, 0
+        return None
+
+    def _valid_line_end(self, whole: list[_Prefix], written: str) -> _Prefix | None:
+        """The latest non-empty prefix that `written` follows with a line break and that is a valid end."""
+        for prefix in reversed(whole):
+            if (prefix.text.strip() and LINE_BREAK.match(written, len(prefix.text))
+                    and self.judge.valid_end(prefix)):
+                return prefix
         return None
 
     def _fitting_finish(self, prefix: _Prefix) -> tuple[str, int] | None:

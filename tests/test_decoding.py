@@ -386,6 +386,16 @@ def test_loop_start_needs_as_many_repeats_as_asked():
     assert loop_start("open(path, path, path, path, ", 4) == len("open(path")
 
 
+def test_a_fallback_that_would_invent_code_ends_at_the_last_valid_line_instead(tiny):
+    """The loop is cut inside an `if` header: its finish would write a condition's end and a body (`:x`), code
+    the model never wrote; the line before it is a valid end as it is, and is the middle."""
+    left, right = "def f(items):\n    ", "\n    return total\n"
+    script = "total = len(items)\n    if total and " + "total and " * 8
+    result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=60))
+    assert result.stop == "loop" and result.ending == "fallback", result
+    assert result.middle == "total = len(items)" and result.finish_chars == 0 and result.parses
+
+
 @pytest.mark.parametrize("mode", ["constrained", "checked", "unconstrained"])
 def test_a_model_caught_in_a_loop_is_stopped_and_its_middle_ended(tiny, mode):
     left, right = "with open(", ") as handle:\n    pass\n"
