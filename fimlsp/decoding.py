@@ -19,7 +19,8 @@ How a completion ended is in `Completion.ending`: `eos` (the model's own end of 
 finish), `line` (cut at the end of the first line where the file is valid, in single-line mode), `statement`
 (cut where the statement or block that holds the cursor ends, with `statement_end`, constrained), `fallback`
 (generation stopped early, by the time budget, a full context, no candidate or a loop: the middle is the prefix
-completed by its shortest finish, or else the valid prefix the model most wanted to end at) or `none`.
+completed by its shortest finish, unless that finish invents code and a line the model wrote ends validly, or
+else the valid prefix the model most wanted to end at) or `none`.
 
 A small model falls into loops (`open(path, path, path, …`, `self.config.config.config…`) that only the token
 limit would end. With `loop_repeats`, a middle that comes to end in the same chunk of text that many times in a
