@@ -478,6 +478,19 @@ def test_the_card_shows_the_ablation_runs_the_folder_records(tmp_path):
     assert "## Ablation" not in write_card(folder).read_text()
 
 
+def test_the_cards_commands_name_a_folder_under_the_working_directory_by_its_relative_path(tmp_path, monkeypatch):
+    import shutil
+
+    from fimlsp.models import default_model_path
+    from fimlsp.training.card import write_card
+
+    folder = tmp_path / "models" / "default"
+    shutil.copytree(default_model_path(), folder)
+    monkeypatch.chdir(tmp_path)
+    card = write_card(folder).read_text()
+    assert "--export models/default\n" in card and "--model models/default " in card and str(tmp_path) not in card
+
+
 def test_fimlsp_train_without_options_is_the_shipped_models_recipe():
     """The README promises that `fimlsp train` with no options rebuilds the shipped model."""
     from fimlsp.models import default_model_path

@@ -158,9 +158,17 @@ def _ablation_section(path: Path) -> list[str]:
     ]
 
 
+def _shown(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
 def _reproduce_section(record: dict, results: dict, directory: Path) -> list[str]:
-    """Commands that rebuild the model into the folder the card is in, from the run folder it was trained in."""
-    output, export = record["output"], directory.as_posix()
+    """Commands that rebuild the model into the folder the card is in, from the run folder it was trained in; a
+    folder under the working directory (the shipped model's, in a checkout) by its path from there."""
+    output, export = record["output"], _shown(directory)
     heldout, fim = results["heldout"], results["fim"]
     built_with = [f"This model was built with `{record['command']}`.", ""] if record.get("command") else []
     return [
