@@ -149,8 +149,9 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float) -> st
                 continue
             guess = estimate(child)
             if len(written) + max(0.0, guess - MERGE_ALLOWANCE) <= limit:
-                # the greedy search dives into a compound statement's start: what it wrote is not held against it
-                child_discount = len(written) if weight > 1 and piece in openings else discount
+                # the greedy search dives into a compound statement's start (one a path): what it wrote is not held
+                # against it
+                child_discount = len(written) if weight > 1 and piece in openings and not discount else discount
                 heapq.heappush(frontier, (len(written) - child_discount + weight * guess, -len(written),
                                           next(order), child, written, child_discount))
     return best
