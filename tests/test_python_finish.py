@@ -52,8 +52,9 @@ def test_finishing_random_prefixes_of_true_middles(kind):
 ])
 def test_finishes_close_what_is_open(left, right, finish):
     state = quotient(left, right)
-    assert state.finish() in (finish if isinstance(finish, tuple) else (finish,))
-    assert state.distance_bound() <= min(map(len, finish if isinstance(finish, tuple) else (finish,)))
+    shortest = finish if isinstance(finish, tuple) else (finish,)
+    assert state.finish() in shortest
+    assert state.distance_bound() <= min(map(len, shortest))
 
 
 @pytest.mark.parametrize("left, right, length", [
