@@ -193,24 +193,23 @@ def _pieces(state: FimState) -> tuple[list[str], set[str], set[str]]:
     final = {_separated(lexer.token, text) for text in RUNNING_ON}
     openings = set()
     fresh_lines = _indentations(lexer.indents, "")
+    at_statement_line = lexer.at_line_start and lexer.depth == 0 and lexer.token == lx.START
     if lx.NEWLINE in following:
         pieces.extend("\n" + indentation for indentation in fresh_lines)
         final.update("\n" + indentation for indentation in _indentations(lexer.indents, "", right_indentation))
         if right.startswith(":", len(right_indentation)):  # the right context ends a block's header: write its start
             openings.update("\n" + indentation + HEADER for indentation in fresh_lines)
-        if lexer.depth == 0:
-            openings.update("\n" + indentation + opening for indentation in fresh_lines
-                            for opening in _openings(right, lexer.indents, indentation))
-    if lexer.at_line_start and lexer.depth == 0 and lexer.token == lx.START:
+    if (lx.NEWLINE in following and lexer.depth == 0) or at_statement_line:
+        # after a line's end, or on a line blank so far (a statement left of its indentation starts on the next)
+        openings.update("\n" + indentation + opening for indentation in fresh_lines
+                        for opening in _openings(right, lexer.indents, indentation))
+    if at_statement_line:
         written = _written_indentation(lexer.column, lexer.alt_column)
         if written is not None:
             pieces.extend(_indentations(lexer.indents, written))
             final.update(_indentations(lexer.indents, written, right_indentation))
             openings.update(indentation + opening for indentation in _indentations(lexer.indents, written)
                             for opening in _openings(right, lexer.indents, written + indentation))
-        # the line so far is blank: a statement left of its indentation starts on the next line
-        openings.update("\n" + indentation + opening for indentation in fresh_lines
-                        for opening in _openings(right, lexer.indents, indentation))
     if lexer.token == lx.START:
         final.update(_merging(right[:MERGE_LOOKAHEAD]))
     else:
@@ -239,7 +238,7 @@ def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str
     openings = []
     code = first_line.strip(" \t\f")
     if not code:
-        if line_end >= 0 and _first_code_column(right[line_end + 1:]) > indents[-1][0]:
+        if line_end >= 0 and _first_code_column(right, line_end + 1) > indents[-1][0]:
             openings.append(HEADER + ":")
     elif not code.startswith("#") and "#" not in first_line and code.endswith(":"):
         rest_of_for = _REST_OF_FOR.match(first_line)
@@ -259,7 +258,7 @@ def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str
             bodies.append(body + HEADER[-1] + " ")
         if _clause_at(right[line_end + 1:line_end + 1 + CLAUSE_LOOKAHEAD], column):
             openings.extend("try:" + body for body in bodies)
-        elif _first_code_column(right[line_end + 1:]) > column:  # the right context's first lines are a body
+        elif _first_code_column(right, line_end + 1) > column:  # the right context's first lines are a body
             openings.extend(HEADER + ":" + body for body in bodies)
         if column < indents[-1][0]:  # a `try` body open deeper may need its clause before the right context
             openings.extend("except:" + body for body in bodies)
@@ -300,13 +299,18 @@ def _header_openers(text: str) -> str:
     return ""
 
 
-def _first_code_column(text: str) -> int:
-    """The column of the first line of `text` that holds code; -1 when none does."""
-    for line in text.split("\n"):
+def _first_code_column(text: str, start: int = 0) -> int:
+    """The column of the first line of `text` from `start` that holds code; -1 when none does. Line by line, as
+    far as that line: the search asks it at every line break it considers, and a right context may be long."""
+    while True:
+        end = text.find("\n", start)
+        line = text[start:] if end < 0 else text[start:end]
         code = line.lstrip(" \t\f")
         if code and not code.startswith("#"):
             return indentation_column(line[:len(line) - len(code)])
-    return -1
+        if end < 0:
+            return -1
+        start = end + 1
 
 
 def _clause_at(text: str, column: int) -> bool:
