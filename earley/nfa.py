@@ -9,7 +9,7 @@ table lookup.
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 
 from earley.deadline import CLOCK_INTERVAL, check_deadline
 
@@ -27,18 +27,20 @@ class NFA:
         transitions: Iterable[tuple[int, Label, int]],
         initial: Iterable[int],
         final: Iterable[int],
+        deadline: float | None = None,
     ):
+        """Raises `DeadlineExceeded` past `deadline` (an NFA of a big right context takes tens of milliseconds)."""
         self.n_states = n_states
-        self.transitions: frozenset[tuple[int, Label, int]] = frozenset(transitions)
+        self.transitions: frozenset[tuple[int, Label, int]] = frozenset(_checked(transitions, deadline))
         self.initial: frozenset[int] = frozenset(initial)
         self.final: frozenset[int] = frozenset(final)
         rows: list[dict[Label, list[int]]] = [{} for _ in range(n_states)]
-        for source, label, target in self.transitions:
+        for source, label, target in _checked(self.transitions, deadline):
             rows[source].setdefault(label, []).append(target)
         # Sorted, so that everything built from an NFA is the same from run to run whatever the hash seed.
         self.delta: tuple[dict[Label, tuple[int, ...]], ...] = tuple(
             {label: tuple(sorted(row[label])) for label in (sorted(row, key=repr) if len(row) > 1 else row)}
-            for row in rows
+            for row in _checked(rows, deadline)
         )
         for state in (*self.initial, *self.final):
             if not 0 <= state < n_states:
@@ -62,11 +64,12 @@ class NFA:
     def labels(self) -> frozenset[Label]:
         return frozenset(label for _, label, _ in self.transitions)
 
-    def reverse(self) -> NFA:
+    def reverse(self, deadline: float | None = None) -> NFA:
         """The NFA of the reversed language: transitions inverted, initial and final states swapped."""
-        return NFA(self.n_states, ((t, label, s) for s, label, t in self.transitions), self.final, self.initial)
+        reversed_transitions = ((t, label, s) for s, label, t in self.transitions)
+        return NFA(self.n_states, reversed_transitions, self.final, self.initial, deadline)
 
-    def with_final_ends(self) -> NFA:
+    def with_final_ends(self, deadline: float | None = None) -> NFA:
         """The same language with no transition out of a final state: a final state that has some becomes
         non-final and gets a final twin with none, reached by every transition into it (initial if it is).
         A quotient by such an NFA need not copy what was predicted at its ends (`earley.quotient`)."""
@@ -80,6 +83,7 @@ class NFA:
                                   if target in twin)],
             [*self.initial, *(twin[state] for state in self.initial if state in twin)],
             [*(self.final - twin.keys()), *twin.values()],
+            deadline,
         )
 
     def step(self, states: Iterable[int], label: Label) -> frozenset[int]:
@@ -96,13 +100,13 @@ class NFA:
     def trim(self, deadline: float | None = None) -> NFA:
         """Drop states that are unreachable from an initial state or cannot reach a final one (raises
         `DeadlineExceeded` past `deadline`, looking at the clock between its passes)."""
-        forward = _closure(self.initial, {s: {t for _, t in _edges(self, s)} for s in range(self.n_states)})
-        check_deadline(deadline)
-        backward_edges: dict[int, set[int]] = {s: set() for s in range(self.n_states)}
-        for source, _, target in self.transitions:
+        states = range(self.n_states)
+        forward_edges = {s: {t for _, t in _edges(self, s)} for s in _checked(states, deadline)}
+        forward = _closure(self.initial, forward_edges, deadline)
+        backward_edges: dict[int, set[int]] = {s: set() for s in states}
+        for source, _, target in _checked(self.transitions, deadline):
             backward_edges[target].add(source)
-        backward = _closure(self.final, backward_edges)
-        check_deadline(deadline)
+        backward = _closure(self.final, backward_edges, deadline)
         keep = sorted(forward & backward)
         renumber = {old: new for new, old in enumerate(keep)}
         return NFA(
@@ -114,6 +118,7 @@ class NFA:
             ),
             (renumber[s] for s in self.initial if s in renumber),
             (renumber[s] for s in self.final if s in renumber),
+            deadline,
         )
 
     def __repr__(self) -> str:
@@ -123,16 +128,32 @@ class NFA:
         )
 
 
+def _checked(elements: Iterable, deadline: float | None) -> Iterator:
+    """`elements`, with a look at the clock every `CLOCK_INTERVAL` of them."""
+    if deadline is None:
+        yield from elements
+        return
+    for count, element in enumerate(elements):
+        if count % CLOCK_INTERVAL == 0:
+            check_deadline(deadline)
+        yield element
+
+
 def _edges(nfa: NFA, state: int):
     for label, targets in nfa.delta[state].items():
         for target in targets:
             yield label, target
 
 
-def _closure(start: Iterable[int], edges: dict[int, set[int]]) -> set[int]:
+def _closure(start: Iterable[int], edges: dict[int, set[int]], deadline: float | None = None) -> set[int]:
     seen = set(start)
     stack = list(seen)
+    countdown = CLOCK_INTERVAL
     while stack:
+        countdown -= 1
+        if countdown == 0:
+            check_deadline(deadline)
+            countdown = CLOCK_INTERVAL
         for target in edges[stack.pop()]:
             if target not in seen:
                 seen.add(target)
@@ -296,9 +317,7 @@ class _ThompsonBuilder:
             transitions.update((state, label, target) for via in closure for label, target in outgoing[via])
             if end in closure:
                 final.append(state)
-        untrimmed = NFA(self.n_states, transitions, [start], final)
-        check_deadline(deadline)
-        return untrimmed.trim(deadline)
+        return NFA(self.n_states, transitions, [start], final, deadline).trim(deadline)
 
 
 _REGEX_TOKEN = re.compile(r'\s*(?:(?P<word>[A-Za-z_][A-Za-z_0-9]*)|(?P<literal>"(?:[^"\\]|\\.)*")'

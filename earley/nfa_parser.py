@@ -8,18 +8,26 @@ Creation methods (Sec. IV-B, Fig. 2) are recovered from the finished charts rath
 `[A -> α X • β (o)]` in chart `q` was created from `[A -> α • X β (o)]` in every chart `p` that holds it and from
 which `X` leads to `q` (by a transition, or by an `X` completed between the two charts). That is exactly the set
 of creations an item-by-item log would hold, duplicates included, without the memory of the log.
+
+Predicted items are not stored one by one: a chart keeps the set of nonterminals it predicted (`Predicted`, shared
+by every chart and every parse that predicts the same set), which implies them all. Two thirds of a quotient's
+items are predicted ones, so this is most of the charts' size; prediction itself only scans over the chart's
+transitions and completes empty rules, and a completion finds its predicted parents in the set.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from earley.deadline import CLOCK_INTERVAL, check_deadline
+from earley.deadline import CLOCK_INTERVAL, DeadlineExceeded, check_deadline
 from earley.grammar import Grammar
 from earley.nfa import NFA
-from earley.tables import COMPLETE, GrammarTables
+from earley.reaper import discard
+from earley.tables import COMPLETE, GrammarTables, Predicted
 
 Creation = tuple
+# NFA states from which a parse's charts are freed in the background: about 100,000 items, 10 ms to free.
+_FREED_IN_THE_BACKGROUND = 1000
 
 
 class NFAParse:
@@ -47,29 +55,82 @@ class NFAParse:
                 for target in targets:
                     self.reverse_delta[target].setdefault(symbol, []).append(state)
             self.delta.append(coded)
+        # Items that scanning and completion put in each chart, and those waiting for a nonterminal; what
+        # prediction puts there is implicit in the chart's `Predicted` set: every rule of its nonterminals, with
+        # the dot at 0 and the chart as its origin.
         self.items: list[set[int]] = [set() for _ in range(nfa.n_states)]
+        self.predicted: list[Predicted] = [tables.predicted()] * nfa.n_states
         self.waiters: list[dict[int, list[int]]] = [{} for _ in range(nfa.n_states)]
-        self.completed: dict[int, set[int]] = {}
+        self.completed: list[dict[int, set[int]]] = [{} for _ in range(nfa.n_states)]  # origin: symbol: charts
         self.completed_in: list[dict[int, set[int]]] = [{} for _ in range(nfa.n_states)]
-        self._run(deadline)
+        try:
+            self._run(deadline)
+        except DeadlineExceeded:
+            self.release()
+            raise
+
+    def release(self) -> None:
+        """Done with the parse: big charts are freed in the background (`earley.reaper`), and the parse is empty
+        afterwards; small ones are left to be freed with it (in less time than the handing over takes)."""
+        if self.nfa.n_states >= _FREED_IN_THE_BACKGROUND:
+            discard(self.items, self.waiters, self.completed, self.completed_in, self.reverse_delta, self.delta)
+
+    def holds(self, chart: int, item: int) -> bool:
+        """True iff `item` is in the chart, put there by any creation method."""
+        if item in self.items[chart]:
+            return True
+        tables = self.tables
+        dotted = item % tables.n_dotted
+        return (tables.dot[dotted] == 0 and item // tables.n_dotted == chart
+                and tables.lhs[dotted] in self.predicted[chart].nonterminals)
+
+    def waiting(self, chart: int, symbol: int) -> list[int]:
+        """The items in `chart` whose dot is before the nonterminal `symbol`."""
+        base = self.tables.n_dotted * chart
+        predicted = self.predicted[chart].rules.waiting.get(symbol, ())
+        return [*self.waiters[chart].get(symbol, ()), *(dotted + base for dotted in predicted)]
 
     def _run(self, deadline: float | None) -> None:
         tables = self.tables
         n_dotted = tables.n_dotted
-        n_symbols = len(tables.grammar.names)
         next_symbol, lhs, is_terminal = tables.next_symbol, tables.lhs, tables.is_terminal
-        first_dotted = tables.first_dotted
-        items, waiters, completed, completed_in, delta = (
-            self.items, self.waiters, self.completed, self.completed_in, self.delta
+        items, predicted, waiters, completed, completed_in, delta = (
+            self.items, self.predicted, self.waiters, self.completed, self.completed_in, self.delta
         )
         agenda: list[tuple[int, int]] = []
         push = agenda.append
+
+        def predict(chart: int, symbol: int) -> None:
+            """Predict `symbol` in `chart`: scan what the rules it adds can scan over the chart's transitions,
+            advance their waits over what already completed here, and complete their empty rules."""
+            predicted[chart], added = predicted[chart].predicting(symbol, tables)
+            if added is None:
+                return
+            base = n_dotted * chart
+            for terminal, targets in delta[chart].items():
+                for item in added.scanned.get(terminal, ()):
+                    item += base
+                    for target in targets:
+                        if item not in items[target]:
+                            items[target].add(item)
+                            push((target, item))
+            completed_here = completed[chart]
+            if completed_here:
+                for waited, rules in added.waiting.items():
+                    for target in completed_here.get(waited, ()):
+                        for item in rules:
+                            item += base + 1
+                            if item not in items[target]:
+                                items[target].add(item)
+                                push((target, item))
+            for item in added.empty:
+                item += base
+                if item not in items[chart]:
+                    items[chart].add(item)
+                    push((chart, item))
+
         for state in self.nfa.initial:
-            for dotted in first_dotted[tables.grammar.start]:
-                item = dotted + n_dotted * state
-                if item not in items[state]:
-                    items[state].add(item)
-                    push((state, item))
+            predict(state, tables.grammar.start)
         countdown = CLOCK_INTERVAL
         while agenda:
             countdown -= 1
@@ -82,9 +143,9 @@ class NFAParse:
             if symbol == COMPLETE:
                 origin = item // n_dotted
                 left = lhs[dotted]
-                charts = completed.get(origin * n_symbols + left)
+                charts = completed[origin].get(left)
                 if charts is None:
-                    charts = completed[origin * n_symbols + left] = set()
+                    charts = completed[origin][left] = set()
                 elif chart in charts:
                     continue
                 charts.add(chart)
@@ -95,9 +156,16 @@ class NFAParse:
                     origins.add(origin)
                 chart_items = items[chart]
                 parents = waiters[origin].get(left, ())
-                countdown -= len(parents) >> 4  # without Leo's optimization, right recursion makes long steps
-                for waiting in parents:
+                implied = predicted[origin].rules.waiting.get(left, ())
+                countdown -= (len(parents) + len(implied)) >> 4  # without Leo's optimization, right recursion
+                for waiting in parents:                         # makes long steps
                     waiting += 1
+                    if waiting not in chart_items:
+                        chart_items.add(waiting)
+                        push((chart, waiting))
+                base = n_dotted * origin + 1
+                for waiting in implied:
+                    waiting += base
                     if waiting not in chart_items:
                         chart_items.add(waiting)
                         push((chart, waiting))
@@ -108,20 +176,15 @@ class NFAParse:
                         items[target].add(item)
                         push((target, item))
             else:
-                chart_items = items[chart]
                 waiting = waiters[chart].get(symbol)
                 if waiting is None:
                     waiters[chart][symbol] = [item]
-                    base = n_dotted * chart
-                    for first in first_dotted[symbol]:
-                        first += base
-                        if first not in chart_items:
-                            chart_items.add(first)
-                            push((chart, first))
                 else:
                     waiting.append(item)
+                if symbol not in predicted[chart].nonterminals:
+                    predict(chart, symbol)
                 item += 1
-                targets = completed.get(chart * n_symbols + symbol, ())
+                targets = completed[chart].get(symbol, ())
                 countdown -= len(targets) >> 4
                 for target in targets:
                     if item not in items[target]:
@@ -140,7 +203,7 @@ class NFAParse:
             left = tables.lhs[dotted]
             if left == tables.grammar.start and chart in self.nfa.initial:
                 yield ("initial",)
-            for waiting in self.waiters[chart].get(left, ()):
+            for waiting in self.waiting(chart, left):
                 yield ("predicted", chart, waiting)
             return
         previous = tables.previous_symbol[dotted]
@@ -152,15 +215,14 @@ class NFAParse:
             sources = self.completed_in[chart].get(previous, ())
             kind = "completed"
         for source in sources:
-            if before in self.items[source]:
+            if self.holds(source, before):
                 yield (kind, source, before)
 
     def accepts_some(self) -> bool:
         """True iff some string of the NFA is in the grammar's language."""
         start = self.tables.grammar.start
-        n_symbols = len(self.tables.grammar.names)
         return any(
-            final in self.completed.get(initial * n_symbols + start, ())
+            final in self.completed[initial].get(start, ())
             for initial in self.nfa.initial
             for final in self.nfa.final
         )

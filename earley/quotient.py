@@ -23,7 +23,7 @@ def left_quotient(grammar: Grammar, nfa: NFA, deadline: float | None = None) -> 
     A nonterminal `E!q` of the result derives the rest of an `E` that began at NFA state `q`; the new start
     symbol derives the rest of the start symbol begun at an initial state.
     """
-    names, rules, start = _open_rules(NFAParse(grammar, nfa, deadline), deadline)
+    names, rules, start = _quotient_rules(NFAParse(grammar, nfa, deadline), deadline)
     return Grammar([*grammar.names, *names], grammar.terminals, [*grammar.rules, *rules], start).trim()
 
 
@@ -49,14 +49,22 @@ class RightQuotients:
 
     def recognizer_of(self, reversed_nfa: NFA, deadline: float | None = None) -> Recognizer:
         """The recognizer of `L(grammar) / L(reversed_nfa.reverse())`; raises `DeadlineExceeded` past `deadline`."""
-        nfa = reversed_nfa.with_final_ends()
+        nfa = reversed_nfa.with_final_ends(deadline)
         check_deadline(deadline)
-        names, rules, start = _open_rules(NFAParse(self.reversed_tables, nfa, deadline), deadline)
+        names, rules, start = _quotient_rules(NFAParse(self.reversed_tables, nfa, deadline), deadline)
         forward = [(lhs, rhs[::-1]) for lhs, rhs in rules]
         check_deadline(deadline)
         grammar = self.grammar.extended(names, forward, start)
         check_deadline(deadline)
         return Recognizer(grammar, self.recognizer)
+
+
+def _quotient_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], list[Rule], int]:
+    """`_open_rules`, after which the parse is freed in the background (it is as big as the charts)."""
+    try:
+        return _open_rules(parse, deadline)
+    finally:
+        parse.release()
 
 
 def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], list[Rule], int]:
@@ -71,8 +79,9 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
         start_name += "'"
     names = [start_name]
     new_start = base
-    open_symbols: dict[tuple[int, int], int] = {}
+    open_symbols: dict[int, int] = {}  # E!q by q * base + E
     nfa = parse.nfa
+    n_states = nfa.n_states
     # At a final state with no way on, the rest of an `E` begun there is all of `E`: `E!q` is `E` itself, and
     # what was predicted there needs no copy of its rules (at the cursor, that is the whole prediction closure).
     ends = frozenset(state for state in nfa.final if not nfa.delta[state])
@@ -80,7 +89,7 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
     def open_symbol(symbol: int, state: int) -> int:
         if state in ends:
             return symbol
-        key = (symbol, state)
+        key = state * base + symbol
         found = open_symbols.get(key)
         if found is None:
             name = f"{grammar.names[symbol]}!{state}"
@@ -92,16 +101,24 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
 
     rules: dict[Rule, None] = dict.fromkeys((new_start, (grammar.start,)) for state in nfa.initial if state in ends)
     # Items begun at such an end need no rule (the grammar's own say the rest) and lead only to items there.
-    stack = [(final, item) for final in nfa.final for item in parse.items[final] if item // n_dotted not in ends]
+    # The walk's items in charts are single ints: `item * n_states + chart`.
+    stack = [
+        item * n_states + final
+        for final in nfa.final for item in (parse.items[final] if final in ends else _held(parse, final))
+        if item // n_dotted not in ends
+    ]
     visited = set(stack)
     lhs, dot, remainder = tables.lhs, tables.dot, tables.remainder
-    for _, item in stack:
+    for key in stack:
+        item = key // n_states
         dotted = item % n_dotted
         rules[(open_symbol(lhs[dotted], item // n_dotted), remainder(dotted))] = None
     # Walk back over the creations of every item (as `NFAParse.creations` recovers them, inlined: this loop is
     # most of the cost of a quotient): a predicted item adds a rule to each item that predicted it.
     previous_symbol, is_terminal = tables.previous_symbol, tables.is_terminal
-    waiters, reverse_delta, completed_in, items = parse.waiters, parse.reverse_delta, parse.completed_in, parse.items
+    waiters, reverse_delta, completed_in = parse.waiters, parse.reverse_delta, parse.completed_in
+    items, predicted = parse.items, parse.predicted
+    predictions_walked: set[int] = set()
     initial, start = nfa.initial, grammar.start
     countdown = CLOCK_INTERVAL
     while stack:
@@ -109,27 +126,50 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
         if countdown <= 0:
             check_deadline(deadline)
             countdown = CLOCK_INTERVAL
-        chart, item = stack.pop()
+        item, chart = divmod(stack.pop(), n_states)
         dotted = item % n_dotted
         if dot[dotted] == 0:
+            # What predicted the item predicted every rule of its nonterminal here: walked once for them all.
             left = lhs[dotted]
+            walked = chart * base + left
+            if walked in predictions_walked:
+                continue
+            predictions_walked.add(walked)
             if left == start and chart in initial:
                 rules[(new_start, (open_symbol(start, chart),))] = None
             child = open_symbol(left, chart)
-            parents = waiters[chart].get(left, ())
+            here = n_dotted * chart
+            implied = predicted[chart].rules.waiting.get(left, ())
+            parents = [*waiters[chart].get(left, ()), *(rule + here for rule in implied)]
             countdown -= len(parents)
             for parent in parents:
                 parent_dotted = parent % n_dotted
-                head = open_symbol(lhs[parent_dotted], parent // n_dotted)
+                head = open_symbols.get(parent // n_dotted * base + lhs[parent_dotted])
+                if head is None:
+                    head = open_symbol(lhs[parent_dotted], parent // n_dotted)
                 rules[(head, (child, *remainder(parent_dotted + 1)))] = None
-                if (chart, parent) not in visited:
-                    visited.add((chart, parent))
-                    stack.append((chart, parent))
+                key = parent * n_states + chart
+                if key not in visited:
+                    visited.add(key)
+                    stack.append(key)
             continue
         previous = previous_symbol[dotted]
         before = item - 1
+        # `before` is in `source` as an item put there, or, with the dot at 0, as a prediction of `source`'s own.
+        predicted_at = item // n_dotted if dot[dotted] == 1 else None
         for source in (reverse_delta if is_terminal[previous] else completed_in)[chart].get(previous, ()):
-            if before in items[source] and (source, before) not in visited:
-                visited.add((source, before))
-                stack.append((source, before))
+            key = before * n_states + source
+            if key not in visited and (
+                before in items[source] or (source == predicted_at and lhs[dotted] in predicted[source].nonterminals)
+            ):
+                visited.add(key)
+                stack.append(key)
     return names, list(rules), new_start
+
+
+def _held(parse: NFAParse, chart: int) -> list[int]:
+    """Every item in `chart`: those put there and those its predictions imply."""
+    base = parse.tables.n_dotted * chart
+    first_dotted = parse.tables.first_dotted
+    implied = [dotted + base for symbol in parse.predicted[chart].nonterminals for dotted in first_dotted[symbol]]
+    return [*parse.items[chart], *implied]

@@ -6,9 +6,46 @@ the dot is `+ 1`. An Earley item is `dotted + n_dotted * origin`, one int that h
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import NamedTuple
+
 from earley.grammar import Grammar
 
 COMPLETE = -1
+
+
+class Rules(NamedTuple):
+    """Dotted rules with the dot at 0 (their origin the chart that predicts them), sorted by what follows the
+    dot: a terminal (as the dotted rule past it, by terminal), a nonterminal (by it), or nothing (empty rules)."""
+
+    scanned: dict[int, tuple[int, ...]]
+    waiting: dict[int, tuple[int, ...]]
+    empty: tuple[int, ...]
+
+
+class Predicted:
+    """A set of nonterminals predicted in a chart, closed under prediction, with the rules it puts there.
+
+    Charts that predict the same set share one, and the step from a set to the set with one more nonterminal
+    predicted is remembered, so a parse that predicts sets seen before (in any parse of the same tables) only
+    follows those steps: what prediction adds to a chart is implicit in its set (after Earley parsers that
+    precompute prediction, as LR(0) item sets do)."""
+
+    __slots__ = ("nonterminals", "rules", "_steps")
+
+    def __init__(self, nonterminals: frozenset[int], rules: Rules):
+        self.nonterminals = nonterminals
+        self.rules = rules
+        self._steps: dict[int, tuple[Predicted, Rules | None]] = {}
+
+    def predicting(self, symbol: int, tables: GrammarTables) -> tuple[Predicted, Rules | None]:
+        """The set after predicting `symbol` too, and the rules that adds (None if nothing is new)."""
+        found = self._steps.get(symbol)
+        if found is None:
+            new = tables.left_corners(symbol) - self.nonterminals
+            found = (tables.predicted(self.nonterminals | new), tables.rules_of(new)) if new else (self, None)
+            self._steps[symbol] = found
+        return found
 
 
 class GrammarTables:
@@ -23,6 +60,8 @@ class GrammarTables:
         "first_dotted",
         "is_terminal",
         "nullable",
+        "_left_corners",
+        "_predicted",
     )
 
     def __init__(self, grammar: Grammar, base: GrammarTables | None = None):
@@ -69,6 +108,50 @@ class GrammarTables:
         self.first_dotted = tuple(first_dotted)
         self.is_terminal = is_terminal
         self.nullable = nullable
+        self._left_corners: dict[int, frozenset[int]] = {}
+        self._predicted: dict[frozenset[int], Predicted] = {}
+
+    def left_corners(self, symbol: int) -> frozenset[int]:
+        """The nonterminals that predicting `symbol` predicts, itself included (memoized)."""
+        found = self._left_corners.get(symbol)
+        if found is None:
+            corners = {symbol}
+            stack = [symbol]
+            while stack:
+                for dotted in self.first_dotted[stack.pop()]:
+                    following = self.next_symbol[dotted]
+                    if following != COMPLETE and not self.is_terminal[following] and following not in corners:
+                        corners.add(following)
+                        stack.append(following)
+            found = self._left_corners[symbol] = frozenset(corners)
+        return found
+
+    def predicted(self, nonterminals: frozenset[int] = frozenset()) -> Predicted:
+        """The shared `Predicted` of a set of nonterminals closed under prediction (the empty set by default)."""
+        found = self._predicted.get(nonterminals)
+        if found is None:
+            found = self._predicted[nonterminals] = Predicted(nonterminals, self.rules_of(nonterminals))
+        return found
+
+    def rules_of(self, nonterminals: Iterable[int]) -> Rules:
+        """The rules of `nonterminals` with the dot at 0."""
+        scanned: dict[int, list[int]] = {}
+        waiting: dict[int, list[int]] = {}
+        empty: list[int] = []
+        for nonterminal in nonterminals:
+            for dotted in self.first_dotted[nonterminal]:
+                following = self.next_symbol[dotted]
+                if following == COMPLETE:
+                    empty.append(dotted)
+                elif self.is_terminal[following]:
+                    scanned.setdefault(following, []).append(dotted + 1)
+                else:
+                    waiting.setdefault(following, []).append(dotted)
+        return Rules(
+            {terminal: tuple(rules) for terminal, rules in scanned.items()},
+            {symbol: tuple(rules) for symbol, rules in waiting.items()},
+            tuple(empty),
+        )
 
     def remainder(self, dotted: int) -> tuple[int, ...]:
         """The symbols after the dot."""

@@ -154,6 +154,46 @@ def test_nfa_parse_detects_intersection(rules, raw):
     assert NFAParse(build(rules), to_nfa(raw)).accepts_some() == in_language(rules, raw)
 
 
+def plain_earley_items(grammar: Grammar, nfa: NFA) -> set[tuple[int, int, int, int]]:
+    """(chart, rule, dot, origin) of every Earley item over `nfa`, by the four deduction rules applied until
+    nothing changes (prediction explicit, as in the textbook)."""
+    items = {(state, index, 0, state) for state in nfa.initial
+             for index, (lhs, _) in enumerate(grammar.rules) if lhs == grammar.start}
+    while True:
+        found = set(items)
+        for chart, index, dot, origin in items:
+            rhs = grammar.rules[index][1]
+            if dot == len(rhs):
+                completed = grammar.rules[index][0]
+                found |= {(chart, waiting, waiting_dot + 1, waiting_origin)
+                          for at, waiting, waiting_dot, waiting_origin in items
+                          if at == origin and grammar.rules[waiting][1][waiting_dot:waiting_dot + 1] == (completed,)}
+            elif rhs[dot] in grammar.terminals:
+                label = grammar.names[rhs[dot]]
+                found |= {(target, index, dot + 1, origin) for target in nfa.delta[chart].get(label, ())}
+            else:
+                found |= {(chart, predicted, 0, chart)
+                          for predicted, (lhs, _) in enumerate(grammar.rules) if lhs == rhs[dot]}
+        if found == items:
+            return items
+        items = found
+
+
+@settings(max_examples=150, deadline=None)
+@given(grammars(), nfas())
+def test_nfa_parse_holds_the_textbook_items(rules, raw):
+    """What the parse holds, put there or implied by its prediction sets, is every item of plain Earley."""
+    grammar, nfa = build(rules), to_nfa(raw)
+    parse = NFAParse(grammar, nfa)
+    tables = parse.tables
+    held = {
+        (chart, tables.rule_of[dotted], tables.dot[dotted], origin)
+        for chart in range(nfa.n_states) for origin in range(nfa.n_states) for dotted in range(tables.n_dotted)
+        if parse.holds(chart, dotted + tables.n_dotted * origin)
+    }
+    assert held == plain_earley_items(tables.grammar, nfa)
+
+
 @settings(max_examples=150, deadline=None)
 @given(grammars())
 def test_grammar_analyses_agree_with_oracle(rules):

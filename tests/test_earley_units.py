@@ -181,7 +181,7 @@ class TestCreations:
         n_dotted = parse.tables.n_dotted
         (s_rule,) = [d for d in parse.tables.first_dotted[grammar.start]]
         item = s_rule + 1  # [s -> x • A (0)]
-        assert item in parse.items[1] and item in parse.items[2]
+        assert parse.holds(1, item) and parse.holds(2, item)
         kinds = sorted(c[0] for c in parse.creations(0, item))
         assert kinds == ["completed"]  # x derived the empty string at state 0
         creations_at_2 = list(parse.creations(2, item))
@@ -251,6 +251,51 @@ def test_right_recursion_is_bounded_by_a_deadline():
     bounded = left_quotient(grammar, short_input, deadline=time.perf_counter() + 60)
     assert Recognizer(bounded).start().feed_all(["x"]).complete
     assert Recognizer(bounded).start().complete
+
+
+def test_building_a_big_nfa_looks_at_the_clock():
+    """Tens of milliseconds for a big right context's NFA: a deadline (or a stop) must be able to end it."""
+    import time
+
+    from earley import DeadlineExceeded
+
+    transitions = [(state, "x", state + 1) for state in range(20_000)]
+    with pytest.raises(DeadlineExceeded):
+        NFA(20_001, transitions, [0], [20_000], deadline=time.perf_counter() - 1)
+    nfa = NFA(20_001, transitions, [0], [20_000], deadline=time.perf_counter() + 60)
+    with pytest.raises(DeadlineExceeded):
+        nfa.trim(deadline=time.perf_counter() - 1)
+    with pytest.raises(DeadlineExceeded):
+        nfa.reverse(deadline=time.perf_counter() - 1)
+    assert nfa.reverse().accepts(["x"] * 20_000)
+
+
+def test_discarded_charts_are_freed_in_the_background():
+    from earley.reaper import discard, wait_until_freed
+
+    items = [{index, index + 1} for index in range(50_000)]
+    waiters = [{index: [index]} for index in range(50_000)]
+    still_used = items[7]
+    discard(items, waiters)
+    wait_until_freed()
+    assert items == [] and waiters == []
+    assert still_used == {7, 8}  # what is held elsewhere is left as it was
+
+
+def test_a_stopped_parse_of_a_long_nfa_hands_its_charts_over(monkeypatch):
+    """Freeing the charts of a long parse takes a quarter of a second: a stopped one must not make its caller
+    wait for that."""
+    import time
+
+    import earley.nfa_parser as module
+    from earley import DeadlineExceeded
+
+    discarded = []
+    monkeypatch.setattr(module, "discard", lambda *charts: discarded.extend(charts))
+    grammar = parse_ebnf('start: items\nitems: "x" items | "x"\n')
+    with pytest.raises(DeadlineExceeded):
+        NFAParse(grammar, NFA.sequence(["x"] * 3000), deadline=time.perf_counter() + 0.05)
+    assert len(discarded) == 6 and any(len(chart) == 3001 for chart in discarded)
 
 
 def test_a_feed_interleaved_with_another_from_the_same_state_keeps_its_own_chart(monkeypatch):

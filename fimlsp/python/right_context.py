@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from earley import NFA, Regex, alt, opt, repeat, star, sym, union_of_sequences
-from earley.deadline import CLOCK_INTERVAL, check_deadline
+from earley.deadline import check_deadline
 from fimlsp.lines import line_offsets, line_start, normalize
 from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import (
@@ -244,6 +244,8 @@ class _StandaloneCache:
 
 
 _TAILS_TRIED = 4
+# Tokens of a window between two looks at the clock (a token costs up to 20 microseconds).
+_TOKENS_BETWEEN_CLOCKS = 256
 _CLAUSE = re.compile(r"(?:else|elif|except|finally)\b")
 _MAYBE_DEEP = re.compile(r"^(?: {98}|[ \f]*\t)", re.MULTILINE)
 _CODE_LINE = re.compile(r"^[ \t\f]*(?=[^ \t\f#\n)\]}])", re.MULTILINE)
@@ -382,7 +384,7 @@ def _window_tokens(
     for token in scanner.tokens_from(start):
         if token is None or token.terminal == "":
             return None, text
-        if len(window) % CLOCK_INTERVAL == 0:
+        if len(window) % _TOKENS_BETWEEN_CLOCKS == 0:
             check_deadline(deadline)
         indent = None if standalone is None or token.terminal is None else _line_indent(text, start, window, token)
         if indent == "":
@@ -463,7 +465,7 @@ def statement_ends(
     for token in scanner.tokens_from(resume):
         if token is None or token.terminal == "" or len(ends) >= limit:
             break
-        if len(window) % CLOCK_INTERVAL == 0:
+        if len(window) % _TOKENS_BETWEEN_CLOCKS == 0:
             check_deadline(deadline)
         line_indent = None if token.terminal is None else _line_indent(text, 0, window, token)
         if line_indent is not None and line_indent != indent and indentation_column(line_indent) < floor:
