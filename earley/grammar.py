@@ -122,6 +122,37 @@ class Grammar:
         return _grown(self.terminals, self.rules)
 
     @cached_property
+    def adjacent_terminals(self) -> frozenset[tuple[int, int]]:
+        """The pairs of terminals `(a, b)` that occur side by side in some string of some symbol's language: a
+        terminal string with any other pair side by side is in none (a check far cheaper than a parse)."""
+        first, last = self._end_terminals(forward=True), self._end_terminals(forward=False)
+        nullable = self.nullable
+        pairs: set[tuple[int, int]] = set()
+        for _, rhs in self.rules:
+            for index, before in enumerate(rhs):
+                for after in rhs[index + 1:]:
+                    pairs.update((a, b) for a in last[before] for b in first[after])
+                    if after not in nullable:
+                        break
+        return frozenset(pairs)
+
+    def _end_terminals(self, forward: bool) -> list[set[int]]:
+        """For each symbol, the terminals that begin (`forward`) or end some string of its language."""
+        ends = [{symbol} if symbol in self.terminals else set() for symbol in range(len(self.names))]
+        nullable = self.nullable
+        changed = True
+        while changed:
+            changed = False
+            for lhs, rhs in self.rules:
+                for symbol in rhs if forward else reversed(rhs):
+                    if not ends[symbol] <= ends[lhs]:
+                        ends[lhs] |= ends[symbol]
+                        changed = True
+                    if symbol not in nullable:
+                        break
+        return ends
+
+    @cached_property
     def reachable(self) -> frozenset[int]:
         """Symbols that occur in some sentential form derived from the start symbol."""
         seen = {self.start}

@@ -194,6 +194,19 @@ def test_nfa_parse_holds_the_textbook_items(rules, raw):
     assert held == plain_earley_items(tables.grammar, nfa)
 
 
+@settings(max_examples=100, deadline=None)
+@given(grammars())
+def test_adjacent_terminals_hold_every_pair_of_every_language(rules):
+    """Each pair side by side in a string of any nonterminal's language is among `adjacent_terminals`."""
+    grammar = build(rules)
+    found = {(grammar.names[a], grammar.names[b]) for a, b in grammar.adjacent_terminals}
+    for nonterminal in NONTERMINALS:
+        recognizer = Recognizer(Grammar.from_rules(nonterminal, rules, ALPHABET))
+        for word in strings(ALPHABET, MAX_LENGTH):
+            if recognizer.recognizes(word):
+                assert set(zip(word, word[1:])) <= found, (nonterminal, word)
+
+
 @settings(max_examples=150, deadline=None)
 @given(grammars())
 def test_grammar_analyses_agree_with_oracle(rules):

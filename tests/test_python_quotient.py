@@ -212,3 +212,18 @@ def test_a_documents_statement_starts_are_kept_by_the_cache_that_parsed_them(mon
     assert cache.module_statement_starts(document) == module_statement_starts(document) != ()
     quotient(document[:10], document[10:], cache=RightContextCache())
     assert parsed == [document, document]
+
+
+def test_a_middle_that_ends_inside_a_string_does_not_read_the_rest_of_the_file_inside_out(monkeypatch):
+    """Right before a docstring, the middle may end inside a string that the docstring's quotes close; the file's
+    text is then read as code and its code as strings, and that reading is dead at the first two terminals that
+    Python never puts side by side (`A record`): it must not be lexed to the end of the file."""
+    import fimlsp.python.right_context as module
+
+    record = 'class Record:\n    """A record with a name."""\n\n    def name(self):\n        return self.x\n\n\n'
+    lexed = []
+    classify = module._classify
+    monkeypatch.setattr(module, "_classify", lambda text, *token: lexed.append(token) or classify(text, *token))
+    state = quotient("", record * 200)
+    assert len(lexed) < 100  # the file has 4,000 tokens
+    assert state is not None and state.complete and state.feed("x = 1\n").complete

@@ -29,6 +29,7 @@ from earley import NFA, Regex, alt, opt, repeat, star, sym, union_of_sequences
 from earley.deadline import check_deadline
 from fimlsp.lines import line_offsets, line_start, normalize
 from fimlsp.python import lexemes as lx
+from fimlsp.python.grammar import load_grammar
 from fimlsp.python.lexer import (
     MAX_BRACKET_DEPTH, MAX_INDENT_LEVELS, indentation_column, string_is_valid,
 )
@@ -381,9 +382,18 @@ def _window_tokens(
     earlier_lines: list[int] = []  # column-0 token lines seen since `start`
     change = lowest_change = 0  # brackets opened minus closed since `start`, and the least it has been
     last: str | None = None  # the last terminal before `token`
+    last_end = start
+    adjacent = _adjacent_terminals()
     for token in scanner.tokens_from(start):
         if token is None or token.terminal == "":
             return None, text
+        if token.terminal is not None:
+            # Two terminals on one line that the grammar never puts side by side: no middle makes this stream
+            # valid (a middle that ends inside a string reads the file's strings as code and its code as strings
+            # from here on, which would otherwise be lexed to the end of the file).
+            if last is not None and (last, token.terminal) not in adjacent and "\n" not in text[last_end:token.start]:
+                return None, text
+            last_end = token.end
         if len(window) % _TOKENS_BETWEEN_CLOCKS == 0:
             check_deadline(deadline)
         indent = None if standalone is None or token.terminal is None else _line_indent(text, start, window, token)
@@ -409,6 +419,13 @@ def _window_tokens(
         last = token.terminal if token.terminal is not None else last
         window.append(token)
     return window, text
+
+
+@lru_cache(maxsize=1)
+def _adjacent_terminals() -> frozenset[tuple[str, str]]:
+    """The pairs of terminals that can be side by side in Python (`Grammar.adjacent_terminals`), by name."""
+    grammar = load_grammar()
+    return frozenset((grammar.names[a], grammar.names[b]) for a, b in grammar.adjacent_terminals)
 
 
 # Tokens after which a line goes on inside a bracket or an expression: worth no parse as a statement start.
