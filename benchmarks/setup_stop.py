@@ -6,7 +6,9 @@ runs `fimlsp.python.region.constrain` with an `earley.Deadline` that a `threadin
 does; the main thread sets the event after a delay and times (wall clock) how long the worker takes to raise
 `earley.Stopped`. Delays are spread over the setup so that every stage (windowing, Earley over the right
 context, quotient extraction, the left context) gets interrupted. Known long single steps on a window this
-big: building and trimming its NFA (~0.1 s) and freeing the Earley charts (millions of ints, ~0.4 s).
+big: CPython's parse of the whole file (~40 ms, in one C call), and, when the stop comes while the window's NFA
+is built, freeing what was built so far (up to ~0.15 s). The Earley charts (millions of ints, ~0.3 s to free)
+are freed in the background (`earley.reaper`).
 
     python benchmarks/setup_stop.py [--rows N] [--delays 5,20,...]
 """
