@@ -269,9 +269,8 @@ class _Decoder:
                 if stop is not None:
                     return prefix, stop, seen
                 clock = time.perf_counter()
-                output = model.model(input_ids=input_ids, past_key_values=past, use_cache=True)
-                past = output.past_key_values
-                log_probs = torch.log_softmax(output.logits[0, -1].float(), dim=-1)
+                logits, past = model.forward(input_ids, past)
+                log_probs = torch.log_softmax(logits[0, -1].float(), dim=-1)
                 self.model_seconds += time.perf_counter() - clock
                 prefix.eos_probability = float(log_probs[self.stop_ids].exp().sum()) if self.stop_ids else 0.0
                 seen.append(prefix)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 from dataclasses import dataclass
@@ -37,6 +38,16 @@ class FimModel:
     stop_ids: frozenset[int]
     context_window: int
     name: str
+
+    def forward(self, input_ids, cache):
+        """The logits after `input_ids` and the key-value cache that goes on from them (None at the start), under
+        either name `transformers` has given the cache (`past_key_values`, then `cache` in 5.x)."""
+        output = self.model(input_ids=input_ids, use_cache=True, **{self._cache_name: cache})
+        return output.logits, getattr(output, self._cache_name)
+
+    @cached_property
+    def _cache_name(self) -> str:
+        return "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
 
     def tokens_of(self, data: bytes) -> tuple[int, ...]:
         """The ids of the tokens whose bytes are exactly `data`."""
