@@ -624,7 +624,10 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
     confirmed = mode != "unconstrained" and ending != "none"  # the judge said the end is valid
     scope = FILE if mode == "checked" or guarantee is None else guarantee.scope
     whole = None
-    if confirmed and scope == FILE:
+    if confirmed and scope == FILE and mode == "constrained":
+        # The judge's verdicts came from the windows around the cursor: the middle shown is judged on the file.
+        whole = confirmed = judge.language.parses(left + middle + right)
+    elif confirmed and scope == FILE:
         whole = True
     elif len(left) + len(middle) + len(right) <= options.size_budget or options.mode != "constrained":
         whole = judge.language.parses(left + middle + right)

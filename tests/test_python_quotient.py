@@ -227,3 +227,21 @@ def test_a_middle_that_ends_inside_a_string_does_not_read_the_rest_of_the_file_i
     state = quotient("", record * 200)
     assert len(lexed) < 100  # the file has 4,000 tokens
     assert state is not None and state.complete and state.feed("x = 1\n").complete
+
+
+def test_complete_judges_the_statements_in_the_windows(monkeypatch):
+    """A check of `complete` costs the statement around the cursor, not the file (CPython parses a few lines),
+    refusals of what the quotient accepts included."""
+    import fimlsp.python.quotient as module
+
+    functions = "".join(f"def f{n}(a, b):\n    return [a, b]\n\n\n" for n in range(300))
+    left, right = functions + "def g():\n    a = 1\n", "    b = 2\nc = 3\n" + functions
+    state = quotient(left, right)
+    parsed = []
+    parses_statements = module.parses_statements
+    monkeypatch.setattr(module, "parses_statements",
+                        lambda source, indent="": parsed.append(len(source)) or parses_statements(source, indent))
+    assert state.complete and state.feed("    b = 1\n").complete
+    unindented = state.feed("x")  # `x    b = 2`: in the quotient, whose indentation is an over-approximation
+    assert unindented.quotient_accepts() and not unindented.complete and not parses(left + "x" + right)
+    assert parsed and max(parsed) < 200 < len(left)

@@ -144,20 +144,20 @@ def test_the_left_window_keeps_earlier_clauses_and_skips_continuations():
 def test_the_right_context_stops_at_one_line_per_level():
     right = ("x)\n        y = 2\n        if y:\n            z = 3\n    def g(self):\n        pass\n\n"
              "    @property\n    def h(self): return 1\nclass B:\n    pass\n")
-    window, text = _window_tokens(_Scanner(right), 0, _StandaloneCache(right))
+    window, text, _ = _window_tokens(_Scanner(right), 0, _StandaloneCache(right))
     assert text == "x)\n        pass\n    pass\npass\n"
     assert [token.terminal for token in window] == ["NAME", ")", "pass", "pass", "pass"]
 
 
 def test_no_stand_in_before_a_clause_of_an_enclosing_statement():
     right = "x\n        y = 2\n    else:\n        z = 3\nw = 1\n"
-    window, text = _window_tokens(_Scanner(right), 0, _StandaloneCache(right))
+    window, text, _ = _window_tokens(_Scanner(right), 0, _StandaloneCache(right))
     assert text == "x\n        y = 2\n    else:\n        pass\npass\n"
 
 
 def test_a_definition_stands_in_for_a_definition():
     """A decorator the middle ends with may decorate the statement after the cut: the stand-in keeps that."""
     right = "\n    def g(self):\n        pass\nx = 1\n"
-    window, text = _window_tokens(_Scanner(right), 0, _StandaloneCache(right))
+    window, text, _ = _window_tokens(_Scanner(right), 0, _StandaloneCache(right))
     assert text == "\n    class _: pass\npass\n"
     assert_same_quotient("class A:\n    ", "@d", right)

@@ -54,9 +54,11 @@ class RightContext:
         self.initial = block_start(block_indent)
         quotients = python_quotients()
         with _no_cycle_collection():
-            reversed_language, indices = reversed_right_context_nfa(
+            reversed_language, windows = reversed_right_context_nfa(
                 self.right, self.windowed, deadline, self.initial.indents[0][0], statement_starts)
-            self.boundaries = frozenset(indices)
+            # At each boundary index, the text that stands for the right context (None: all of it).
+            self.windows = windows
+            self.boundaries = frozenset(windows)
             self.recognizer = quotients.recognizer_of(reversed_language, deadline)
         self._token_ends: dict[tuple[int, int], int | None] = {}
         # The spaces and tabs the right context starts with: a middle that ends a line meets them.
@@ -78,12 +80,21 @@ class RightContext:
         state = _feed_in_chunks(FimState(self, self.initial, parser, None), headers, deadline)
         if state is None:
             return None
-        state = FimState(self, state.lexer, state.parser, (None, left[:cut]))  # the headers stand for it
+        # The headers stand for `left[:cut]`, the first chunk of the text.
+        state = FimState(self, state.lexer, state.parser, (None, left[:cut]), headers=headers if cut else None)
         return _feed_in_chunks(state, left[cut:], deadline)
 
     def valid(self, text: str) -> bool:
         """CPython's verdict on `text` followed by the right context."""
         return parses_statements(text + self.right, self.block_indent)
+
+    def valid_in_windows(self, headers: str | None, after_cut: str, boundary: int) -> bool:
+        """CPython's verdict on what stands for the file: the headers that stand for the left context up to its
+        window (None: no left window), the text after it, and what stands for the right context when the
+        middle's last token ends at `boundary`. A few statements instead of the file: the same verdict as
+        `valid` (see `left_window` and `Stream.stands_for`)."""
+        right = self.windows.get(boundary)
+        return parses_statements((headers or "") + after_cut + (self.right if right is None else right))
 
     def first_token_end(self, token: int) -> int:
         """Where the right context's first token ends as the buffer lexes it: the token in progress at the cursor
@@ -252,16 +263,17 @@ class FimState:
 
     A state `in_block()` admits only middles that stay in the block that holds the cursor (see `BlockScope`)."""
 
-    __slots__ = ("context", "lexer", "parser", "_chunks", "_complete", "scope")
+    __slots__ = ("context", "lexer", "parser", "_chunks", "_complete", "scope", "headers")
 
     def __init__(self, context: RightContext, lexer: LexerState, parser: RecognizerState, chunks: tuple,
-                 scope: BlockScope | None = None):
+                 scope: BlockScope | None = None, headers: str | None = None):
         self.context = context
         self.lexer = lexer
         self.parser = parser
         self._chunks = chunks
         self._complete: bool | None = None
         self.scope = scope
+        self.headers = headers  # what stands for the text's first chunk (`RightContext.start`), if anything
 
     def statement_column(self) -> int:
         """The column of the statement the text ends in: the indentation of its line, as far as it is written."""
@@ -275,7 +287,7 @@ class FimState:
 
     def in_block(self) -> FimState:
         """This state, with what may follow restricted to the block that holds the cursor here."""
-        return FimState(self.context, self.lexer, self.parser, self._chunks, BlockScope.at(self))
+        return FimState(self.context, self.lexer, self.parser, self._chunks, BlockScope.at(self), self.headers)
 
     def feed(self, text: str) -> FimState | None:
         """The state after `text`, or None when no valid middle starts with everything fed so far."""
@@ -293,7 +305,7 @@ class FimState:
         pending = lexer.possible_terminals()
         if pending is not None and not pending & parser.allowed():
             return None
-        return FimState(self.context, lexer, parser, (self._chunks, text), self.scope)
+        return FimState(self.context, lexer, parser, (self._chunks, text), self.scope, self.headers)
 
     def expected(self) -> tuple[str, ...]:
         """The terminals that may come next: after the token being written when it can only be one terminal,
@@ -308,19 +320,37 @@ class FimState:
     @property
     def text(self) -> str:
         """The left context and everything fed since."""
+        return self._text(whole=True)
+
+    def _text(self, whole: bool) -> str:
+        """The text, or without its first chunk (what the headers stand for)."""
         pieces = []
         chunks = self._chunks
         while chunks:
             chunks, piece = chunks
-            pieces.append(piece)
+            if chunks is not None or whole:
+                pieces.append(piece)
         return "".join(reversed(pieces))
 
     @property
     def complete(self) -> bool:
-        """True iff the text so far followed by the right context is a valid Python module."""
+        """True iff the text so far followed by the right context is a valid Python module.
+
+        Where the quotient accepts (exact but for indentation), CPython judges the few statements that stand for
+        the file in the windows, which give its verdict on the whole file (`RightContext.valid_in_windows`):
+        a check costs the statement around the cursor, not the file. Decoding judges the middle it returns on
+        the whole file."""
         if self._complete is None:
-            self._complete = self.quotient_accepts() and self.context.valid(self.text)
+            boundary = self._accepted_boundary()
+            if boundary is None:
+                self._complete = False
+            elif self.headers is None and self.context.windows.get(boundary) is None:
+                self._complete = self.context.valid(self.text)
+            else:
+                after_cut = self._text(whole=self.headers is None)
+                self._complete = self.context.valid_in_windows(self.headers, after_cut, boundary)
         return self._complete
+
 
     def distance_bound(self) -> float:
         """No text of fewer characters finishes the file (`math.inf`: none can)."""
@@ -333,16 +363,20 @@ class FimState:
 
     def quotient_accepts(self) -> bool:
         """Membership in the quotient language alone: necessary for `complete`, and exact but for indentation."""
+        return self._accepted_boundary() is not None
+
+    def _accepted_boundary(self) -> int | None:
+        """Where the middle's last token ends in the right context when the quotient accepts, else None."""
         settled = self.context.settle(self.lexer)
         if settled is None:
-            return False
+            return None
         index, terminals = settled
         if index not in self.context.boundaries:
-            return False
+            return None
         if self.scope is not None and not self.scope.admits_end(self.lexer, index, terminals):
-            return False
+            return None
         parser = self.parser.feed_all(terminals)
-        return parser is not None and parser.complete
+        return index if parser is not None and parser.complete else None
 
     def __repr__(self) -> str:
         return f"<FimState fed={len(self.text)} chars, terminals={self.parser.position}>"

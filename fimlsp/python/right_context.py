@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from earley import NFA, Regex, alt, opt, repeat, star, sym, union_of_sequences
 from earley.deadline import check_deadline
@@ -290,10 +291,20 @@ def _stand_in(module: ast.Module, header_lines: int, right: str, line: int, inde
     return "".join(stand_in)
 
 
+class Stream(NamedTuple):
+    """What `right[start:]` can lex to, and the text that its window stands for in place of the whole `right`:
+    `right[:cut]` when the rest from a column-0 cut is a module of its own, `right[:line]` and one statement per
+    level at an indented cut, None without a cut. Whatever comes before, the file is valid with it exactly
+    when it is valid with the whole right context, so CPython can judge a middle on it alone."""
+
+    parts: list[Regex]
+    stands_for: str | None
+
+
 def stream(
     scanner: _Scanner, start: int, standalone: _StandaloneCache | None = None, deadline: float | None = None,
     floor: int = 0,
-) -> list[Regex] | None:
+) -> Stream | None:
     """The terminals that `right[start:]`, lexed from a token boundary after an unknown middle, can produce.
 
     Returned as a sequence of small expressions, or None if no lexer state makes the text valid (it does not
@@ -305,7 +316,7 @@ def stream(
     file. `floor` is the lowest column a line may start at: the indentation of a block whose statements the
     text ends.
     """
-    window, text = _window_tokens(scanner, start, standalone, deadline)
+    window, text, end = _window_tokens(scanner, start, standalone, deadline)
     if window is None:
         return None
     change = lowest_change = 0
@@ -361,14 +372,15 @@ def stream(
             depth -= 1
     parts.extend(_newline(line_has_tokens))  # a cut is at a line start at depth 0: the same as the end of file
     parts.append(_closing_dedents(known_levels, lowest_level, floor))
-    return parts
+    return Stream(parts, None if text is scanner.text and end == len(text) else text[:end])
 
 
 def _window_tokens(
     scanner: _Scanner, start: int, standalone: _StandaloneCache | None, deadline: float | None = None
-) -> tuple[list[_Token] | None, str]:
+) -> tuple[list[_Token] | None, str, int]:
     """The tokens from `start` up to the window's cut (the end of the file if there is none), or None if they
-    do not lex; and the text they index, which past an indented cut ends with its stand-in.
+    do not lex; the text they index, which past an indented cut ends with its stand-in; and where in it the
+    window ends (the cut, or the end of the text).
 
     A cut is a line that starts at column 0 with a token that does not continue the statement before (`else`
     …), after which the rest of the file parses, and which no decorator precedes: a `def`, `class`, `async` or
@@ -386,13 +398,13 @@ def _window_tokens(
     adjacent = _adjacent_terminals()
     for token in scanner.tokens_from(start):
         if token is None or token.terminal == "":
-            return None, text
+            return None, text, len(text)
         if token.terminal is not None:
             # Two terminals on one line that the grammar never puts side by side: no middle makes this stream
             # valid (a middle that ends inside a string reads the file's strings as code and its code as strings
             # from here on, which would otherwise be lexed to the end of the file).
             if last is not None and (last, token.terminal) not in adjacent and "\n" not in text[last_end:token.start]:
-                return None, text
+                return None, text, len(text)
             last_end = token.end
         if len(window) % _TOKENS_BETWEEN_CLOCKS == 0:
             check_deadline(deadline)
@@ -403,14 +415,14 @@ def _window_tokens(
                 and standalone(token.start)
                 and (token.terminal not in _DECORATABLE or _follows_undecorated(text, earlier_lines, standalone))
             ):
-                return window, text
+                return window, text, token.start
             earlier_lines.append(token.start)
         elif indent is not None and change == lowest_change and _may_start_statement(last, token):
             stand_in = standalone.tails(token.start, indent)
             if stand_in is not None:
                 windowed = text[:token.start - len(indent)] + stand_in
                 window.extend(_Scanner(windowed).tokens_from(token.start - len(indent)))
-                return window, windowed
+                return window, windowed, len(windowed)
         if token.terminal in lx.OPENING_BRACKETS:
             change += 1
         elif token.terminal in lx.CLOSING_BRACKETS:
@@ -418,7 +430,7 @@ def _window_tokens(
             lowest_change = min(lowest_change, change)
         last = token.terminal if token.terminal is not None else last
         window.append(token)
-    return window, text
+    return window, text, len(text)
 
 
 @lru_cache(maxsize=1)
@@ -583,22 +595,22 @@ def _newline(line_has_tokens: bool | None) -> list[Regex]:
 def reversed_right_context_nfa(
     right: str, window: bool = True, deadline: float | None = None, floor: int = 0,
     statement_starts: Sequence[int] = (),
-) -> tuple[NFA, list[int]]:
+) -> tuple[NFA, dict[int, str | None]]:
     """The NFA of the reversed union, over boundary indices, of the streams of `right[index:]`.
 
     Reversed because the quotient is computed over reversed languages; built as a trie so that the streams'
-    common tail (usually everything after the first line) is shared. Also returns the indices that took part;
-    raises `DeadlineExceeded` past `deadline`. `floor`: see `stream`. `statement_starts`, ascending: known
-    starts of top-level statements of `right` from which the rest of it is whole statements (the window's
-    proofs then parse no further).
+    common tail (usually everything after the first line) is shared. Also returns the indices that took part,
+    each with the text its window stands for (`Stream.stands_for`); raises `DeadlineExceeded` past `deadline`.
+    `floor`: see `stream`. `statement_starts`, ascending: known starts of top-level statements of `right` from
+    which the rest of it is whole statements (the window's proofs then parse no further).
     """
     standalone = _StandaloneCache(right, statement_starts) if window else None
     scanner = _Scanner(right)
     reversed_streams = []
-    used = []
+    used: dict[int, str | None] = {}
     for index in boundary_indices(right):
-        parts = stream(scanner, index, standalone, deadline, floor)
-        if parts is not None:
-            reversed_streams.append(parts[::-1])
-            used.append(index)
+        found = stream(scanner, index, standalone, deadline, floor)
+        if found is not None:
+            reversed_streams.append(found.parts[::-1])
+            used[index] = found.stands_for
     return union_of_sequences(reversed_streams, deadline), used
