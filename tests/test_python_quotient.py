@@ -245,3 +245,15 @@ def test_complete_judges_the_statements_in_the_windows(monkeypatch):
     unindented = state.feed("x")  # `x    b = 2`: in the quotient, whose indentation is an over-approximation
     assert unindented.quotient_accepts() and not unindented.complete and not parses(left + "x" + right)
     assert parsed and max(parsed) < 200 < len(left)
+
+
+@pytest.mark.parametrize("window", [True, False])
+def test_two_dots_in_the_right_context_are_two_tokens(window):
+    """CPython backs up after `..` not followed by a third `.`: `from .. import x` is `from . . import x`. The
+    right context's lexer read a `..` that ends a token as nothing at all, and refused the file (found in
+    `lib2to3/fixes/fix_isinstance.py`, with the cursor in the module's docstring)."""
+    from fimlsp.python.quotient import RightContext
+
+    left, right = '"""Fixer ', 'docs."""\n\nfrom .. import fixer_base\nfrom ..fixer_util import token\n'
+    state = RightContext(right, window=window).start(left)
+    assert state is not None and state.complete and state.feed("more ").complete

@@ -146,6 +146,9 @@ def _classify(text: str, first: int, start: int, end: int) -> list[_Token]:
             terminal, restart = lx.BACK_UP[state]
             return [_Token(terminal, start, index - 1), *_classify(text, restart, index - 1, end)]
         state = following
+    if state in lx.BACK_UP and lx.KIND[state] is None:  # `..` (`1e`) at the token's end: `.` then `.`
+        terminal, restart = lx.BACK_UP[state]
+        return [_Token(terminal, start, end - 1), *_classify(text, restart, end - 1, end)]
     kind = lx.KIND[state]
     token_text = text[start:end]
     if kind == lx.KIND_NAME:
