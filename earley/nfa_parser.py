@@ -157,8 +157,9 @@ class NFAParse:
                 chart_items = items[chart]
                 parents = waiters[origin].get(left, ())
                 implied = predicted[origin].rules.waiting.get(left, ())
-                countdown -= (len(parents) + len(implied)) >> 4  # without Leo's optimization, right recursion
-                for waiting in parents:                         # makes long steps
+                # Without Leo's optimization, right recursion makes long steps.
+                countdown -= (len(parents) + len(implied)) >> 4
+                for waiting in parents:
                     waiting += 1
                     if waiting not in chart_items:
                         chart_items.add(waiting)
