@@ -116,7 +116,7 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
     # Walk back over the creations of every item (as `NFAParse.creations` recovers them, inlined: this loop is
     # most of the cost of a quotient): a predicted item adds a rule to each item that predicted it.
     previous_symbol, is_terminal = tables.previous_symbol, tables.is_terminal
-    waiters, reverse_delta, completed_in = parse.waiters, parse.reverse_delta, parse.completed_in
+    waiting, reverse_delta, completed_in = parse.waiting, parse.reverse_delta, parse.completed_in
     items, predicted = parse.items, parse.predicted
     predictions_walked: set[int] = set()
     initial, start = nfa.initial, grammar.start
@@ -138,9 +138,7 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
             if left == start and chart in initial:
                 rules[(new_start, (open_symbol(start, chart),))] = None
             child = open_symbol(left, chart)
-            here = n_dotted * chart
-            implied = predicted[chart].rules.waiting.get(left, ())
-            parents = [*waiters[chart].get(left, ()), *(rule + here for rule in implied)]
+            parents = waiting(chart, left)
             countdown -= len(parents)
             for parent in parents:
                 parent_dotted = parent % n_dotted
