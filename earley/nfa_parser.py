@@ -84,6 +84,13 @@ class NFAParse:
         return (tables.dot[dotted] == 0 and item // tables.n_dotted == chart
                 and tables.lhs[dotted] in self.predicted[chart].nonterminals)
 
+    def held(self, chart: int) -> list[int]:
+        """Every item in `chart`: those put there and those its predictions imply."""
+        base = self.tables.n_dotted * chart
+        first_dotted = self.tables.first_dotted
+        implied = [dotted + base for symbol in self.predicted[chart].nonterminals for dotted in first_dotted[symbol]]
+        return [*self.items[chart], *implied]
+
     def waiting(self, chart: int, symbol: int) -> list[int]:
         """The items in `chart` whose dot is before the nonterminal `symbol`."""
         base = self.tables.n_dotted * chart

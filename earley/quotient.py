@@ -104,7 +104,7 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
     # The walk's items in charts are single ints: `item * n_states + chart`.
     stack = [
         item * n_states + final
-        for final in nfa.final for item in (parse.items[final] if final in ends else _held(parse, final))
+        for final in nfa.final for item in (parse.items[final] if final in ends else parse.held(final))
         if item // n_dotted not in ends
     ]
     visited = set(stack)
@@ -163,11 +163,3 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
                 visited.add(key)
                 stack.append(key)
     return names, list(rules), new_start
-
-
-def _held(parse: NFAParse, chart: int) -> list[int]:
-    """Every item in `chart`: those put there and those its predictions imply."""
-    base = parse.tables.n_dotted * chart
-    first_dotted = parse.tables.first_dotted
-    implied = [dotted + base for symbol in parse.predicted[chart].nonterminals for dotted in first_dotted[symbol]]
-    return [*parse.items[chart], *implied]

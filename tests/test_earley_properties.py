@@ -182,7 +182,8 @@ def plain_earley_items(grammar: Grammar, nfa: NFA) -> set[tuple[int, int, int, i
 @settings(max_examples=150, deadline=None)
 @given(grammars(), nfas())
 def test_nfa_parse_holds_the_textbook_items(rules, raw):
-    """What the parse holds, put there or implied by its prediction sets, is every item of plain Earley."""
+    """What the parse holds, put there or implied by its prediction sets, is every item of plain Earley, and
+    `held` lists exactly that."""
     grammar, nfa = build(rules), to_nfa(raw)
     parse = NFAParse(grammar, nfa)
     tables = parse.tables
@@ -192,6 +193,11 @@ def test_nfa_parse_holds_the_textbook_items(rules, raw):
         if parse.holds(chart, dotted + tables.n_dotted * origin)
     }
     assert held == plain_earley_items(tables.grammar, nfa)
+    listed = {
+        (chart, tables.rule_of[item % tables.n_dotted], tables.dot[item % tables.n_dotted], item // tables.n_dotted)
+        for chart in range(nfa.n_states) for item in parse.held(chart)
+    }
+    assert listed == held
 
 
 @settings(max_examples=100, deadline=None)

@@ -351,7 +351,6 @@ class FimState:
                 self._complete = self.context.valid_in_windows(self.headers, after_cut, boundary)
         return self._complete
 
-
     def distance_bound(self) -> float:
         """No text of fewer characters finishes the file (`math.inf`: none can)."""
         return finishing.distance_bound(self)
