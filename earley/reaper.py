@@ -4,9 +4,10 @@ A big parse's charts are millions of small sets, lists and ints. Dropping the la
 in one cascade of C calls that holds the interpreter for as long (a quarter of a second for three million
 items), and no deadline or stop flag can interrupt it: a setup stopped by a newer keystroke would keep its
 successor waiting, and a finished one would pay for it inside its time budget. So they are handed to a
-background thread that frees them a slice at a time (a few charts, a fraction of a millisecond) and lets other
-threads run between two slices: the work that follows goes on almost at full speed, and the freeing takes
-the time that it leaves. Until they are freed, they are also kept out of the cycle collector's passes
+background thread that frees them a step at a time (a few charts, a fraction of a millisecond; a big container
+inside is taken apart the same way) and lets other threads run between two steps: the work that follows goes on
+almost at full speed, and the freeing takes the time that it leaves. What a build stopped by its deadline leaves
+in the exception's frames goes the same way (`discard_frames`). Until they are freed, they are also kept out of the cycle collector's passes
 (`gc.freeze`), which would otherwise walk them all, again and again, in the work that follows: charts are
 built with the collector off, so they are all in its youngest generation.
 """
@@ -15,30 +16,55 @@ from __future__ import annotations
 
 import gc
 import queue
+import sys
 import threading
 import time
 
-# Charts freed in one slice (well under a millisecond); slices are freed for `_BUSY` seconds, then the reaper
+# Elements freed in one step (well under a millisecond); steps are taken for `_BUSY` seconds, then the reaper
 # pauses for `_PAUSE` seconds.
 _SLICE = 16
 _BUSY = 0.0005
 _PAUSE = 0.0005
+# A container found among what is freed that holds more elements than this is emptied a step at a time too,
+# rather than freed at once (a 36,000-entry dict takes milliseconds to free).
+_BIG = 1024
+_CONTAINERS = (list, dict, set)
+# References to an element that only the reaper holds: its own name for it, and `sys.getrefcount`'s argument.
+_ONLY_HERE = 2
 
 _queue: queue.SimpleQueue = queue.SimpleQueue()
 _started = threading.Lock()
 _thread: threading.Thread | None = None
 
 
-def discard(*charts: list) -> None:
-    """Free the lists `charts` and what they hold in the background. They are emptied there, so the caller must
-    not use them again."""
+def discard(*containers: list | dict | set) -> None:
+    """Free the containers and what they hold in the background. They are emptied there, so the caller must not
+    use them again; what they hold that is also held elsewhere is left as it is."""
     global _thread
     with _started:
         if _thread is None:
             _thread = threading.Thread(target=_reap, name="earley-reaper", daemon=True)
             _thread.start()
     gc.freeze()
-    _queue.put(charts)
+    _queue.put(list(containers))
+
+
+def discard_frames(traceback) -> None:
+    """Free in the background what the finished frames of `traceback` hold: work stopped by its deadline leaves
+    its partial structures there, and they would otherwise be freed at once, wherever the exception is handled.
+    The frames are cleared; one still running (the caller's) is left as it is."""
+    held: list = []
+    while traceback is not None:
+        frame = traceback.tb_frame
+        values = list(frame.f_locals.values())
+        try:
+            frame.clear()
+        except RuntimeError:
+            pass
+        else:
+            held.extend(values)
+        traceback = traceback.tb_next
+    discard(held)
 
 
 def wait_until_freed() -> None:
@@ -57,11 +83,32 @@ def _reap() -> None:
         if isinstance(work, threading.Event):
             work.set()
             continue
-        for charts in work:
-            while charts:
-                until = time.perf_counter() + _BUSY
-                while charts and time.perf_counter() < until:
-                    del charts[-_SLICE:]
-                # A real pause, not `sleep(0)`: a thread that gives up the interpreter and asks for it back at
-                # once wins it back before a waiting thread wakes up, and would starve it.
-                time.sleep(_PAUSE)
+        while work:
+            until = time.perf_counter() + _BUSY
+            while work and time.perf_counter() < until:
+                _free_a_step(work)
+            # A real pause, not `sleep(0)`: a thread that gives up the interpreter and asks for it back at
+            # once wins it back before a waiting thread wakes up, and would starve it.
+            time.sleep(_PAUSE)
+
+
+def _free_a_step(pending: list) -> None:
+    """Free up to `_SLICE` elements of the last container of `pending`, which is dropped once empty. A big
+    container among them that nothing else holds, or the attributes of an object that holds one, is put on
+    `pending` to be emptied a step at a time in its turn."""
+    container = pending[-1]
+    for _ in range(_SLICE):
+        if not container:
+            pending.pop()
+            return
+        element = container.popitem()[1] if isinstance(container, dict) else container.pop()
+        if sys.getrefcount(element) > _ONLY_HERE:
+            continue
+        if isinstance(element, _CONTAINERS):
+            if len(element) > _BIG:
+                pending.append(element)
+        else:
+            attributes = getattr(element, "__dict__", None)
+            if attributes is not None and any(
+                    isinstance(value, _CONTAINERS) and len(value) > _BIG for value in attributes.values()):
+                pending.append(attributes)

@@ -17,7 +17,9 @@ lets the middle end.
 
 How a completion ended is in `Completion.ending`: `eos` (the model's own end of sequence), `finish` (a steered
 finish), `line` (cut at the end of the first line where the file is valid, in single-line mode), `statement`
-(cut where the statement or block that holds the cursor ends, with `statement_end`, constrained), `fallback`
+(cut where the statement or block that holds the cursor ends, with `statement_end`, constrained), `right` (the
+model went on to write the rest of the cursor's line again, `)` before `)`, and the middle before it is a valid
+end: constrained and checked), `fallback`
 (generation stopped early, by the time budget, a full context, no candidate or a loop: the middle is the prefix
 completed by its shortest finish, unless that finish invents code and a line the model wrote ends validly, or
 else the valid prefix the model most wanted to end at) or `none`.
@@ -26,6 +28,10 @@ A small model falls into loops (`open(path, path, path, …`, `self.config.confi
 limit would end. With `loop_repeats`, a middle that comes to end in the same chunk of text that many times in a
 row stops there (`stop` is `loop`) and is cut back after the first chunk's last word (`open(path`), and the
 constrained modes end it as at any early stop (`open(path)`); `Completion.loop_chars` says how much was cut.
+
+The prompt is token-healed (`token_healing`, `FimModel.healed_prompt`): where the middle goes on from the left
+context, the left context's last tokens are taken back, and the model's first tokens must write their bytes again
+(`_Prefix.heal`) before anything it writes counts as the middle.
 
 The constrained mode's promise comes from the language's `constrain` (`fimlsp.language`): the whole file, or the
 statements around the cursor when the file is broken elsewhere or bigger than the budget (`guarantee` and `region`
@@ -91,6 +97,7 @@ class DecodingOptions:
     scope: str = SCOPES[0]  # "block": the middle stays in the block that holds the cursor (`State.in_block`)
     language: str = DEFAULT_LANGUAGE  # the name of a `fimlsp.language.Language`
     loop_repeats: int = 3  # a middle ending in the same chunk this many times is cut back to the first; 0: never
+    token_healing: bool = True  # the left context's last token is taken back and written again by the model
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -115,9 +122,10 @@ class Completion:
     middle: str
     parses: bool | None  # ast.parse(left + middle + right) succeeds; None: not checked (file over the budget)
     mode: str
-    stop: str  # why generation stopped: eos, line, statement, max_tokens, context_full, no_candidate, loop,
+    stop: str  # why generation stopped: eos, line, statement, right, max_tokens, context_full, no_candidate, loop,
     # timeout, cancelled
-    ending: str = "none"  # how the middle ended: eos, finish, line, statement, fallback, none (see the module's text)
+    ending: str = "none"  # how the middle ended: eos, finish, line, statement, right, fallback, none (see the module's
+    # text)
     finish_chars: int = 0  # characters written after decoding was steered toward the end (or a fallback added)
     tokens: int = 0  # tokens in the middle returned
     log_probability: float = 0.0  # the model's log-probability of the tokens generated
@@ -169,6 +177,7 @@ class _Prefix:
     eos_probability: float = 0.0
     finish: str | None = None  # a known text that completes the file after this prefix (constrained mode)
     searched: bool = False  # a search for `finish` was run
+    heal: bytes = b""  # bytes of the left context's last token still to be written again (token healing)
 
 
 class Judge:
@@ -251,6 +260,9 @@ class _Decoder:
         self.searched_this_step = False  # one search a step for a candidate off the known finish
         self.statement_column: int | None = None  # with `statement_end`: the column of the cursor's statement
         self.looped: _Prefix | None = None  # the middle that ended in a loop, before it was cut back
+        # The rest of the cursor's line after its spaces: a middle that goes on to write it again ends before it.
+        line = LINE_BREAK.search(judge.right)
+        self.rest_of_line = judge.right[:line.start() if line else len(judge.right)].lstrip(" \t\f")
 
     def run(self, prompt: list[int], start: _Prefix, skip_first: int = 0) -> tuple[_Prefix, str, list[_Prefix]]:
         """Decode from `start`; returns the last prefix, why it stopped, and the prefixes passed on the way.
@@ -272,12 +284,18 @@ class _Decoder:
                 logits, past = model.forward(input_ids, past)
                 log_probs = torch.log_softmax(logits[0, -1].float(), dim=-1)
                 self.model_seconds += time.perf_counter() - clock
+                if prefix.heal:  # only tokens that write the taken-back bytes again, and no end before them
+                    agreeing = torch.tensor(model.tokens_agreeing(prefix.heal), device=log_probs.device)
+                    log_probs = torch.full_like(log_probs, float("-inf")).index_copy_(
+                        0, agreeing, log_probs[agreeing])
                 prefix.eos_probability = float(log_probs[self.stop_ids].exp().sum()) if self.stop_ids else 0.0
                 seen.append(prefix)
                 chosen = self._choose(prefix, log_probs, generator, skip_first if prefix is start else 0)
                 if chosen in ("eos", "no_candidate"):
                     return prefix, chosen, seen
                 token, following = chosen
+                if self._writes_the_right_context_again(prefix, following):
+                    return prefix, "right", seen
                 if self.options.single_line and "\n" in following.text[len(prefix.text):]:
                     line_end = _line_end(prefix, following.text[len(prefix.text):], judge)
                     if line_end is not None:
@@ -294,6 +312,16 @@ class _Decoder:
                     if looped is not None:
                         return looped, "loop", [each for each in seen if len(each.text) <= len(looped.text)]
                 input_ids = torch.tensor([[token]], device=model.device)
+
+    def _writes_the_right_context_again(self, prefix: _Prefix, following: _Prefix) -> bool:
+        """Whether the model, after a middle that is a valid end, begins to write the rest of the cursor's line
+        (`open(path` then `)` before `) as f:`; `len(x) == 0` then `:` before `:`): the middle ends there, rather
+        than write the brackets and colons that follow the cursor twice (the constrained and checked modes)."""
+        if not self.judge.constrained and not isinstance(self.judge, CheckedJudge):
+            return False
+        written = following.text[len(prefix.text):].lstrip(" \t\f")
+        return (bool(written) and not written[0].isspace() and self.rest_of_line.startswith(written)
+                and bool(prefix.text.strip()) and not prefix.heal and self.judge.valid_end(prefix))
 
     def _statement_end(self, start: _Prefix, prefix: _Prefix, following: _Prefix) -> _Prefix | None:
         """The middle up to the end of the statement or block that holds the cursor, when `following`'s new text
@@ -359,6 +387,7 @@ class _Decoder:
             data = model.token_bytes[token] if token < len(model.token_bytes) else None
             if data is None:  # control and special tokens are never text
                 continue
+            data, heal = _after_healing(prefix.heal, data)
             split = split_utf8(prefix.pending + data)
             if split is None:
                 continue
@@ -367,7 +396,7 @@ class _Decoder:
             if not accepted:
                 continue
             following = _Prefix(prefix.text + text, pending, state, prefix.tokens + 1,
-                                prefix.log_probability + float(log_probs[token]))
+                                prefix.log_probability + float(log_probs[token]), heal=heal)
             if judge.constrained:
                 if not self._within_budget(prefix, following, text):
                     continue
@@ -382,7 +411,7 @@ class _Decoder:
         one for its first character): past the top candidates, steering needs no search down the vocabulary."""
         finish, best = prefix.finish, None
         for length in range(1, len(finish) + 1):
-            for token in self.model.tokens_of(finish[:length].encode()):
+            for token in self.model.tokens_of(prefix.heal + finish[:length].encode()):
                 if best is None or log_probs[token] > log_probs[best[0]]:
                     best = (token, finish[:length])
         if best is None:
@@ -542,7 +571,9 @@ def complete_middles(
         setup_seconds = time.perf_counter() - started
         if guarantee.state is None:
             mode = "unconstrained"
-    prompt = model.prompt(left, right, min(options.max_tokens, model.context_window // 4))
+    reserve = min(options.max_tokens, model.context_window // 4)
+    prompt, heal = model.healed_prompt(left, right, reserve) if options.token_healing else (
+        model.prompt(left, right, reserve), b"")
     # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.
     options = replace(options, max_tokens=max(0, min(options.max_tokens, model.context_window - len(prompt))))
     # One start for every attempt: its finish (is the end reachable at all?) is searched for once.
@@ -551,6 +582,7 @@ def complete_middles(
     if mode == "constrained":
         start, scope, scope_reason, start_searches = _start(guarantee.state, options, deadline)
     start_seconds = time.perf_counter() - clock
+    start.heal = heal
     results: list[Completion] = []
     attempts = 0
     while len(results) < n and attempts < 2 * n:
@@ -607,8 +639,8 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
     loop_chars = len(looped.text) - len(prefix.text) if looped is not None else 0
     steered = decoder.steered_from is not None
     steered_to_the_limit = stop in ("max_tokens", "context_full") and steered and judge.valid_end(prefix)
-    if stop in ("eos", "line", "statement") or steered_to_the_limit:
-        ending = stop if stop in ("line", "statement") else "finish" if steered else "eos"
+    if stop in ("eos", "line", "statement", "right") or steered_to_the_limit:
+        ending = stop if stop in ("line", "statement", "right") else "finish" if steered else "eos"
         if ending == "finish":
             finish_chars = len(prefix.text) - decoder.steered_from
     elif mode != "unconstrained" and stop != "cancelled":  # a cancelled middle is not wanted: no searches for it
@@ -723,6 +755,14 @@ def _ranking(log_probs, options: DecodingOptions, generator, whole_vocabulary: b
     if whole_vocabulary and len(first) < scores.numel():
         rest = torch.argsort(scores, descending=True)[len(first):].tolist()
         yield from (token for token in rest if scores[token] != float("-inf"))
+
+
+def _after_healing(heal: bytes, data: bytes) -> tuple[bytes, bytes]:
+    """A token's bytes that are new text while `heal` is still to be written again, and what then remains of
+    `heal` (the token agrees with it: `FimModel.tokens_agreeing`)."""
+    if data.startswith(heal):
+        return data[len(heal):], b""
+    return b"", heal[len(data):]
 
 
 def _line_end(previous: _Prefix, text: str, judge: Judge) -> _Prefix | None:

@@ -420,3 +420,65 @@ def test_the_middle_shown_is_judged_on_the_whole_file(tiny, monkeypatch):
                              DecodingOptions(max_tokens=4))
     assert result.middle == "x" and result.stop == "eos"
     assert result.parses is False and not result.valid
+
+
+def text_token(tiny, data: bytes) -> int:
+    return tiny.token_bytes.index(data)
+
+
+def test_token_healing_takes_back_the_tokens_the_cursor_cuts_into(tiny):
+    """In SPM order the middle goes on from the left context: its last token is taken back (a lone space after
+    `return`), and the one before too while both could start one token (` p`, `ri` before ` print`). At a line's
+    start the prompt stays as it is, and so it does in PSM order, where the middle does not follow the left."""
+    spm = dataclasses.replace(tiny, order="spm")
+    for left, taken, count in [("def f(x):\n    return ", b" ", 1), ("def f(x):\n    pri", b" pri", 2)]:
+        prompt = spm.prompt(left, "\n", 16)
+        assert spm.healed_prompt(left, "\n", 16) == (prompt[:-count], taken)
+        assert b"".join(spm.token_bytes[token] for token in prompt[-count:]) == taken
+    for model, left in [(spm, "def f(x):\n    "), (spm, "def f(x):\n"), (tiny, "def f(x):\n    return ")]:
+        assert model.healed_prompt(left, "\n", 16) == (model.prompt(left, "\n", 16), b"")
+
+
+@pytest.mark.parametrize("data", [b" ", b" pri", b"(", "é".encode()[:1]])
+def test_the_tokens_agreeing_with_taken_back_bytes_write_them_again_or_begin_to(tiny, data):
+    agreeing = set(tiny.tokens_agreeing(data))
+    for token, spelled in enumerate(tiny.token_bytes):
+        writes_again = spelled is not None and (spelled.startswith(data) or data.startswith(spelled))
+        assert (token in agreeing) == (writes_again and token not in tiny.stop_ids), (token, spelled)
+
+
+@pytest.mark.parametrize("mode", ["constrained", "checked", "unconstrained"])
+def test_a_healed_middle_is_what_the_model_writes_after_the_bytes_taken_back(tiny, mode):
+    """After `return ` the model writes ` x`: healed, the space it writes again is the user's and the middle is
+    `x`; with the prompt as it is, the middle is ` x`."""
+    left, right = "def f(x):\n    return ", "\n"
+    model = dataclasses.replace(scripted(tiny, [text_token(tiny, b" x")]), order="spm")
+    healed = complete_middle(model, left, right, DecodingOptions(max_tokens=8, mode=mode))
+    assert healed.middle == "x" and healed.parses and healed.stop == "eos", healed
+    model = dataclasses.replace(scripted(tiny, [text_token(tiny, b" x")]), order="spm")
+    as_it_is = complete_middle(model, left, right, DecodingOptions(max_tokens=8, mode=mode, token_healing=False))
+    assert as_it_is.middle == " x" and as_it_is.parses, as_it_is
+
+
+def test_a_token_that_does_not_write_the_bytes_taken_back_again_is_never_taken_first(tiny):
+    """The model ranks `#` first and ` x` second at every step: `#` would drop the space the user typed, so the
+    first token is ` x`; after it, `#` may follow."""
+    ranked = [text_token(tiny, b"#"), text_token(tiny, b" x"), min(tiny.stop_ids)]
+    model = dataclasses.replace(fixed_ranking(tiny, ranked), order="spm")
+    result = complete_middle(model, "def f(x):\n    return ", "\n", DecodingOptions(max_tokens=4, mode="unconstrained"))
+    assert result.middle == "x###" and result.tokens == 4, result
+
+
+@pytest.mark.parametrize("mode", ["constrained", "checked"])
+@pytest.mark.parametrize("left, right, script, middle", [
+    ("def f(path):\n    with open(", ") as f:\n        return f.read()\n", "path) as f:\n", "path"),
+    ("def f(x):\n    if ", ":\n        return x\n", "len(x) == 0:\n", "len(x) == 0"),
+    # a `)` that closes the middle's own bracket is not the line's: the middle is no valid end before it
+    ("x = f(", ")\n", "a(b))\n", "a(b)"),
+])
+def test_a_middle_ends_where_the_model_writes_the_rest_of_the_line_again(tiny, mode, left, right, script, middle):
+    result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=30, mode=mode))
+    assert result.middle == middle and result.ending == "right" and result.parses, result
+    alone = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=30,
+                                                                                        mode="unconstrained"))
+    assert alone.middle.startswith(middle + script[len(middle)]), alone

@@ -282,6 +282,56 @@ def test_discarded_charts_are_freed_in_the_background():
     assert still_used == {7, 8}  # what is held elsewhere is left as it was
 
 
+class _Built:
+    """An object whose attributes hold what a build made."""
+
+    def __init__(self, rows: dict):
+        self.rows = rows
+
+
+def test_what_nothing_else_holds_is_taken_apart_and_what_something_else_holds_is_left_as_it_was():
+    from earley.reaper import discard, wait_until_freed
+
+    shared_rows = {index: [index] for index in range(5000)}
+    shared_object = _Built({index: index for index in range(5000)})
+    alone = _Built({index: [index] for index in range(5000)})
+    alone_rows = alone.rows
+    holder = {"lists": [list(range(3000)) for _ in range(3)], "shared": shared_rows, "object": shared_object,
+              "alone": alone}
+    del alone
+    discard(holder)
+    wait_until_freed()
+    assert holder == {}
+    assert shared_rows == {index: [index] for index in range(5000)}
+    assert shared_object.rows == {index: index for index in range(5000)}
+    assert alone_rows == {index: [index] for index in range(5000)}  # held here too: left as it was
+
+
+def test_the_frames_of_a_stopped_build_are_cleared_and_their_locals_freed_in_the_background():
+    import time
+
+    from earley import DeadlineExceeded
+    from earley.deadline import check_deadline
+    from earley.reaper import discard_frames, wait_until_freed
+
+    kept = {index: index for index in range(2000)}
+
+    def build():
+        rows = {index: [index] * 3 for index in range(5000)}
+        outside = kept
+        check_deadline(time.perf_counter() - 1)
+        return rows, outside
+
+    with pytest.raises(DeadlineExceeded) as raised:
+        build()
+    inner = raised.value.__traceback__.tb_next.tb_frame
+    assert len(inner.f_locals["rows"]) == 5000
+    discard_frames(raised.value.__traceback__)
+    wait_until_freed()
+    assert inner.f_locals == {}
+    assert kept == {index: index for index in range(2000)}
+
+
 def test_a_stopped_parse_of_a_long_nfa_hands_its_charts_over(monkeypatch):
     """Freeing the charts of a long parse takes a quarter of a second: a stopped one must not make its caller
     wait for that."""

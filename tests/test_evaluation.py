@@ -1,5 +1,6 @@
 """`fimlsp eval` and `fimlsp bench`: case construction, case files, resume, tables and the figure."""
 
+import dataclasses
 import io
 import json
 import random
@@ -282,12 +283,15 @@ def test_bench_reports_setup_as_multiples_of_a_parse_beside_the_reference():
     assert reference.endswith("median 275.0x, p90 275.0x, p99 275.0x, max 275.0x")  # (270 + 280) ms / 2 ms
 
 
-def test_a_results_file_from_before_the_scope_and_loop_settings_resumes_as_file_scope_without_loop_cuts(tmp_path):
+def test_a_results_file_from_before_the_later_settings_resumes_as_file_scope_without_loop_cuts_or_healing(tmp_path):
     results = tmp_path / "old.jsonl"
     results.write_text(json.dumps({"type": "run", "model": runner.RunSettings().model_name, "max_tokens": 500,
                                    "top_k": 50, "timeout": None}) + "\n")
-    assert runner.prepare(results, runner.RunSettings(loop_repeats=0)) == set()
+    old = runner.RunSettings(loop_repeats=0, token_healing=False)
+    assert runner.prepare(results, old) == set()
     with pytest.raises(runner.ResumeError, match="scope"):
-        runner.prepare(results, runner.RunSettings(scope="block", loop_repeats=0))
+        runner.prepare(results, dataclasses.replace(old, scope="block"))
     with pytest.raises(runner.ResumeError, match="loop_repeats=0"):
-        runner.prepare(results, runner.RunSettings())
+        runner.prepare(results, dataclasses.replace(old, loop_repeats=3))
+    with pytest.raises(runner.ResumeError, match="token_healing=False"):
+        runner.prepare(results, dataclasses.replace(old, token_healing=True))

@@ -62,6 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a middle that comes to end in the same chunk of text N times in a row is stopped and cut "
                              "back after the first (open(path, path, path, → open(path)); 0: never (default: "
                              "%(default)s)")
+    parser.add_argument("--no-token-healing", dest="token_healing", action="store_false",
+                        help="prompt with the left context's last token as it is, instead of taking it back for the "
+                             "model to write again (token healing: after `return ` the model writes ` None`, not a "
+                             "comment)")
     parser.add_argument("--setup-timeout", type=float, default=DEFAULTS.setup_timeout, metavar="SECONDS",
                         help="time to build the constraint; past it the middle is unchecked (default: %(default)s)")
     parser.add_argument("--size-budget", type=int, default=DEFAULTS.size_budget, metavar="CHARS",
@@ -97,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
             temperature=args.temperature, top_p=args.top_p, timeout=args.timeout, seed=args.seed,
             single_line=args.single_line, statement_end=args.statement_end, size_budget=args.size_budget,
             setup_timeout=args.setup_timeout, scope=args.scope, loop_repeats=args.loop_repeats,
+            token_healing=args.token_healing,
         )
         if args.n < 1:
             raise ValueError("--n must be at least 1")

@@ -149,6 +149,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--loop-repeats", type=_loop_repeats, default=DecodingOptions.loop_repeats, metavar="N",
                        help="stop a middle that ends in the same chunk N times and cut it back to the first; 0: never "
                             "(default: %(default)s)")
+    group.add_argument("--no-token-healing", dest="token_healing", action="store_false",
+                       help="prompt with the left context's last token as it is, instead of taking it back for the "
+                            "model to write again (token healing, the default)")
     group.add_argument("--scope", choices=SCOPES, default=SCOPES[0],
                        help="constrained mode's scope: file (the paper's setup) or block (default: %(default)s)")
     group.add_argument("--timeout", type=float,
@@ -198,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--timeout must be positive")
     settings = runner.RunSettings(args.model, args.max_tokens, args.top_k, device,
                                   args.threads or runner.default_threads(args.workers), args.timeout, args.scope,
-                                  args.loop_repeats)
+                                  args.loop_repeats, args.token_healing)
     try:
         model = load_model(args.model, device)  # fail here, with one line, rather than in every worker
     except ModelError as error:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
 import inspect
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -15,6 +16,9 @@ from fimlsp.model.token_text import token_bytes
 # A client may send lone surrogates (JSON escapes carry them); tokenizers take only valid Unicode.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+
+# Tokens at the left context's end that token healing may take back (`FimModel.healed_prompt`).
+MAX_HEALED_TOKENS = 4
 
 # Seconds to wait for the hub when a hub id is not in the local cache: enough for a TLS handshake on a slow link,
 # short enough that an editor is not left waiting on a silent network.
@@ -38,6 +42,7 @@ class FimModel:
     stop_ids: frozenset[int]
     context_window: int
     name: str
+    _agreeing: dict[bytes, list[int]] = field(default_factory=dict, init=False, repr=False)
 
     def forward(self, input_ids, cache):
         """The logits after `input_ids` and the key-value cache that goes on from them (None at the start), under
@@ -85,6 +90,49 @@ class FimModel:
         for piece in pieces:
             ids.extend(left_ids if piece == LEFT else right_ids if piece == RIGHT else piece)
         return ids
+
+    def healed_prompt(self, left: str, right: str, reserve: int) -> tuple[list[int], bytes]:
+        """`prompt` with the left context's last tokens taken back, where the middle goes on from the left context
+        (SPM order), and their bytes, which the middle's first tokens must write again (token healing).
+
+        A cursor rarely falls where the tokenizer would end a token: after `return ` the prompt ends in a lone space
+        token, which training text puts before a comment far more often than before code, so a model asked to go
+        on from it writes a comment. Taken back, the space becomes the start of the token the model prefers there
+        (` None`, ` x`). The last token is taken back, and the one before it too while what is taken back could
+        still be the start of one token (`    pri` ends in ` p`, `ri`: both go, and ` print` can follow)."""
+        ids = self.prompt(left, right, reserve)
+        last_line = left[max(left.rfind("\n"), left.rfind("\r")) + 1:]
+        if not last_line.strip(" \t\f") or self.format.templates[self.order][-1] != LEFT:
+            return ids, b""
+        taken = b""
+        count = 0
+        while count < min(MAX_HEALED_TOKENS, len(ids)):
+            data = self.token_bytes[ids[-1 - count]] if ids[-1 - count] < len(self.token_bytes) else None
+            if not data or (count and not self._starts_a_token(data + taken)):
+                break
+            taken, count = data + taken, count + 1
+        return ids[:len(ids) - count], taken
+
+    def _starts_a_token(self, data: bytes) -> bool:
+        """Whether some text token's bytes start with `data`."""
+        spelled = self._sorted_token_bytes
+        found = bisect.bisect_left(spelled, data)
+        return found < len(spelled) and spelled[found].startswith(data)
+
+    @cached_property
+    def _sorted_token_bytes(self) -> list[bytes]:
+        return sorted(data for data in self.token_bytes if data)
+
+    def tokens_agreeing(self, data: bytes) -> list[int]:
+        """The ids of the text tokens that write `data` again or begin to: their bytes start with it, or are a
+        non-empty start of it (memoized: a completion asks once or twice, for the token healing takes back)."""
+        found = self._agreeing.get(data)
+        if found is None:
+            found = self._agreeing[data] = [
+                token for token, spelled in enumerate(self.token_bytes)
+                if spelled and token not in self.stop_ids and (spelled.startswith(data) or data.startswith(spelled))
+            ]
+        return found
 
     def _encode_end(self, text: str, tokens: int, from_end: bool) -> list[int]:
         """At least `tokens` tokens of `text` next to the cursor (all of it if shorter), without encoding a large

@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from earley import DeadlineExceeded, RecognizerState, RightQuotients, Stopped
 from earley.deadline import check_deadline
+from earley.reaper import discard_frames
 from fimlsp.python import finish as finishing
 from fimlsp.python import lexemes as lx
 from fimlsp.python.grammar import load_grammar
@@ -170,6 +171,12 @@ def _no_cycle_collection():
     gc.disable()
     try:
         yield
+    except DeadlineExceeded as stopped:
+        # The stopped build's partial structures are still held by the exception's frames: freed in the
+        # background, and out of the collector's passes until then (built with it off, they are all young, and
+        # its first pass would walk them all).
+        discard_frames(stopped.__traceback__)
+        raise
     finally:
         if enabled:
             gc.enable()
