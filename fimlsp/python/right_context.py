@@ -175,7 +175,10 @@ class _StandaloneCache:
 
     When that text does not parse, the candidates before the line of the error are given up without parsing
     them: at worst the window is wider than it could be, and a broken right context costs one parse per error
-    instead of one per statement.
+    instead of one per statement. That holds for the candidates of one stream (`start_stream`): another may lex
+    the same text another way (a middle that ends inside a string reads the file's strings as code, and
+    CPython's error from one of its candidates can lie thousands of lines on), and known starts are proofs that
+    no guess overrides.
     """
 
     def __init__(self, right: str, statement_starts: Sequence[int] = ()):
@@ -191,11 +194,15 @@ class _StandaloneCache:
         # a file indented with tabs gets no indented cuts).
         self.shallow = _MAYBE_DEEP.search(right) is None
 
+    def start_stream(self) -> None:
+        """Candidates given up for the stream before stay memoized as parsed, but not as hopeless."""
+        self.hopeless_before = 0
+
     def __call__(self, index: int) -> bool:
-        if index < self.hopeless_before:
-            return False
         found = self.known.get(index)
         if found is None:
+            if index < self.hopeless_before:
+                return False
             error_line = syntax_error_line(self.right[index:])
             found = self.known[index] = error_line is None
             if error_line is not None:
@@ -393,6 +400,8 @@ def _window_tokens(
     tokens then end the window.
     """
     text = scanner.text
+    if standalone is not None:
+        standalone.start_stream()
     window: list[_Token] = []
     earlier_lines: list[int] = []  # column-0 token lines seen since `start`
     change = lowest_change = 0  # brackets opened minus closed since `start`, and the least it has been
