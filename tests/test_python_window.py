@@ -131,14 +131,32 @@ def test_the_left_window_keeps_one_header_per_level():
     assert left[cut:] == "                q = "
 
 
-def test_the_left_window_keeps_earlier_clauses_and_skips_continuations():
+def test_the_left_window_writes_earlier_clauses_as_pass_and_skips_continuations():
     left = "try:\n    a\nexcept E:\n    b = 1\n    c = 2\n    d"
     headers, cut = left_window(left)
-    assert (headers, left[cut:]) == ("try:\n    a\nexcept E:\n", "    d")
+    assert (headers, left[cut:]) == ("try:\n    pass\nexcept E:\n", "    d")
+    left = ("if a:\n    x = 1\n    y = (2,\n 3)\n\n# note\nelif b: z = 3\nelif c:\n    @d\n    def g(): pass\n"
+            "else:\n    w = 5\n    r")
+    headers, cut = left_window(left)
+    expected = "if a:\n    pass\n\n# note\nelif b: z = 3\nelif c:\n    @d\n    def g(): pass\nelse:\n"
+    assert (headers, left[cut:]) == (expected, "    r")
     left = "if x:\n    y = 1\n    if z:\n        pass\n    el"  # `el` may become `else`, the `if z`'s
     headers, cut = left_window(left)
     assert (headers, left[cut:]) == ("if x:\n    if z:\n", "        pass\n    el")
     assert left_window("x = (1,\n   2,\n   3") == ("", 0)
+
+
+def test_the_left_window_cuts_inside_a_try_body_that_the_right_context_closes():
+    """A `try` body cannot end a file, so the probe that proves a cut inside one ends it with `finally: pass`: a
+    cursor at the `except` of a long `try` body costs its last statement, not the whole body."""
+    body = "".join(f"                a{index} = {index}\n" for index in range(200))
+    left = f"def f():\n    for x in y:\n        try:\n            with c:\n{body}                b = 1\n        "
+    headers, cut = left_window(left)
+    assert (headers, left[cut:]) == ("def f():\n    for x in y:\n        try:\n            with c:\n",
+                                     "                b = 1\n        ")
+    right = "except E:\n            pass\n"
+    assert_same_quotient(left, "", right)
+    assert_same_quotient(left, "    c = 2\n        ", right)
 
 
 def test_the_right_context_stops_at_one_line_per_level():

@@ -6,7 +6,7 @@ import ast
 import warnings
 
 
-def _parse(source: str) -> ast.Module | Exception:
+def module_or_error(source: str) -> ast.Module | Exception:
     """The module CPython parses from `source`, or the error it raises."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escapes and the like are warnings, not errors
@@ -18,7 +18,7 @@ def _parse(source: str) -> ast.Module | Exception:
 
 def module_or_error_line(source: str) -> ast.Module | int:
     """The module CPython parses from `source`, or the 1-based line it blames (1 when it names none)."""
-    module = _parse(source)
+    module = module_or_error(source)
     if isinstance(module, SyntaxError):
         return max(1, module.lineno or 1)
     return 1 if isinstance(module, Exception) else module
@@ -26,7 +26,7 @@ def module_or_error_line(source: str) -> ast.Module | int:
 
 def error_text(source: str) -> str | None:
     """Where and why CPython refuses `source` (`line 3, column 5: expected ':'`); None if it parses."""
-    module = _parse(source)
+    module = module_or_error(source)
     if isinstance(module, SyntaxError):
         return f"line {max(1, module.lineno or 1)}, column {module.offset or 1}: {module.msg}"
     return f"{type(module).__name__}: {module}" if isinstance(module, Exception) else None

@@ -5,13 +5,15 @@ keeps can go: `INDENT s1 s2 X …` and `INDENT X …` admit the same continuatio
 statements and `X` starts a statement of the same block (not `else`, `elif`, `except` or `finally`, which
 continue the statement before, and not a definition that a decorator above decorates). So the recognizer is fed,
 for each block around the cursor from the module inward, the header of the compound statement that opens the
-next block (from its first line through the clause that holds the cursor, earlier clauses included), and then
-the cursor's own statement: one header per level, which keeps the indentation stack (columns as CPython compares
-them, tabs included) and CPython's limit of 100 levels exactly as they were. Its one-time cost is bounded by the
-statement around the cursor and its headers instead of by the file.
+next block (from its first line through the clause that holds the cursor, each earlier clause's body written as
+`pass`), and then the cursor's own statement: one header per level, which keeps the indentation stack (columns
+as CPython compares them, tabs included) and CPython's limit of 100 levels exactly as they were. Its one-time
+cost is bounded by the statement around the cursor and its headers instead of by the file, or by the clauses
+before the cursor's in a long `if`/`elif` chain or `try` statement.
 
-The proof is CPython's: `left[:cut]` followed by `pass` at the indentation of the cursor's statement must parse,
-which shows that the cut is not inside a string, a bracket or a backslash continuation, that everything before
+The proof is CPython's: `left[:cut]` followed by `pass` at the indentation of the cursor's statement must parse
+(with `finally: pass` after it for each `try` whose body that leaves open: the right context closes it), which
+shows that the cut is not inside a string, a bracket or a backslash continuation, that everything before
 it is whole statements, and where the blocks are (the syntax tree's path to the `pass`).
 
 The same lines, and those of each block around the cursor, are where the regions of `fimlsp.python.region`
@@ -26,9 +28,9 @@ import re
 from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from fimlsp.lines import after_line, first_line, line_offsets, line_start, line_starts_backwards
+from fimlsp.lines import after_line, first_line, line_offsets, line_start, line_starts, line_starts_backwards
 from fimlsp.python.lexer import indentation_column
-from fimlsp.python.syntax import module_or_error_line
+from fimlsp.python.syntax import module_or_error, module_or_error_line
 
 _CONTINUING_WORDS = ("else", "elif", "except", "finally")
 _CONTINUING = re.compile(r"(?:else|elif|except|finally)\b")
@@ -65,14 +67,15 @@ def left_window(left: str, statement_starts: Sequence[int] = ()) -> tuple[str, i
             continue
         known = bisect.bisect_right(statement_starts, cut)
         start = statement_starts[known - 1] if known else 0
-        module = module_or_error_line(left[start:code] + _PROBE)
-        if isinstance(module, int):
+        probed = _probe(left, start, cut, code)
+        if isinstance(probed, int):
             failures += 1
-            error_offset = line_start(left, module, start)
+            error_offset = line_start(left, probed, start)
             while candidates and candidates[-1][0] > error_offset:
                 candidates.pop()
             continue
-        headers = _headers(left[start:], module, left[cut:code])
+        module, completion = probed
+        headers = _headers(left[start:code], module, left[cut:code], completion)
         if headers is not None:
             return headers, cut
     return "", 0
@@ -96,39 +99,112 @@ def module_statement_starts(text: str) -> tuple[int, ...]:
 
 _PROBE = "pass\n"
 _PROBES_AT_ANY_INDENT = 3
+# CPython's complaint about a `try` whose body ends the text, and the most such bodies a probe is completed for.
+_OPEN_TRY = "expected 'except' or 'finally' block"
+_OPEN_TRIES_COMPLETED = 3
+_TRY_HEADER = re.compile(r"try[ \t\f]*:")
 # A line that can start a statement: after a line break, its indentation and then code (no comment, no closer).
 _CODE_LINE = re.compile(r"(?:^|(?<=\r))[ \t\f]*(?=[^ \t\f#\r\n)\]}])", re.MULTILINE)
 
 
-def _headers(left: str, module: ast.Module, indent: str) -> str | None:
-    """The text that opens, from the module inward, every block around the probe's `pass` (the last statement
-    of `module`, parsed from `left[:cut] + indent + "pass"`): for each level, the enclosing statement from its
-    first line to the first statement of the clause that holds the `pass`. None if that text followed by the
-    `pass` does not parse with the `pass` as deep (a check on the offsets taken from the tree)."""
-    path = _path_to_last_statement(module)
-    lines = [line for level in path for line in level]
+def _probe(left: str, start: int, cut: int, code: int) -> tuple[ast.Module, str] | int:
+    """CPython's module of `left[start:code]` followed by `pass` where the code of the cut's line starts, with
+    the text that completes it: a `try` whose body holds the cut cannot end the text, so it gets a `finally: pass`
+    at its indentation (innermost first, for each such `try` CPython asks for). Else the line CPython blames."""
+    source = left[start:code] + _PROBE
+    tries = None
+    completion = ""
+    while True:
+        parsed = module_or_error(source + completion)
+        if isinstance(parsed, ast.Module):
+            return parsed, completion
+        if not isinstance(parsed, SyntaxError) or parsed.msg != _OPEN_TRY:
+            return max(1, getattr(parsed, "lineno", None) or 1)
+        if tries is None:
+            tries = _enclosing_tries(left, start, cut, code)[:_OPEN_TRIES_COMPLETED]
+        completed = completion.count("\n")
+        if completed == len(tries):
+            return max(1, parsed.lineno or 1)
+        completion += f"{tries[completed]}finally: pass\n"
+
+
+def _enclosing_tries(left: str, start: int, cut: int, code: int) -> list[str]:
+    """The indentation of each `try:` line among the headers above the line at `cut` (lines of code indented
+    less than every line between them and it), innermost first. A guess from the text alone (a header may be a
+    line inside a bracket or a string): the probe's parse decides."""
+    found = []
+    column = indentation_column(left[cut:code])
+    for line, code in _code_lines_backwards(left[:cut], frozenset()):
+        if line < start:
+            break
+        indent = left[line:code]
+        line_column = indentation_column(indent)
+        if line_column < column:
+            column = line_column
+            if _TRY_HEADER.match(left, code):
+                found.append(indent)
+            if not column:
+                break
+    return found
+
+
+def _headers(left: str, module: ast.Module, indent: str, completion: str = "") -> str | None:
+    """The text that opens, from the module inward, every block around the probe's `pass` (parsed from
+    `left + "pass"`, then `completion`; `left` ends with the cut's line's `indent`): for each level, the enclosing statement from its first
+    line to the first statement of the clause that holds the `pass`, each earlier clause's body written as one
+    `pass` (a body is a run of statements, and any other run leaves the parser where it was). None if that text
+    followed by the `pass` does not parse with the `pass` as deep (a check on the offsets taken from the tree)."""
+    probe_line = len(line_starts(left))
+    path = _path_to(module, probe_line)
+    earlier = [body for (node, _), (_, clause) in zip(path, path[1:]) for body in _earlier_bodies(node, clause)]
+    lines = [statement_line(node) for node, _ in path] + [statement_line(clause[0]) for _, clause in path]
+    lines += [line for body in earlier for line in (statement_line(body[0]), body[-1].end_lineno + 1)]
     starts = _line_starts(left, lines)
-    headers = "".join(left[starts[outer[0]]:starts[inner[1]]] for outer, inner in zip(path, path[1:]))
+    headers = "".join(_opening(left, starts, node, clause) for (node, _), (_, clause) in zip(path, path[1:]))
     if not headers:
         return ""
-    checked = module_or_error_line(headers + indent + _PROBE)
-    if isinstance(checked, int) or len(_path_to_last_statement(checked)) != len(path):
+    checked = module_or_error_line(headers + indent + _PROBE + completion)
+    if isinstance(checked, int) or len(_path_to(checked, len(line_starts(headers)))) != len(path):
         return None
     return headers
 
 
-def _path_to_last_statement(module: ast.Module) -> list[tuple[int, int]]:
-    """For the module and each statement list down to the last statement of the source: the first line of the
-    statement in the list that holds (or is) the last statement, and the first line of the list."""
+def _path_to(module: ast.Module, line: int) -> list[tuple[ast.stmt, list[ast.stmt]]]:
+    """For the module and each statement list down to the statement at `line`: the statement of the list that
+    holds (or is) it, and the list."""
     path = []
     statements = module.body
     while True:
-        node = statements[-1]
-        path.append((statement_line(node), statement_line(statements[0])))
-        inner = [body for body in _statement_lists(node) if body]
+        node = max((node for node in statements if statement_line(node) <= line), key=statement_line)
+        path.append((node, statements))
+        inner = [body for body in _statement_lists(node) if body and statement_line(body[0]) <= line]
         if not inner:
             return path
-        statements = max(inner, key=lambda body: body[0].lineno)
+        statements = max(inner, key=lambda body: statement_line(body[0]))
+
+
+def _earlier_bodies(node: ast.stmt, clause: list[ast.stmt]) -> list[list[ast.stmt]]:
+    """The bodies of `node`'s clauses before `clause` that start a line of their own (not `else: x`) with a
+    statement that no decorator precedes: each can be written as one `pass`."""
+    return [body for body in _statement_lists(node)
+            if body and body is not clause and statement_line(body[0]) < statement_line(clause[0])
+            and not getattr(body[0], "decorator_list", None)]
+
+
+def _opening(left: str, starts: dict[int, int], node: ast.stmt, clause: list[ast.stmt]) -> str:
+    """`left` from `node`'s first line to the first statement of `clause`, each earlier clause's body that starts
+    its line written as `pass` at its indentation."""
+    position, end = starts[statement_line(node)], starts[statement_line(clause[0])]
+    pieces = []
+    for body in sorted(_earlier_bodies(node, clause), key=lambda body: statement_line(body[0])):
+        first = starts[statement_line(body[0])]
+        indent = left[first:first + body[0].col_offset]  # the line's spaces, where the statement starts it
+        if indent.strip(" \t\f") or left[first + len(indent):first + len(indent) + 1] in ("", " ", "\t", "\f"):
+            continue
+        pieces += [left[position:first], indent, _PROBE]
+        position = starts[body[-1].end_lineno + 1]
+    pieces.append(left[position:end])
+    return "".join(pieces)
 
 
 def _statement_lists(node: ast.stmt) -> Iterator[list[ast.stmt]]:
