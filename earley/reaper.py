@@ -7,9 +7,9 @@ successor waiting, and a finished one would pay for it inside its time budget. S
 background thread that frees them a step at a time (a few charts, a fraction of a millisecond; a big container
 inside is taken apart the same way) and lets other threads run between two steps: the work that follows goes on
 almost at full speed, and the freeing takes the time that it leaves. What a build stopped by its deadline leaves
-in the exception's frames goes the same way (`discard_frames`). Until they are freed, they are also kept out of the cycle collector's passes
-(`gc.freeze`), which would otherwise walk them all, again and again, in the work that follows: charts are
-built with the collector off, so they are all in its youngest generation.
+in the exception's frames goes the same way (`discard_frames`). Until they are freed, they are also kept out of
+the cycle collector's passes (`gc.freeze`), which would otherwise walk them all, again and again, in the work
+that follows: charts are built with the collector off, so they are all in its youngest generation.
 """
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ class DecodingOptions:
     scope: str = SCOPES[0]  # "block": the middle stays in the block that holds the cursor (`State.in_block`)
     language: str = DEFAULT_LANGUAGE  # the name of a `fimlsp.language.Language`
     loop_repeats: int = 3  # a middle ending in the same chunk this many times is cut back to the first; 0: never
-    token_healing: bool = True  # the left context's last token is taken back and written again by the model
+    token_healing: bool = True  # the left context's last tokens are taken back and written again by the model
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -177,7 +177,7 @@ class _Prefix:
     eos_probability: float = 0.0
     finish: str | None = None  # a known text that completes the file after this prefix (constrained mode)
     searched: bool = False  # a search for `finish` was run
-    heal: bytes = b""  # bytes of the left context's last token still to be written again (token healing)
+    heal: bytes = b""  # bytes of the left context's last tokens still to be written again (token healing)
 
 
 class Judge:
@@ -317,7 +317,7 @@ class _Decoder:
         """Whether the model, after a middle that is a valid end, begins to write the rest of the cursor's line
         (`open(path` then `)` before `) as f:`; `len(x) == 0` then `:` before `:`): the middle ends there, rather
         than write the brackets and colons that follow the cursor twice (the constrained and checked modes)."""
-        if not self.judge.constrained and not isinstance(self.judge, CheckedJudge):
+        if not (self.judge.constrained or isinstance(self.judge, CheckedJudge)):  # the model alone is left as it is
             return False
         written = following.text[len(prefix.text):].lstrip(" \t\f")
         return (bool(written) and not written[0].isspace() and self.rest_of_line.startswith(written)

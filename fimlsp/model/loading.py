@@ -6,7 +6,7 @@ import bisect
 import inspect
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -42,7 +42,6 @@ class FimModel:
     stop_ids: frozenset[int]
     context_window: int
     name: str
-    _agreeing: dict[bytes, list[int]] = field(default_factory=dict, init=False, repr=False)
 
     def forward(self, input_ids, cache):
         """The logits after `input_ids` and the key-value cache that goes on from them (None at the start), under
@@ -99,7 +98,8 @@ class FimModel:
         token, which training text puts before a comment far more often than before code, so a model asked to go
         on from it writes a comment. Taken back, the space becomes the start of the token the model prefers there
         (` None`, ` x`). The last token is taken back, and the one before it too while what is taken back could
-        still be the start of one token (`    pri` ends in ` p`, `ri`: both go, and ` print` can follow)."""
+        still be the start of one token (`    pri` ends in ` p`, `ri`: both go, and ` print` can follow). Nothing
+        is taken back in a line's indentation: a FIM model trained on line cuts knows what comes there."""
         ids = self.prompt(left, right, reserve)
         last_line = left[max(left.rfind("\n"), left.rfind("\r")) + 1:]
         if not last_line.strip(" \t\f") or self.format.templates[self.order][-1] != LEFT:
@@ -115,24 +115,25 @@ class FimModel:
 
     def _starts_a_token(self, data: bytes) -> bool:
         """Whether some text token's bytes start with `data`."""
-        spelled = self._sorted_token_bytes
-        found = bisect.bisect_left(spelled, data)
-        return found < len(spelled) and spelled[found].startswith(data)
-
-    @cached_property
-    def _sorted_token_bytes(self) -> list[bytes]:
-        return sorted(data for data in self.token_bytes if data)
+        spelled = self._spelled_tokens
+        found = bisect.bisect_left(spelled, (data,))
+        return found < len(spelled) and spelled[found][0].startswith(data)
 
     def tokens_agreeing(self, data: bytes) -> list[int]:
-        """The ids of the text tokens that write `data` again or begin to: their bytes start with it, or are a
-        non-empty start of it (memoized: a completion asks once or twice, for the token healing takes back)."""
-        found = self._agreeing.get(data)
-        if found is None:
-            found = self._agreeing[data] = [
-                token for token, spelled in enumerate(self.token_bytes)
-                if spelled and token not in self.stop_ids and (spelled.startswith(data) or data.startswith(spelled))
-            ]
+        """The ids of the text tokens that write `data` again or begin to: their bytes start with it (a run of the
+        tokens sorted by their bytes), or are a non-empty start of it."""
+        spelled = self._spelled_tokens
+        found = [token for length in range(1, len(data)) for token in self.tokens_of(data[:length])]
+        index = bisect.bisect_left(spelled, (data,))
+        while index < len(spelled) and spelled[index][0].startswith(data):
+            found.append(spelled[index][1])
+            index += 1
         return found
+
+    @cached_property
+    def _spelled_tokens(self) -> list[tuple[bytes, int]]:
+        """(bytes, id) of every text token, sorted."""
+        return sorted((data, token) for data, tokens in self._tokens_by_bytes.items() for token in tokens)
 
     def _encode_end(self, text: str, tokens: int, from_end: bool) -> list[int]:
         """At least `tokens` tokens of `text` next to the cursor (all of it if shorter), without encoding a large
