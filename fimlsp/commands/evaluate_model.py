@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     except ResumeError as error:
         raise UserError(str(error)) from None
     loss = results["heldout"]
+    loss["skipped_files"] = missing
     print(f"held-out loss {loss['loss']:.4f} nats/token, {loss['bits_per_byte']:.4f} bits/byte "
           f"({loss['files']} files, {loss['bytes']} bytes, {loss['tokens']} tokens)")
     print(evaluate.format_figures(results["fim"]))

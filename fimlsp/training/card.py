@@ -108,7 +108,10 @@ def _evaluation_section(results: dict) -> list[str]:
         "## Evaluation (held-out files)",
         "",
         f"- Held-out loss: {heldout['loss']:.4f} nats/token over {heldout['tokens']:,} tokens "
-        f"({heldout['files']} files, {heldout['bytes']:,} bytes)",
+        f"({heldout['files']} files, {heldout['bytes']:,} bytes"
+        + (f"; {heldout['skipped_files']} held-out files of the manifest were missing or changed on the evaluating "
+           f"machine and were skipped, so the files differ from the training machine's" if heldout.get("skipped_files")
+           else "") + ")",
         f"- Bits per byte: {heldout['bits_per_byte']:.4f}",
         "",
         *format_figures(fim).splitlines(),
