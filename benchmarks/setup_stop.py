@@ -5,10 +5,10 @@ context's window is the whole table (windowing stops at statements) and the setu
 runs `fimlsp.python.region.constrain` with an `earley.Deadline` that a `threading.Event` stops, as the server
 does; the main thread sets the event after a delay and times (wall clock) how long the worker takes to raise
 `earley.Stopped`. Delays are spread over the setup so that every stage (windowing, Earley over the right
-context, quotient extraction, the left context) gets interrupted. Known long single steps on a window this
-big: CPython's parse of the whole file (~40 ms, in one C call), and, when the stop comes while the window's NFA
-is built, freeing what was built so far (up to ~0.15 s). The Earley charts (millions of ints, ~0.3 s to free)
-are freed in the background (`earley.reaper`).
+context, quotient extraction, the left context) gets interrupted. The long single steps left on a window this
+big are CPython's parses (the whole file, the rest of the class: ~9 ms each, in one C call). The Earley charts
+(millions of ints, ~0.3 s to free) and what a stopped build of the window's NFA leaves (~0.1 s to free, and a
+pass of the cycle collector over it) are freed in the background (`earley.reaper`).
 
     python benchmarks/setup_stop.py [--rows N] [--delays 5,20,...]
 """
