@@ -63,9 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "back after the first (open(path, path, path, → open(path)); 0: never (default: "
                              "%(default)s)")
     parser.add_argument("--no-token-healing", dest="token_healing", action="store_false",
-                        help="prompt with the left context's last token as it is, instead of taking it back for the "
-                             "model to write again (token healing: after `return ` the model writes ` None`, not a "
-                             "comment)")
+                        help="prompt with the left context as it is, instead of taking its last tokens back for the "
+                             "model to write again (token healing, the default: a cursor after `return ` no longer "
+                             "prompts a comment)")
     parser.add_argument("--setup-timeout", type=float, default=DEFAULTS.setup_timeout, metavar="SECONDS",
                         help="time to build the constraint; past it the middle is unchecked (default: %(default)s)")
     parser.add_argument("--size-budget", type=int, default=DEFAULTS.size_budget, metavar="CHARS",

@@ -150,7 +150,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="stop a middle that ends in the same chunk N times and cut it back to the first; 0: never "
                             "(default: %(default)s)")
     group.add_argument("--no-token-healing", dest="token_healing", action="store_false",
-                       help="prompt with the left context's last token as it is, instead of taking it back for the "
+                       help="prompt with the left context as it is, instead of taking its last tokens back for the "
                             "model to write again (token healing, the default)")
     group.add_argument("--scope", choices=SCOPES, default=SCOPES[0],
                        help="constrained mode's scope: file (the paper's setup) or block (default: %(default)s)")
