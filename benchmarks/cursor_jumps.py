@@ -3,7 +3,7 @@ changes (a jump, a paste, an undo) and the document's statement starts are known
 
 For each file, seeded cursors at the start of the code of random lines; for each, `quotient(left, right)` with a
 `RightContextCache` that has parsed the document (CPU time), against one `ast.parse` of the file measured in the
-same run. The tail is what matters: cursors in docstrings, at the `except` of a long `try` or the `else` of a long
+same run; then the same after typing at the cursor (`EDIT`), which leaves the document unparsable. The tail is what matters: cursors in docstrings, at the `except` of a long `try` or the `else` of a long
 `if` chain, in a class of a thousand lines.
 
     python benchmarks/cursor_jumps.py [--jumps N] [--seed S] [FILE ...]   (default: five big standard-library files)
@@ -23,6 +23,9 @@ from pathlib import Path
 from fimlsp.lines import split_lines
 from fimlsp.python.quotient import RightContextCache, python_quotients, quotient
 
+# What the user types at the cursor after the jump: the document no longer parses, and is not parsed again when
+# the cache knows the version before the edit (`StatementStarts.edited`).
+EDIT = "x = ("
 FILES = ("tkinter/__init__.py", "argparse.py", "turtle.py", "email/_header_value_parser.py", "pydoc.py")
 
 
@@ -53,24 +56,29 @@ def main() -> int:
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     paths = args.files or [stdlib / name for name in FILES]
     python_quotients()
-    everything = []
+    everything: dict[str, list[float]] = {}
     for path in paths:
         text = path.read_text(encoding="utf-8")
         parse_ms = 1e3 * min(_timed(ast.parse, text) for _ in range(3))
         cache = RightContextCache()
-        cache.module_statement_starts(text)
-        setups = []
+        cache.statement_starts(text)
+        setups, edited = [], []
         for cursor in jumps(text, args.jumps, random.Random(f"{args.seed}:{path.name}")):
             setups.append(1e3 * _timed(quotient, text[:cursor], text[cursor:], cache=cache))
-        setups.sort()
-        everything += [setup / parse_ms for setup in setups]
+            typed = text[:cursor] + EDIT + text[cursor:]
+            edited.append(1e3 * _timed(quotient, typed[:cursor + len(EDIT)], typed[cursor + len(EDIT):], cache=cache))
+            cache.statement_starts(text)  # back to the file as it is, for the next jump
         name = path.relative_to(stdlib) if path.is_relative_to(stdlib) else path
-        print(f"{str(name):31} {len(text):>8,} chars, ast.parse {parse_ms:5.1f} ms; setup median "
-              f"{statistics.median(setups):6.1f} ms, p90 {setups[int(0.9 * len(setups))]:6.1f} ms, max "
-              f"{setups[-1]:6.1f} ms")
-    everything.sort()
-    print(f"setup as a multiple of the file's ast.parse: median {statistics.median(everything):.2f}x, p90 "
-          f"{everything[int(0.9 * len(everything))]:.2f}x, max {everything[-1]:.2f}x")
+        print(f"{str(name):31} {len(text):>8,} chars, ast.parse {parse_ms:5.1f} ms")
+        for label, times in (("jump", setups), ("jump, then an edit", edited)):
+            times.sort()
+            everything.setdefault(label, []).extend(time / parse_ms for time in times)
+            print(f"  {label:20} median {statistics.median(times):6.1f} ms, p90 {times[int(0.9 * len(times))]:6.1f} "
+                  f"ms, max {times[-1]:6.1f} ms")
+    for label, ratios in everything.items():
+        ratios.sort()
+        print(f"{label}: setup as a multiple of the file's ast.parse: median {statistics.median(ratios):.2f}x, p90 "
+              f"{ratios[int(0.9 * len(ratios))]:.2f}x, max {ratios[-1]:.2f}x")
     return 0
 
 

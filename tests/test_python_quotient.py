@@ -12,11 +12,13 @@ from hypothesis import strategies as st
 
 from earley import Deadline, Stopped
 from fimlsp import quotient
-from fimlsp.python.quotient import RightContextCache
+from fimlsp.python.quotient import RightContext, RightContextCache
 from fimlsp.python.region import constrain
 from fimlsp.cases import boundary_cases, random_span_cases
 from fimlsp.python.syntax import parses
-from fimlsp.python.window import module_statement_starts
+from fimlsp.python.window import StatementStarts, module_statement_starts
+from tests.test_fuzz import fuzz, stdlib_modules, valid_modules
+from tests.test_python_window import _next_terminals, nested_modules
 
 SNIPPETS = {
     "strings": 'x = "a\\"b" + \'c\' + r"\\d" + b"e"\ny = """long\n"quoted" \'\'\' text"""\nz = f"{x!r:>{w}}" f\'\'\n',
@@ -194,8 +196,9 @@ def test_right_context_caches_share_nothing():
 
 
 def test_a_documents_statement_starts_are_kept_by_the_cache_that_parsed_them(monkeypatch):
-    """One parse per document and owner: the next cursor in the same document reuses it, another owner parses."""
-    import fimlsp.python.quotient as quotient_module
+    """One parse per document and owner: the next cursor in the same document reuses it, another owner parses, and
+    an edit of the document is not parsed again: the starts on each side of the edit keep their facts."""
+    import fimlsp.python.window as window_module
 
     parsed = []
 
@@ -203,15 +206,46 @@ def test_a_documents_statement_starts_are_kept_by_the_cache_that_parsed_them(mon
         parsed.append(document)
         return module_statement_starts(document)
 
-    monkeypatch.setattr(quotient_module, "module_statement_starts", counting)
+    monkeypatch.setattr(window_module, "module_statement_starts", counting)
     document = "import os\n\ndef f(x):\n    return x\n\nprint(f(1))\n"
     cache = RightContextCache()
     for cursor in (document.index("return"), document.index("print"), document.index("os")):
         assert quotient(document[:cursor], document[cursor:], cache=cache).complete
     assert parsed == [document]
-    assert cache.module_statement_starts(document) == module_statement_starts(document) != ()
+    starts = module_statement_starts(document)
+    assert cache.statement_starts(document) == StatementStarts(starts, starts) != StatementStarts()
     quotient(document[:10], document[10:], cache=RightContextCache())
     assert parsed == [document, document]
+    cursor = document.index("x\n") + 1
+    typed = document[:cursor] + " if" + document[cursor:]  # mid-typing: the document does not parse
+    state = quotient(typed[:cursor + 3], typed[cursor + 3:], cache=cache)
+    assert state is not None and state.feed(" y else z").complete and parsed == [document, document]
+    assert cache.statement_starts(typed) == StatementStarts(starts[:2], (starts[2] + 3,))
+
+
+@fuzz(150)
+@given(st.one_of(nested_modules(), valid_modules(), stdlib_modules()), st.data())
+def test_the_starts_an_edit_leaves_keep_their_facts(document, data):
+    """Whatever the edit, `before` starts have whole statements before them and `after` starts whole statements
+    from them on, in the edited text."""
+    near_a_start = [max(0, start - offset) for start in module_statement_starts(document) for offset in (1, 2)]
+    anywhere = st.integers(0, len(document))
+    start = data.draw(st.one_of(anywhere, st.sampled_from(near_a_start)) if near_a_start else anywhere, label="start")
+    end = data.draw(st.integers(start, min(len(document), start + 30)), label="end")
+    inserted = data.draw(st.sampled_from(["", "x", "(", ")", "\n", "    ", "else:", '"""', "#", "\\\n", "@d\n"]))
+    edited = document[:start] + inserted + document[end:]
+    facts = StatementStarts.of(document).edited(document, edited)
+    assert all(parses(edited[:before]) for before in facts.before), facts
+    assert all(parses(edited[after:]) for after in facts.after), facts
+    # and the windows they give, at the cursor after the edit, leave the quotient as the whole text gives it
+    cache = RightContextCache()
+    cache.statement_starts(document)
+    cursor = start + len(inserted)
+    windowed = quotient(edited[:cursor], edited[cursor:], cache=cache)
+    whole = RightContext(edited[cursor:], window=False).start(edited[:cursor])
+    assert (windowed is None) == (whole is None)
+    if whole is not None:
+        assert windowed.complete == whole.complete and _next_terminals(windowed) == _next_terminals(whole)
 
 
 def test_a_middle_that_ends_inside_a_string_does_not_read_the_rest_of_the_file_inside_out(monkeypatch):
@@ -252,8 +286,6 @@ def test_two_dots_in_the_right_context_are_two_tokens(window):
     """CPython backs up after `..` not followed by a third `.`: `from .. import x` is `from . . import x`. The
     right context's lexer read a `..` that ends a token as nothing at all, and refused the file (found in
     `lib2to3/fixes/fix_isinstance.py`, with the cursor in the module's docstring)."""
-    from fimlsp.python.quotient import RightContext
-
     left, right = '"""Fixer ', 'docs."""\n\nfrom .. import fixer_base\nfrom ..fixer_util import token\n'
     state = RightContext(right, window=window).start(left)
     assert state is not None and state.complete and state.feed("more ").complete

@@ -159,6 +159,16 @@ def test_the_left_window_cuts_inside_a_try_body_that_the_right_context_closes():
     assert_same_quotient(left, "    c = 2\n        ", right)
 
 
+def test_a_line_that_begins_with_a_continuation_is_no_cut():
+    """`\\` at a line's start joins it to the next line, inside the function: a cut there, proved by a `pass` in
+    the line's place at column 0, fed the cursor's statement as one of the module's and refused the file (found
+    by the edit property in `test_python_quotient`, in `colorsys.py`)."""
+    left, right = "def f(a):\n    b = a\n\\\n", "    if b:\n        return 0\n    return b\n"
+    assert parses(left + right)
+    assert left_window(left) == ("def f(a):\n", left.index("    b"))
+    assert_same_quotient(left, "", right)
+
+
 def test_the_right_context_stops_at_one_line_per_level():
     right = ("x)\n        y = 2\n        if y:\n            z = 3\n    def g(self):\n        pass\n\n"
              "    @property\n    def h(self): return 1\nclass B:\n    pass\n")

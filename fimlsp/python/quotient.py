@@ -35,7 +35,7 @@ from fimlsp.lines import normalize
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token, indentation_column
 from fimlsp.python.right_context import reversed_right_context_nfa, token_end
 from fimlsp.python.syntax import parses_statements
-from fimlsp.python.window import left_window, module_statement_starts
+from fimlsp.python.window import StatementStarts, left_window
 
 
 class RightContext:
@@ -199,7 +199,7 @@ _DOCUMENTS_KEPT = 4  # documents whose statement starts a cache keeps: a cursor 
 class RightContextCache:
     """Compiled right contexts, kept by their owner (a server, one CLI run) for the next request: a typing user
     keeps the same right context. A small LRU, beside a memory of the right contexts whose build ran out of time
-    and one of the last documents' statement starts (`module_statement_starts`).
+    and one of the last documents' statement starts (`statement_starts`).
 
     Shared by the server's threads: a lock guards the dictionaries, never a build (two threads that build the
     same right context at once each build it, and the later one is kept).
@@ -210,16 +210,21 @@ class RightContextCache:
         self._contexts: OrderedDict[tuple[str, str], RightContext] = OrderedDict()
         # Right contexts whose build ran out of time, with the time they were given.
         self._too_slow: OrderedDict[tuple[str, str], float] = OrderedDict()
-        self._statement_starts: OrderedDict[str, tuple[int, ...]] = OrderedDict()
+        self._statement_starts: OrderedDict[str, StatementStarts] = OrderedDict()
 
-    def module_statement_starts(self, document: str) -> tuple[int, ...]:
-        """`module_statement_starts` of the document, parsed unless it is kept."""
+    def statement_starts(self, document: str) -> StatementStarts:
+        """The document's statement starts: kept; or, when it is an edit of the last document kept, those whose
+        facts the edit leaves standing on each side of it (`StatementStarts.edited`), if any; else parsed."""
         with self._lock:
             found = self._statement_starts.get(document)
             if found is not None:
                 self._statement_starts.move_to_end(document)
                 return found
-        found = module_statement_starts(document)
+            last = next(reversed(self._statement_starts.items()), None)
+        if last is not None:
+            found = last[1].edited(last[0], document)
+        if found is None or not (found.before or found.after):
+            found = StatementStarts.of(document)
         self._remember(self._statement_starts, document, found, _DOCUMENTS_KEPT)
         return found
 
@@ -432,16 +437,15 @@ def quotient(left: str, right: str, deadline: float | None = None, block_indent:
 
     When `left + right` is itself a valid module (a cursor that jumped, before anything is typed), one parse of
     it, remembered for the document by `cache`, proves what the windows need at both ends of the cursor's top-level
-    statement (`module_statement_starts`).
+    statement (`StatementStarts`); after an edit of it, what the edit left on each side still does.
     """
     if block_indent:
-        starts: tuple[int, ...] = ()
+        starts = StatementStarts()
     else:
-        starts = (module_statement_starts if cache is None else cache.module_statement_starts)(left + right)
-    split = bisect.bisect_right(starts, len(left))
-    right_starts = [start - len(left) for start in starts[split:]]
+        starts = (StatementStarts.of if cache is None else cache.statement_starts)(left + right)
+    right_starts = [start - len(left) for start in starts.after[bisect.bisect_right(starts.after, len(left)):]]
     if cache is None:
         context = RightContext(right, deadline, block_indent, statement_starts=right_starts)
     else:
         context = cache.right_context(right, deadline, block_indent, right_starts)
-    return context.start(left, deadline, starts[:split])
+    return context.start(left, deadline, starts.before[:bisect.bisect_right(starts.before, len(left))])

@@ -97,14 +97,67 @@ def module_statement_starts(text: str) -> tuple[int, ...]:
     return tuple(starts[line] for line in lines)
 
 
+@dataclass(frozen=True)
+class StatementStarts:
+    """What is known of where a document's top-level statements start, as two sets of facts: `before`, starts with
+    nothing but whole statements before them (where the left window's probe may begin), and `after`, starts with
+    nothing but whole statements from them on (where the right window may be cut). For a valid module both are
+    its statement starts (`module_statement_starts`)."""
+
+    before: tuple[int, ...] = ()
+    after: tuple[int, ...] = ()
+
+    @staticmethod
+    def of(document: str) -> StatementStarts:
+        starts = module_statement_starts(document)
+        return StatementStarts(starts, starts)
+
+    def edited(self, old: str, new: str) -> StatementStarts:
+        """The facts that hold in `new`, an edit of `old` (the document these are of): the starts before in the text
+        the two share at their start, and those after in the text they share at their end, moved by the edit. An
+        editor sends a new version at every keystroke; this spares parsing it."""
+        if "\r" in new:
+            return StatementStarts()
+        shared = _shared_start(old, new)
+        tail = _shared_end(old, new, min(len(old), len(new)) - shared)
+        moved = len(new) - len(old)
+        return StatementStarts(tuple(start for start in self.before if start <= shared),
+                               tuple(start + moved for start in self.after if start >= len(old) - tail))
+
+
+def _shared_start(a: str, b: str) -> int:
+    """The length of the longest common prefix (a binary search over slice comparisons, done in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a.startswith(b[:middle]):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _shared_end(a: str, b: str, limit: int) -> int:
+    """The length of the longest common suffix, at most `limit`."""
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a.endswith(b[len(b) - middle:]):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 _PROBE = "pass\n"
 _PROBES_AT_ANY_INDENT = 3
 # CPython's complaint about a `try` whose body ends the text, and the most such bodies a probe is completed for.
 _OPEN_TRY = "expected 'except' or 'finally' block"
 _OPEN_TRIES_COMPLETED = 3
 _TRY_HEADER = re.compile(r"try[ \t\f]*:")
-# A line that can start a statement: after a line break, its indentation and then code (no comment, no closer).
-_CODE_LINE = re.compile(r"(?:^|(?<=\r))[ \t\f]*(?=[^ \t\f#\r\n)\]}])", re.MULTILINE)
+# A line that can start a statement: after a line break, its indentation and then code (no comment, no closer,
+# no backslash: a continuation at a line's start joins it to the next, which the probe's `pass` would not show).
+_CODE_LINE = re.compile(r"(?:^|(?<=\r))[ \t\f]*(?=[^ \t\f#\r\n)\]}\\])", re.MULTILINE)
 
 
 def _probe(left: str, start: int, cut: int, code: int) -> tuple[ast.Module, str] | int:
@@ -226,7 +279,7 @@ def _line_starts(text: str, lines: list[int]) -> dict[int, int]:
     return dict(zip(ordered, line_offsets(text, ordered)))
 
 
-_NOT_A_STATEMENT = frozenset(" \t\f#\r\n)]}")
+_NOT_A_STATEMENT = frozenset(" \t\f#\r\n)]}\\")
 
 
 def statement_starts_by_block(
