@@ -56,8 +56,8 @@ def left_window(left: str, statement_starts: Sequence[int] = ()) -> tuple[str, i
     inside a string or a bracket, it follows a decorator) rules out every candidate after the line it blames.
     Past a few such failures only lines at column 0 are tried, which keeps a cursor deep inside a long bracket
     or string from costing a parse per line. `statement_starts`, ascending, are known starts of top-level
-    statements with nothing but whole statements before them (`module_statement_starts` of the document):
-    the probe then parses from the latest one instead of from the start of the file.
+    statements with nothing but whole statements before them (`StatementStarts.before` of the document): the
+    probe then parses from the latest one instead of from the start of the file.
     """
     candidates = [(match.start(), match.end()) for match in _CODE_LINE.finditer(left) if 0 < match.start()]
     failures = 0
@@ -86,7 +86,8 @@ def module_statement_starts(text: str) -> tuple[int, ...]:
     a valid module, else (). Whole statements come before each, and after: one parse of a document proves, for
     every cursor in it, that the text before the cursor's top-level statement and after it is whole statements,
     which the windows would otherwise each prove with a parse of their own (`RightContextCache` remembers them
-    for the last few documents). Texts with \\r line ends get none (their contexts are normalized apart)."""
+    for the last few documents, and carries them over an edit: `StatementStarts`). Texts with \\r line ends get
+    none (their contexts are normalized apart)."""
     if "\r" in text:
         return ()
     module = module_or_error_line(text)
