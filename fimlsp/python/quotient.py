@@ -172,9 +172,9 @@ def _no_cycle_collection():
     try:
         yield
     except DeadlineExceeded as stopped:
-        # The stopped build's partial structures are still held by the exception's frames: freed in the
-        # background, and out of the collector's passes until then (built with it off, they are all young, and
-        # its first pass would walk them all).
+        # The stopped build's partial structures are still held by the exception's frames: freed while the
+        # collector is still off (built with it off, they are all young, and its first pass would walk them all),
+        # in the background when they are big.
         discard_frames(stopped.__traceback__)
         raise
     finally:

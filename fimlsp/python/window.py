@@ -116,11 +116,14 @@ class StatementStarts:
     def edited(self, old: str, new: str) -> StatementStarts:
         """The facts that hold in `new`, an edit of `old` (the document these are of): the starts before in the text
         the two share at their start, and those after in the text they share at their end, moved by the edit. An
-        editor sends a new version at every keystroke; this spares parsing it."""
+        editor sends a new version at every keystroke; this spares parsing it. None when the two share less than
+        half of the longer (another document: its own parse gives more)."""
         if "\r" in new:
             return StatementStarts()
         shared = _shared_start(old, new)
         tail = _shared_end(old, new, min(len(old), len(new)) - shared)
+        if 2 * (shared + tail) < max(len(old), len(new)):
+            return StatementStarts()
         moved = len(new) - len(old)
         return StatementStarts(tuple(start for start in self.before if start <= shared),
                                tuple(start + moved for start in self.after if start >= len(old) - tail))
@@ -188,14 +191,14 @@ def _enclosing_tries(left: str, start: int, cut: int, code: int) -> list[str]:
     line inside a bracket or a string): the probe's parse decides."""
     found = []
     column = indentation_column(left[cut:code])
-    for line, code in _code_lines_backwards(left[:cut], frozenset()):
+    for line, line_code in _code_lines_backwards(left[:cut], frozenset()):
         if line < start:
             break
-        indent = left[line:code]
+        indent = left[line:line_code]
         line_column = indentation_column(indent)
         if line_column < column:
             column = line_column
-            if _TRY_HEADER.match(left, code):
+            if _TRY_HEADER.match(left, line_code):
                 found.append(indent)
             if not column:
                 break
@@ -204,10 +207,11 @@ def _enclosing_tries(left: str, start: int, cut: int, code: int) -> list[str]:
 
 def _headers(left: str, module: ast.Module, indent: str, completion: str = "") -> str | None:
     """The text that opens, from the module inward, every block around the probe's `pass` (parsed from
-    `left + "pass"`, then `completion`; `left` ends with the cut's line's `indent`): for each level, the enclosing statement from its first
-    line to the first statement of the clause that holds the `pass`, each earlier clause's body written as one
-    `pass` (a body is a run of statements, and any other run leaves the parser where it was). None if that text
-    followed by the `pass` does not parse with the `pass` as deep (a check on the offsets taken from the tree)."""
+    `left + "pass"`, then `completion`; `left` ends with the cut's line's `indent`): for each level, the
+    enclosing statement from its first line to the first statement of the clause that holds the `pass`, each
+    earlier clause's body written as one `pass` (a body is a run of statements, and any other run leaves the
+    parser where it was). None if that text followed by the `pass` does not parse with the `pass` as deep (a
+    check on the offsets taken from the tree)."""
     probe_line = len(line_starts(left))
     path = _path_to(module, probe_line)
     earlier = [body for (node, _), (_, clause) in zip(path, path[1:]) for body in _earlier_bodies(node, clause)]
@@ -238,8 +242,8 @@ def _path_to(module: ast.Module, line: int) -> list[tuple[ast.stmt, list[ast.stm
 
 
 def _earlier_bodies(node: ast.stmt, clause: list[ast.stmt]) -> list[list[ast.stmt]]:
-    """The bodies of `node`'s clauses before `clause` that start a line of their own (not `else: x`) with a
-    statement that no decorator precedes: each can be written as one `pass`."""
+    """The bodies of `node`'s clauses before `clause` whose first statement no decorator precedes: each can be
+    written as one `pass`, where it starts a line of its own (`_opening`)."""
     return [body for body in _statement_lists(node)
             if body and body is not clause and statement_line(body[0]) < statement_line(clause[0])
             and not getattr(body[0], "decorator_list", None)]
