@@ -19,9 +19,12 @@ def module_or_error(source: str) -> ast.Module | Exception:
 def module_or_error_line(source: str) -> ast.Module | int:
     """The module CPython parses from `source`, or the 1-based line it blames (1 when it names none)."""
     module = module_or_error(source)
-    if isinstance(module, SyntaxError):
-        return max(1, module.lineno or 1)
-    return 1 if isinstance(module, Exception) else module
+    return blamed_line(module) if isinstance(module, Exception) else module
+
+
+def blamed_line(error: Exception) -> int:
+    """The 1-based line a parse error blames: a syntax error's line, else (or when it names none) 1."""
+    return max(1, error.lineno or 1) if isinstance(error, SyntaxError) else 1
 
 
 def error_text(source: str) -> str | None:

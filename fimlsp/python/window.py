@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from fimlsp.lines import after_line, first_line, line_offsets, line_start, line_starts, line_starts_backwards
 from fimlsp.python.lexer import indentation_column
-from fimlsp.python.syntax import module_or_error, module_or_error_line
+from fimlsp.python.syntax import blamed_line, module_or_error, module_or_error_line
 
 _CONTINUING_WORDS = ("else", "elif", "except", "finally")
 _CONTINUING = re.compile(r"(?:else|elif|except|finally)\b")
@@ -176,12 +176,12 @@ def _probe(left: str, start: int, cut: int, code: int) -> tuple[ast.Module, str]
         if isinstance(parsed, ast.Module):
             return parsed, completion
         if not isinstance(parsed, SyntaxError) or parsed.msg != _OPEN_TRY:
-            return max(1, getattr(parsed, "lineno", None) or 1)
+            return blamed_line(parsed)
         if tries is None:
             tries = _enclosing_tries(left, start, cut, code)[:_OPEN_TRIES_COMPLETED]
         completed = completion.count("\n")
         if completed == len(tries):
-            return max(1, parsed.lineno or 1)
+            return blamed_line(parsed)
         completion += f"{tries[completed]}finally: pass\n"
 
 
@@ -214,11 +214,12 @@ def _headers(left: str, module: ast.Module, indent: str, completion: str = "") -
     check on the offsets taken from the tree)."""
     probe_line = len(line_starts(left))
     path = _path_to(module, probe_line)
-    earlier = [body for (node, _), (_, clause) in zip(path, path[1:]) for body in _earlier_bodies(node, clause)]
+    levels = [(node, clause, _earlier_bodies(node, clause)) for (node, _), (_, clause) in zip(path, path[1:])]
     lines = [statement_line(node) for node, _ in path] + [statement_line(clause[0]) for _, clause in path]
-    lines += [line for body in earlier for line in (statement_line(body[0]), body[-1].end_lineno + 1)]
+    lines += [line for _, _, earlier in levels for body in earlier
+              for line in (statement_line(body[0]), body[-1].end_lineno + 1)]
     starts = _line_starts(left, lines)
-    headers = "".join(_opening(left, starts, node, clause) for (node, _), (_, clause) in zip(path, path[1:]))
+    headers = "".join(_opening(left, starts, node, clause, earlier) for node, clause, earlier in levels)
     if not headers:
         return ""
     checked = module_or_error_line(headers + indent + _PROBE + completion)
@@ -242,19 +243,21 @@ def _path_to(module: ast.Module, line: int) -> list[tuple[ast.stmt, list[ast.stm
 
 
 def _earlier_bodies(node: ast.stmt, clause: list[ast.stmt]) -> list[list[ast.stmt]]:
-    """The bodies of `node`'s clauses before `clause` whose first statement no decorator precedes: each can be
-    written as one `pass`, where it starts a line of its own (`_opening`)."""
-    return [body for body in _statement_lists(node)
-            if body and body is not clause and statement_line(body[0]) < statement_line(clause[0])
-            and not getattr(body[0], "decorator_list", None)]
+    """The bodies of `node`'s clauses before `clause` whose first statement no decorator precedes, in the order
+    of the text: each can be written as one `pass`, where it starts a line of its own (`_opening`)."""
+    earlier = (body for body in _statement_lists(node)
+               if body and body is not clause and statement_line(body[0]) < statement_line(clause[0])
+               and not getattr(body[0], "decorator_list", None))
+    return sorted(earlier, key=lambda body: statement_line(body[0]))
 
 
-def _opening(left: str, starts: dict[int, int], node: ast.stmt, clause: list[ast.stmt]) -> str:
-    """`left` from `node`'s first line to the first statement of `clause`, each earlier clause's body that starts
-    its line written as `pass` at its indentation."""
+def _opening(left: str, starts: dict[int, int], node: ast.stmt, clause: list[ast.stmt],
+             earlier: list[list[ast.stmt]]) -> str:
+    """`left` from `node`'s first line to the first statement of `clause`, each of the `earlier` clauses' bodies
+    (`_earlier_bodies`) that starts its line written as `pass` at its indentation."""
     position, end = starts[statement_line(node)], starts[statement_line(clause[0])]
     pieces = []
-    for body in sorted(_earlier_bodies(node, clause), key=lambda body: statement_line(body[0])):
+    for body in earlier:
         first = starts[statement_line(body[0])]
         indent = left[first:first + body[0].col_offset]  # the line's spaces, where the statement starts it
         if indent.strip(" \t\f") or left[first + len(indent):first + len(indent) + 1] in ("", " ", "\t", "\f"):
