@@ -384,6 +384,51 @@ def test_resuming_with_other_options_is_a_user_error(sample_root, tmp_path, caps
     assert error.count("\n") == 1 and "lr" in error and "Traceback" not in error
 
 
+def test_a_run_continues_a_model_with_its_weights_tokenizer_and_split(sample_root, tmp_path, capsys):
+    from fimlsp.cli import main
+
+    assert train(sample_root, tmp_path / "first", "--tokens", str(30 * 4 * 64), "--lr", "3e-3", "--eval-cases", "1") == 0
+    first = tmp_path / "first" / "model"
+    continued = ["train", "--init-from", str(first), "--output", str(tmp_path / "second"), *TINY,
+                 "--tokens", str(6 * 4 * 64), "--lr", "1e-3", "--eval-cases", "1"]
+    assert main(continued) == 0
+    assert losses(tmp_path / "second")[0] < losses(tmp_path / "first")[0] - 0.5  # trained weights, not random ones
+    second = tmp_path / "second" / "model"
+    assert (second / "tokenizer.json").read_text() == (first / "tokenizer.json").read_text()
+    manifests = [json.loads((folder / "corpus.json").read_text()) for folder in (first, second)]
+    assert manifests[0]["heldout"] == manifests[1]["heldout"] and manifests[0]["train"] == manifests[1]["train"]
+    record = json.loads((second / "training.json").read_text())
+    assert record["continued_from"] == json.loads((first / "training.json").read_text())
+    card = (second / "README.md").read_text()
+    total = record["tokens_seen"] + record["continued_from"]["tokens_seen"]
+    assert f"In all: {total:,} tokens" in card
+    assert f"--init-from {tmp_path / 'first' / 'model'} --output {tmp_path / 'second'}" in card
+
+    capsys.readouterr()
+    assert train(sample_root, tmp_path / "second") == 2  # the folder was started from a model: resuming needs it
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "init_from" in error
+    assert main([*continued[:2], str(tmp_path), *continued[3:]]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "not a model folder" in error
+
+
+def test_a_continued_run_trains_on_the_files_still_there(sample_root, tmp_path):
+    import shutil
+
+    from fimlsp.training import corpus
+
+    sample_root = shutil.copytree(sample_root, tmp_path / "src")
+    assert train(sample_root, tmp_path / "first", "--tokens", str(2 * 4 * 64), "--eval-cases", "0") == 0
+    manifest = corpus.load_manifest(tmp_path / "first" / "model" / "corpus.json")
+    gone = manifest["train"][0][0]
+    (sample_root / gone.partition("/")[2]).write_text("changed = True\n")
+    kept = corpus.keep_present(manifest, "train")
+    assert [row[0] for row in kept["train"]] == [row[0] for row in manifest["train"][1:]]
+    assert kept["train_files_gone"] == 1 and kept["train_bytes"] == sum(row[2] for row in manifest["train"][1:])
+    assert kept["heldout"] == manifest["heldout"]
+
+
 def test_bad_corpus_root_is_a_one_line_user_error(tmp_path, capsys):
     from fimlsp.cli import main
 

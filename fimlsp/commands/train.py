@@ -68,6 +68,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="run folder: manifest, tokenizer, data, checkpoints, log; reused to resume")
     run.add_argument("--export", type=Path, default=None,
                      help="where the finished model goes; OUTPUT/model when not given")
+    run.add_argument("--init-from", type=Path, default=None, metavar="MODEL",
+                     help="start from this fimlsp-trained model's weights instead of random ones, with its tokenizer "
+                          "and held-out split, training on its training files that this machine has (a continued "
+                          "run; the shipped model is one)")
     run.add_argument("--corpus-root", action="append", type=Path, default=None, metavar="DIR",
                      help="use this folder of Python files instead of the standard library and site-packages "
                           "(repeatable; labelled by folder name)")
@@ -125,6 +129,10 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError("--max-minutes must be positive")
     if args.output.exists() and not args.output.is_dir():
         raise UserError(f"--output {args.output} is not a folder")
+    if args.init_from is not None and not (args.init_from / "model.safetensors").is_file():
+        raise UserError(f"--init-from {args.init_from} is not a model folder (no model.safetensors)")
+    if args.init_from is not None and args.corpus_root:
+        raise UserError("--init-from trains on the files of the model it continues; leave out --corpus-root")
     for root in args.corpus_root or []:
         if not root.is_dir():
             raise UserError(f"--corpus-root {root} is not a folder")
@@ -157,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
         eval_cases=args.eval_cases,
         eval_bytes=args.eval_bytes,
         progress=not args.no_progress,
+        init_from=args.init_from,
         command="fimlsp train " + shlex.join(sys.argv[2:]) if sys.argv[1:2] == ["train"] else None,
     )
     try:

@@ -15,11 +15,19 @@ CARD = "README.md"
 ABLATION = "ablation.json"  # short runs that change one option of the recipe, shown in the card when present
 
 
-def train_command(options: dict, output: str, export: str) -> str:
+def train_command(options: dict, output: str, export: str, init_from: str | None = None) -> str:
     """The `fimlsp train` command line that reproduces these options (defaults left out)."""
     defaults = dataclasses.asdict(TrainOptions())
     flags = [f"--{name.replace('_', '-')} {value}" for name, value in options.items() if defaults.get(name) != value]
-    return " ".join(["fimlsp train", f"--output {output}", f"--export {export}", *flags])
+    start = [f"--init-from {init_from}"] if init_from else []
+    return " ".join(["fimlsp train", *start, f"--output {output}", f"--export {export}", *flags])
+
+
+def lineage(record: dict) -> list[dict]:
+    """The training records of the runs that made a model, first run first: a continued run (`--init-from`) keeps
+    the record of the model it started from."""
+    earlier = lineage(record["continued_from"]) if "continued_from" in record else []
+    return [*earlier, record]
 
 
 def write_card(directory: Path) -> Path:
@@ -98,7 +106,26 @@ def _training_section(record: dict, manifest: dict) -> list[str]:
         f"tokenizers {software['tokenizers']}",
         f"- Final training loss (mean of the last 50 steps): {record['final_loss']}; the loss of every step is in the "
         "run folder's `log.jsonl`",
+        *_continuation_lines(record, manifest),
         "",
+    ]
+
+
+def _continuation_lines(record: dict, manifest: dict) -> list[str]:
+    runs = lineage(record)
+    if len(runs) == 1:
+        return []
+    gone = manifest.get("train_files_gone")
+    return [
+        f"- Continued training: this run started from the weights, tokenizer and held-out split of a model trained "
+        f"before it (`--init-from`; its record is `continued_from` in `{TRAINING_RECORD}`)"
+        + (f", on the training files still on this machine ({gone:,} of that model's were gone or changed)"
+           if gone else "") + ". The runs, first first:",
+        *[f"  - {run['tokens_seen']:,} tokens in {run['train_seconds'] / 60:.1f} minutes on "
+          f"{run['hardware'].get('gpu') or run['hardware']['cpu']}" + (f" (`{run['command']}`)" if run.get("command") else "")
+          for run in runs],
+        f"- In all: {sum(run['tokens_seen'] for run in runs):,} tokens, "
+        f"{sum(run['train_seconds'] for run in runs) / 60:.1f} minutes of optimizer steps",
     ]
 
 
@@ -173,15 +200,23 @@ def _reproduce_section(record: dict, results: dict, directory: Path) -> list[str
     folder under the working directory (the shipped model's, in a checkout) by its path from there."""
     output, export = record["output"], _shown(directory)
     heldout, fim = results["heldout"], results["fim"]
-    built_with = [f"This model was built with `{record['command']}`.", ""] if record.get("command") else []
+    runs = lineage(record)
+    commands, start = [], None
+    for number, run in enumerate(runs, 1):
+        target = export if number == len(runs) else f"{run['output']}/model"
+        commands.append(train_command(run["options"], run["output"], target, start))
+        start = target
+    built = [f"`{run['command']}`" for run in runs if run.get("command")]
+    built_with = [f"This model was built with {', then '.join(built)}.", ""] if built else []
     return [
         "## Reproduce",
         "",
         "Training (resumable: rerun the same command after an interruption), which also writes the evaluation and",
-        "this card:",
+        "this card" + (", one run after the other, each starting from the model the one before it wrote:"
+                       if len(runs) > 1 else ":"),
         "",
         "```",
-        train_command(record["options"], output, export),
+        *commands,
         "```",
         "",
         *built_with,

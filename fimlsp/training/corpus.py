@@ -215,3 +215,12 @@ def resolve_files(
             continue
         found.append((name, path))
     return found, missing
+
+
+def keep_present(manifest: dict, split: str) -> dict:
+    """The manifest with a split cut down to the files this machine still has unchanged, and how many went: a run
+    that continues another machine's model trains on what is here, and its held-out split stays the model's."""
+    found = {name for name, _path in resolve_files(manifest, split)[0]}
+    rows = [row for row in manifest[split] if row[0] in found]
+    return {**manifest, split: rows, f"{split}_files": len(rows), f"{split}_bytes": sum(row[2] for row in rows),
+            f"{split}_files_gone": len(manifest[split]) - len(rows)}

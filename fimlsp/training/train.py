@@ -45,6 +45,7 @@ CHECKPOINT_DIR = "checkpoints"
 LOG = "log.jsonl"
 EVALUATION_RECORDS = "evaluation.jsonl"
 TRAINING_RECORD = "training.json"
+INIT_MODEL_DIR = "init-model"  # the model a continued run started from, copied so that resuming needs nothing else
 # Tokens a segment leaves free in its window: the four FIM control tokens, and the few more that tokenizing the
 # prefix, middle and suffix apart can take.
 SAMPLE_SLACK = 12
@@ -101,6 +102,7 @@ class RunControl:
     eval_bytes: int = 1_000_000
     progress: bool = True
     command: str | None = None
+    init_from: Path | None = None  # a model folder whose weights, tokenizer and split this run continues from
 
 
 class TrainingError(Exception):
@@ -157,16 +159,26 @@ class TrainingRun:
         self.control = control
         self.output = control.output
         self.started = time.monotonic()
+        self.init_weights = weights_digest(control.init_from) if control.init_from else None
+
+    @property
+    def init_model(self) -> Path | None:
+        return self.output / INIT_MODEL_DIR if self.init_weights else None
+
+    def data_seed(self, *parts) -> str:
+        """The seed of a random choice about the data: a continued run draws other spans and orders than the run
+        that made its starting model did."""
+        return ":".join(map(str, (self.options.seed, *((self.init_weights,) if self.init_weights else ()), *parts)))
 
     # Preparation -------------------------------------------------------------------------------------------
 
     def check_options(self) -> None:
         """Write the options on first use; refuse to continue a folder that was made with different ones."""
         path = self.output / RUN_OPTIONS
-        current = dataclasses.asdict(self.options)
+        current = dataclasses.asdict(self.options) | ({"init_from": self.init_weights} if self.init_weights else {})
         if path.exists():
             saved = json.loads(path.read_text(encoding="utf-8"))
-            changed = sorted(k for k in current if saved.get(k) != current[k])
+            changed = sorted(k for k in current.keys() | saved.keys() if saved.get(k) != current.get(k))
             if changed:
                 raise TrainingError(
                     f"{self.output} was started with other options ({', '.join(changed)}); "
@@ -174,10 +186,36 @@ class TrainingRun:
                 )
         else:
             self.output.mkdir(parents=True, exist_ok=True)
+            if self.init_weights:
+                self.copy_init_model()
             path.write_text(json.dumps(current, indent=1) + "\n", encoding="utf-8")
+
+    def copy_init_model(self) -> None:
+        """Keep the starting model in the run folder, after checking that it fits these options."""
+        config = json.loads((self.control.init_from / "config.json").read_text(encoding="utf-8"))
+        expected = {"n_layer": self.options.n_layer, "n_embd": self.options.n_embd, "n_head": self.options.n_head,
+                    "n_positions": self.options.seq_len}
+        differing = [f"{name} {config.get(name)} (not {value})" for name, value in expected.items()
+                     if config.get(name) != value]
+        if differing:
+            raise TrainingError(f"--init-from {self.control.init_from} has {', '.join(differing)}; "
+                                "give the options it was trained with")
+        for needed in (MANIFEST, TRAINING_RECORD, "tokenizer.json"):
+            if not (self.control.init_from / needed).exists():
+                raise TrainingError(f"--init-from {self.control.init_from} has no {needed}: not a model fimlsp trained")
+        staging = self.output / (INIT_MODEL_DIR + ".tmp")
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(self.control.init_from, staging)
+        staging.replace(self.output / INIT_MODEL_DIR)
 
     def manifest(self) -> dict:
         path = self.output / MANIFEST
+        if not path.exists() and self.init_model:
+            inherited = corpus_module.keep_present(corpus_module.load_manifest(self.init_model / MANIFEST), "train")
+            if not inherited["train"]:
+                raise TrainingError(f"none of the training files of {self.control.init_from} is on this machine")
+            path.with_suffix(".tmp").write_text(json.dumps(inherited), encoding="utf-8")
+            path.with_suffix(".tmp").replace(path)
         if not path.exists():
             built = corpus_module.build_corpus(
                 self.control.roots,
@@ -202,6 +240,8 @@ class TrainingRun:
 
     def tokenizer(self):
         directory = self.output / TOKENIZER_DIR
+        if not (directory / "tokenizer.json").exists() and self.init_model:
+            load_tokenizer(self.init_model).save_pretrained(directory)
         if not (directory / "tokenizer.json").exists():
             budget = int(self.options.tokenizer_mb * 1e6)
             texts, used = [], 0
@@ -233,9 +273,9 @@ class TrainingRun:
             spm_rate=self.options.spm_rate,
             spans=SpanMix(line=self.options.line_span_rate, node=self.options.node_span_rate),
         )
-        rng = random.Random(f"{self.options.seed}:fim:{epoch}")
+        rng = random.Random(self.data_seed("fim", epoch))
         documents = self.documents("train")
-        random.Random(f"{self.options.seed}:order:{epoch}").shuffle(documents)
+        random.Random(self.data_seed("order", epoch)).shuffle(documents)
         windows = pack(transform.samples(documents, rng), self.options.seq_len + 1, ids[FIM_PAD])
         windows = windows.astype(np.uint16 if len(tokenizer) <= 65536 else np.int32)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -261,7 +301,7 @@ class TrainingRun:
                 windows = self.epoch_windows(epoch, tokenizer)
                 if len(windows) == 0:
                     raise TrainingError("the training corpus holds no sample that fits a context window")
-                order = np.random.default_rng([self.options.seed, epoch]).permutation(len(windows))
+                order = self.window_order(epoch).permutation(len(windows))
                 cache[epoch] = (windows, order)
             return cache[epoch]
 
@@ -276,6 +316,10 @@ class TrainingRun:
             return np.stack(rows)
 
         return batch
+
+    def window_order(self, epoch: int) -> np.random.Generator:
+        extra = [int(self.init_weights, 16)] if self.init_weights else []
+        return np.random.default_rng([self.options.seed, epoch, *extra])
 
     def train(self) -> Path | None:
         """Train to the planned step (or until a stop option says so); returns the export folder when finished."""
@@ -390,12 +434,24 @@ class TrainingRun:
         existing = self.checkpoints()
         if not existing:
             self.truncate_log(0)
+            if self.init_model:
+                self.load_init_weights(model)
             return {"step": 0, "tokens_seen": 0, "train_seconds": 0.0}
         state = torch.load(existing[-1], map_location=device, weights_only=True)
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         self.truncate_log(state["step"])
         return state
+
+    def load_init_weights(self, model) -> None:
+        import torch
+        from transformers import GPTBigCodeForCausalLM
+
+        start = GPTBigCodeForCausalLM.from_pretrained(self.init_model, dtype=torch.float32)
+        if start.config.vocab_size != model.config.vocab_size:
+            raise TrainingError(f"--init-from {self.control.init_from} has a vocabulary of {start.config.vocab_size}, "
+                                f"not {model.config.vocab_size}")
+        model.load_state_dict(start.state_dict())
 
     def truncate_log(self, step: int) -> None:
         """Drop log lines past the last checkpoint, so a resumed run's log reads as one run."""
@@ -433,6 +489,8 @@ class TrainingRun:
             "command": self.control.command,
             "output": str(self.output),
         }
+        if self.init_model:
+            record["continued_from"] = json.loads((self.init_model / TRAINING_RECORD).read_text(encoding="utf-8"))
         (staging / TRAINING_RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         if target.exists():
             shutil.rmtree(target)
@@ -454,6 +512,17 @@ class TrainingRun:
             return None
         losses = [json.loads(line)["loss"] for line in path.read_text(encoding="utf-8").splitlines()[-last:]]
         return round(sum(losses) / len(losses), 4) if losses else None
+
+
+def weights_digest(model: Path) -> str:
+    """A short content hash of a model folder's weights: which model a continued run started from."""
+    import hashlib
+
+    try:
+        data = (model / "model.safetensors").read_bytes()
+    except OSError as error:
+        raise TrainingError(f"--init-from {model}: cannot read its model.safetensors ({error.strerror})") from None
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def hardware(device) -> dict:
