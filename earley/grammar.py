@@ -202,8 +202,10 @@ class Grammar:
         """This trimmed grammar with the nonterminals `names` and `rules` added after its own, started at `start`.
 
         Its symbols and rules keep their numbers, so what was computed for it (tables, prediction closures) can
-        be extended instead of rebuilt; the cost is that of the new rules alone. New rules that are not
-        productive are dropped, which keeps every symbol that is used productive; unreachable ones stay.
+        be extended instead of rebuilt; the cost is that of the new rules alone. The new rules must be productive
+        when this grammar's symbols are (a quotient's are: each new symbol has a rule made before any rule that
+        uses it, from symbols that have), which in a trimmed grammar all are but the start symbol of an empty
+        one: only then are the rules checked, and the unproductive ones dropped. Unreachable symbols stay.
         """
         extended = object.__new__(Grammar)
         extended.names = self.names + tuple(names)
@@ -213,10 +215,16 @@ class Grammar:
         for index, name in enumerate(names, len(self.names)):
             if extended.ids.setdefault(name, index) != index:
                 raise GrammarError("symbol names must be unique")
-        productive, new_rules = _grow(self.productive, [(lhs, tuple(rhs)) for lhs, rhs in rules])
-        extended.rules = self.rules + tuple(new_rules)
-        extended.productive = productive
-        extended.nullable = _grown(self.nullable, new_rules)
+        new_rules = tuple(rules)
+        if self.is_empty:
+            extended.productive, kept = _grow(self.productive, new_rules)
+            new_rules = tuple(kept)
+        else:
+            extended.productive = self.productive.union(lhs for lhs, _ in new_rules)
+        extended.rules = self.rules + new_rules
+        # A rule with one of this grammar's symbols that derive no empty string derives none itself.
+        never_empty = frozenset(range(len(self.names))) - self.nullable
+        extended.nullable = _grown(self.nullable, [rule for rule in new_rules if never_empty.isdisjoint(rule[1])])
         return extended
 
     def rule_text(self, index: int) -> str:

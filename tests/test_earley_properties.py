@@ -100,8 +100,12 @@ def test_shared_right_quotients_agree_with_oracle(rules, first, second):
     shares its prediction closures, and still recognizes exactly its quotient."""
     quotients = RightQuotients(build(rules))
     for raw in (first, second, first):
+        recognizer = quotients.recognizer_of(to_nfa(raw).reverse())
+        extended = recognizer.grammar
+        rebuilt = Grammar(extended.names, extended.terminals, extended.rules, extended.start)
+        assert (extended.productive, extended.nullable) == (rebuilt.productive, rebuilt.nullable)
         assert_recognizer_matches(
-            quotients.recognizer_of(to_nfa(raw).reverse()),
+            recognizer,
             member=lambda word: in_language(rules, RawNFA.word(word).then(raw)),
             prefix_viable=lambda word: viable(rules, word, raw),
         )
