@@ -18,6 +18,7 @@ from fimlsp.training.fim import (
     pack,
     segment_document,
     split_at_random_points,
+    split_at_short_random_span,
 )
 from fimlsp.training.tokenizer import EOS, FIM_MIDDLE, FIM_PAD, FIM_PREFIX, FIM_SUFFIX, SPECIAL_TOKENS, train_tokenizer
 
@@ -158,6 +159,33 @@ def test_random_points_split_reassembles():
     for _ in range(200):
         text = "".join(rng.choice("ab\n é") for _ in range(rng.randrange(0, 30)))
         assert "".join(split_at_random_points(text, rng)) == text
+
+
+def test_short_random_spans_reassemble_and_are_mostly_short():
+    rng = random.Random(6)
+    for _ in range(200):
+        text = "".join(rng.choice("ab\n é") for _ in range(rng.randrange(0, 30)))
+        assert "".join(split_at_short_random_span(text, rng)) == text
+    text = (STDLIB / "textwrap.py").read_text()[:1500]
+    short = sorted(len(split_at_short_random_span(text, rng)[1]) for _ in range(2000))
+    uniform = sorted(len(split_at_random_points(text, rng)[1]) for _ in range(2000))
+    assert short[1000] <= 60 < 400 <= uniform[1000]  # medians: ~sqrt(1500) characters against a third of the text
+    assert short[-1] > 600  # long middles still come: a cursor may cut anything
+
+
+def test_log_random_lengths_shorten_the_random_middles(tokenizer):
+    texts = [(STDLIB / name).read_text() for name in ("textwrap.py", "argparse.py")]
+
+    def median_middle_tokens(random_length):
+        transform = fim_transform(tokenizer, fim_rate=1.0, segment_tokens=400,
+                                  spans=SpanMix(line=0.0, node=0.0, random_length=random_length))
+        lengths = sorted(len(sample) - sample.index(2) - 2
+                         for sample in transform.samples(texts, random.Random(5)) if sample[1] != 3)
+        return lengths[len(lengths) // 2]
+
+    assert median_middle_tokens("log") <= 32 < 64 < median_middle_tokens("uniform")
+    with pytest.raises(ValueError, match="random_length"):
+        SpanMix(line=0.0, node=0.0, random_length="gaussian")
 
 
 def test_fim_samples_use_both_layouts_and_reassemble_the_segment(tokenizer):
@@ -391,6 +419,9 @@ def test_a_run_continues_a_model_with_its_weights_tokenizer_and_split(sample_roo
     first = tmp_path / "first" / "model"
     continued = ["train", "--init-from", str(first), "--output", str(tmp_path / "second"), *TINY,
                  "--tokens", str(6 * 4 * 64), "--lr", "1e-3", "--eval-cases", "1"]
+    stopped_copy = tmp_path / "second" / "init-model"  # a run stopped after copying its start, before run.json
+    stopped_copy.mkdir(parents=True)
+    (stopped_copy / "config.json").write_text("{}")
     assert main(continued) == 0
     assert losses(tmp_path / "second")[0] < losses(tmp_path / "first")[0] - 0.5  # trained weights, not random ones
     second = tmp_path / "second" / "model"

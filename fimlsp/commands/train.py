@@ -33,6 +33,9 @@ OPTION_HELP = {
     "line_span_rate": "share of FIM samples whose middle is the rest of a line or one to three whole lines",
     "node_span_rate": "share of FIM samples whose middle is one syntax node (expression, arguments, statement, "
                       "block); the rest of the FIM samples cut at two random points",
+    "random_span_length": "how the rest's middles are drawn: uniform (between two uniform points: a third of the "
+                          "segment on average) or log (a uniform start and a log-uniform length: mostly short "
+                          "middles, after which the end of sequence is learnt)",
     "tokens": "training token budget; it fixes the number of steps and with it the cosine schedule",
     "batch_size": "windows per optimizer step",
     "lr": "peak learning rate of AdamW",
@@ -60,8 +63,10 @@ def option_flag(name: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from fimlsp.training.fim import RANDOM_LENGTHS
     from fimlsp.training.train import RunControl, TrainOptions
 
+    choices = CHOICES | {"random_span_length": RANDOM_LENGTHS}
     parser.formatter_class = DefaultsFormatter
     run = parser.add_argument_group("run")
     run.add_argument("--output", type=Path, default=Path("runs/default"),
@@ -70,8 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="where the finished model goes; OUTPUT/model when not given")
     run.add_argument("--init-from", type=Path, default=None, metavar="MODEL",
                      help="start from this fimlsp-trained model's weights instead of random ones, with its tokenizer "
-                          "and held-out split, training on its training files that this machine has (a continued "
-                          "run; the shipped model is one)")
+                          "and held-out split, training on its training files that this machine has: training "
+                          "longer than one run, across machines")
     run.add_argument("--corpus-root", action="append", type=Path, default=None, metavar="DIR",
                      help="use this folder of Python files instead of the standard library and site-packages "
                           "(repeatable; labelled by folder name)")
@@ -95,7 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     model = parser.add_argument_group("result (a run folder keeps the values it was started with)")
     for field in dataclasses.fields(TrainOptions):
         model.add_argument(option_flag(field.name), type=type(field.default), default=field.default,
-                           choices=CHOICES.get(field.name), help=OPTION_HELP[field.name])
+                           choices=choices.get(field.name), help=OPTION_HELP[field.name])
 
 
 def options_from(args: argparse.Namespace):

@@ -4,7 +4,10 @@ Each document is cut into segments that fit one training context, so that the pr
 FIM sample are all visible in the same window (context-level FIM). A segment is transformed with probability
 `fim_rate` into prefix, middle and suffix by one cut of the span mixture (`SpanMix`):
 
-- `random`: two character positions chosen uniformly (robustness to any cursor; long middles);
+- `random`: two character positions chosen uniformly (robustness to any cursor; long middles), or with
+  `random_length="log"` a uniform start and a length drawn log-uniformly from one character to the segment's
+  length (any cursor still, but most middles short: after two uniform points the middle averages a third of the
+  segment, ~100 tokens, and the end of sequence comes too rarely to be learnt);
 - `line`: the rest of a line from a point inside it, or one to three whole lines (`fimlsp.cases.line_case`);
 - `node`: one syntax node of the document inside the segment (`fimlsp.cases.node_spans`).
 
@@ -24,6 +27,7 @@ are packed into fixed-length windows that hold whole samples only (`pack`).
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from typing import Iterable, Iterator, Sequence
 
@@ -49,22 +53,38 @@ class FimTokens:
         return {"<fim_prefix>": self.prefix, "<fim_middle>": self.middle, "<fim_suffix>": self.suffix}[name]
 
 
+RANDOM_LENGTHS = ("uniform", "log")
+
+
 @dataclasses.dataclass(frozen=True)
 class SpanMix:
-    """Shares of the FIM cuts; `random` takes what `line` and `node` leave."""
+    """Shares of the FIM cuts; `random` takes what `line` and `node` leave, its middle's length drawn as
+    `random_length` says (one of `RANDOM_LENGTHS`)."""
 
     line: float
     node: float
+    random_length: str = "uniform"
 
     def __post_init__(self):
         if self.line < 0 or self.node < 0 or self.line + self.node > 1:
             raise ValueError("line and node span rates must be non-negative and sum to at most 1")
+        if self.random_length not in RANDOM_LENGTHS:
+            raise ValueError(f"random_length must be one of {', '.join(RANDOM_LENGTHS)}")
 
 
 def split_at_random_points(text: str, rng: random.Random) -> tuple[str, str, str]:
     """Cut text at two uniformly random character positions into (prefix, middle, suffix)."""
     first, second = sorted((rng.randint(0, len(text)), rng.randint(0, len(text))))
     return text[:first], text[first:second], text[second:]
+
+
+def split_at_short_random_span(text: str, rng: random.Random) -> tuple[str, str, str]:
+    """Cut text into (prefix, middle, suffix) at a uniform start, the middle's length log-uniform in characters
+    (median about the square root of the text's length), cut short by the text's end."""
+    start = rng.randint(0, len(text))
+    length = int(math.exp(rng.uniform(0.0, math.log(len(text) + 1)))) - 1
+    end = min(len(text), start + length)
+    return text[:start], text[start:end], text[end:]
 
 
 def layout(order: str, prefix: list[int], middle: list[int], suffix: list[int], ids: FimTokens) -> list[int]:
@@ -146,7 +166,10 @@ class FimTransform:
             parts = line_case(segment, rng)
         elif draw < self.spans.line + self.spans.node:
             parts = cut_at_node(segment, nodes or {}, rng, offset)
-        prefix, middle, suffix = self.encode(list(parts or split_at_random_points(segment, rng)))
+        if parts is None:
+            split = split_at_short_random_span if self.spans.random_length == "log" else split_at_random_points
+            parts = split(segment, rng)
+        prefix, middle, suffix = self.encode(list(parts))
         return layout("spm" if rng.random() < self.spm_rate else "psm", prefix, middle, suffix, self.ids)
 
 

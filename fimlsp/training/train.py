@@ -71,6 +71,7 @@ class TrainOptions:
     spm_rate: float = 1.0
     line_span_rate: float = 0.35
     node_span_rate: float = 0.35
+    random_span_length: str = "uniform"
     tokens: int = 14_000_000
     batch_size: int = 16
     lr: float = 1.5e-3
@@ -206,6 +207,7 @@ class TrainingRun:
         staging = self.output / (INIT_MODEL_DIR + ".tmp")
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(self.control.init_from, staging)
+        shutil.rmtree(self.output / INIT_MODEL_DIR, ignore_errors=True)  # left by a run stopped before run.json
         staging.replace(self.output / INIT_MODEL_DIR)
 
     def manifest(self) -> dict:
@@ -271,7 +273,8 @@ class TrainingRun:
             min_segment_tokens=self.options.min_segment_tokens,
             fim_rate=self.options.fim_rate,
             spm_rate=self.options.spm_rate,
-            spans=SpanMix(line=self.options.line_span_rate, node=self.options.node_span_rate),
+            spans=SpanMix(line=self.options.line_span_rate, node=self.options.node_span_rate,
+                          random_length=self.options.random_span_length),
         )
         rng = random.Random(self.data_seed("fim", epoch))
         documents = self.documents("train")
@@ -448,10 +451,11 @@ class TrainingRun:
         from transformers import GPTBigCodeForCausalLM
 
         start = GPTBigCodeForCausalLM.from_pretrained(self.init_model, dtype=torch.float32)
-        if start.config.vocab_size != model.config.vocab_size:
-            raise TrainingError(f"--init-from {self.control.init_from} has a vocabulary of {start.config.vocab_size}, "
-                                f"not {model.config.vocab_size}")
-        model.load_state_dict(start.state_dict())
+        try:
+            model.load_state_dict(start.state_dict())
+        except RuntimeError as error:
+            raise TrainingError(f"--init-from {self.control.init_from} does not fit these options: "
+                                f"{str(error).splitlines()[-1].strip()}") from None
 
     def truncate_log(self, step: int) -> None:
         """Drop log lines past the last checkpoint, so a resumed run's log reads as one run."""
@@ -536,7 +540,7 @@ def hardware(device) -> dict:
                 cpu = line.split(":", 1)[1].strip()
                 break
     except OSError:
-        pass
+        shutil.rmtree(self.output / INIT_MODEL_DIR, ignore_errors=True)  # left by a run stopped before run.json
     record = {
         "device": device.type,
         "cpu": cpu,
