@@ -55,6 +55,9 @@ def write_card(directory: Path) -> Path:
     return path
 
 
+RANDOM_SPANS = {"uniform": "a span between two random points",
+                "log": "a span from a random point, its length log-uniform from one character to the segment's "
+                       "(most are short)"}
 PROMPTS = {"psm": "`<fim_prefix>` left `<fim_suffix>` right `<fim_middle>` → middle",
            "spm": "`<fim_prefix><fim_suffix>` right `<fim_middle>` left → middle (the middle goes on from the left)"}
 
@@ -92,8 +95,9 @@ def _training_section(record: dict, manifest: dict) -> list[str]:
         f"- FIM (Bavarian et al., per context-sized segment): FIM rate {options['fim_rate']}, share in SPM order "
         f"{options['spm_rate']}, windows of whole samples; the middle is the rest of a line or one to three whole lines in "
         f"{options['line_span_rate']:.0%} of FIM samples, one syntax node (expression, call arguments, statement, "
-        f"block; at most {MAX_NODE_CHARS} characters) in {options['node_span_rate']:.0%}, and a span between two "
-        f"random points in the rest; segments of {options.get('min_segment_tokens', options['seq_len'])} tokens to a "
+        f"block; at most {MAX_NODE_CHARS} characters) in {options['node_span_rate']:.0%}, and "
+        + RANDOM_SPANS[options.get("random_span_length", "uniform")]
+        + f" in the rest; segments of {options.get('min_segment_tokens', options['seq_len'])} tokens to a "
         f"context, packed first-fit into {options['seq_len']}-token windows",
         f"- Optimiser: AdamW (β 0.9/0.95, weight decay {options['weight_decay']}), peak LR {options['lr']}, "
         f"{options['warmup_steps']} warmup steps, cosine to {options['min_lr_ratio']}×, batch "
