@@ -459,6 +459,16 @@ def test_a_continued_run_trains_on_the_files_still_there(sample_root, tmp_path):
     assert kept["train_files_gone"] == 1 and kept["train_bytes"] == sum(row[2] for row in manifest["train"][1:])
     assert kept["heldout"] == manifest["heldout"]
 
+    from fimlsp.cli import main
+
+    (sample_root / manifest["heldout"][0][0].partition("/")[2]).write_text("changed = True\n")
+    continued = tmp_path / "second"
+    assert main(["train", "--init-from", str(tmp_path / "first" / "model"), "--output", str(continued), *TINY,
+                 "--tokens", str(2 * 4 * 64), "--eval-cases", "0"]) == 0
+    results = json.loads((continued / "model" / "evaluation.json").read_text())
+    assert results["heldout"]["skipped_files"] == 1  # the card says its held-out figures left a file out
+    assert "1 held-out files of the manifest were missing or changed" in (continued / "model" / "README.md").read_text()
+
 
 def test_bad_corpus_root_is_a_one_line_user_error(tmp_path, capsys):
     from fimlsp.cli import main
@@ -567,14 +577,24 @@ def test_the_cards_commands_name_a_folder_under_the_working_directory_by_its_rel
     assert "--export models/default\n" in card and "--model models/default " in card and str(tmp_path) not in card
 
 
-def test_fimlsp_train_without_options_is_the_shipped_models_recipe():
-    """The README promises that `fimlsp train` with no options rebuilds the shipped model."""
+def test_fimlsp_train_without_options_is_the_shipped_models_first_run():
+    """The README promises that `fimlsp train` with no options is the shipped model's first run, and the card gives
+    the commands of the runs that continued it, each to its planned end."""
     from fimlsp.models import default_model_path
+    from fimlsp.training.card import lineage, train_command
     from fimlsp.training.train import TrainOptions
 
-    record = json.loads((default_model_path() / "training.json").read_text())
-    assert record["options"] == dataclasses.asdict(TrainOptions())
-    assert record["steps"] == record["planned_steps"] == TrainOptions().planned_steps
+    folder = default_model_path()
+    runs = lineage(json.loads((folder / "training.json").read_text()))
+    first = TrainOptions(**runs[0]["options"])  # a record from before an option existed has its default
+    assert first == TrainOptions() and runs[0]["steps"] == first.planned_steps
+    card = (folder / "README.md").read_text()
+    start = None
+    for number, run in enumerate(runs, 1):
+        target = "fimlsp/models/default" if number == len(runs) else f"{run['output']}/model"
+        assert train_command(run["options"], run["output"], target, start) in card
+        assert run["steps"] == run["planned_steps"]
+        start = target
 
 
 def test_shipped_model_loads_offline_and_completes_a_fim_prompt(monkeypatch):
