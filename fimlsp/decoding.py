@@ -689,16 +689,21 @@ def _refusal(prefix: _Prefix, left: str) -> str:
 def _without_repeated_suffix(prefix: _Prefix, seen: list[_Prefix], start: _Prefix, right: str, judge: Judge,
                              model: FimModel) -> _Prefix | None:
     """The middle cut before its last lines where they write again the right context's first lines (surrounding
-    whitespace and blank lines aside), if what remains is still a valid end; the longest such repetition."""
+    whitespace and blank lines aside), if what remains is still a valid end; the longest such repetition. Blank
+    lines alone count where the right context begins with a line break: a suggestion that ends in line breaks
+    before one would put blank lines into the code below it (`return items` and two empty lines)."""
     lines = split_lines(prefix.text)
     following = [line.strip() for line in LINE_BREAK.split(right) if line.strip()]
-    for first in range(1, len(lines)):
+    blank_lines_repeat = LINE_BREAK.match(right) is not None
+    for first in range(1, len(lines) + 1):
         repeated = [line.strip() for line in lines[first:] if line.strip()]
-        if not repeated or repeated != following[:len(repeated)]:
+        if not (repeated or blank_lines_repeat) or repeated != following[:len(repeated)]:
             continue
         with_break = "".join(lines[:first])
         last = lines[first - 1]
         for text in (with_break[:len(with_break) - len(last) + len(last.rstrip("\r\n"))], with_break):
+            if text == prefix.text:
+                continue
             candidate = next((each for each in seen if each.text == text and not each.pending), None)
             if candidate is None:
                 accepted, state = judge.extend(start, text)

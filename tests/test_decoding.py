@@ -320,6 +320,18 @@ def test_a_middle_that_writes_the_right_context_again_is_cut_before_it(tiny, mod
     assert kept.middle == "x + 1\n    return x" and kept.repeated_chars == 0, kept
 
 
+@pytest.mark.parametrize("mode", ["constrained", "checked"])
+def test_blank_lines_that_end_a_middle_before_a_line_break_are_cut(tiny, mode):
+    options = DecodingOptions(max_tokens=30, mode=mode)
+    before_a_line_break = complete_middle(scripted_text(tiny, "items\n\n"), "def f(items):\n    return ",
+                                          "\n\n\ndef g():\n    pass\n", options)
+    assert before_a_line_break.middle == "items" and before_a_line_break.repeated_chars == 2, before_a_line_break
+    assert before_a_line_break.parses
+    inside_brackets = complete_middle(scripted_text(tiny, "items\n\n"), "def f(items):\n    return (", ")\n",
+                                      options)
+    assert inside_brackets.middle == "items\n\n" and inside_brackets.repeated_chars == 0, inside_brackets
+
+
 @pytest.mark.parametrize("left, right, script, middle", [
     # a statement: it ends where the next one at its column begins
     ("def f(x):\n    y = ", "\n", "x + 1\n    return y\n", "x + 1"),
