@@ -1,6 +1,5 @@
 """The training pipeline: corpus, tokenizer, FIM transformation, packing, training and resume, CLI, shipped model."""
 
-import dataclasses
 import json
 import math
 import random
@@ -469,6 +468,21 @@ def test_a_continued_run_trains_on_the_files_still_there(sample_root, tmp_path):
     results = json.loads((continued / "model" / "evaluation.json").read_text())
     assert results["heldout"]["skipped_files"] == 1  # the card says its held-out figures left a file out
     assert "1 held-out files of the manifest were missing or changed" in (continued / "model" / "README.md").read_text()
+
+
+def test_the_training_record_names_the_hardware_without_proc_cpuinfo(monkeypatch):
+    import platform
+
+    import torch
+
+    from fimlsp.training.train import hardware
+
+    def unreadable(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(Path, "read_text", unreadable)
+    record = hardware(torch.device("cpu"))
+    assert record["device"] == "cpu" and record["cpu"] == (platform.processor() or platform.machine())
 
 
 def test_bad_corpus_root_is_a_one_line_user_error(tmp_path, capsys):

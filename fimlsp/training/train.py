@@ -541,7 +541,7 @@ def hardware(device) -> dict:
                 cpu = line.split(":", 1)[1].strip()
                 break
     except OSError:
-        shutil.rmtree(self.output / INIT_MODEL_DIR, ignore_errors=True)  # left by a run stopped before run.json
+        pass
     record = {
         "device": device.type,
         "cpu": cpu,
