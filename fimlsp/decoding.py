@@ -243,6 +243,8 @@ class ConstrainedJudge(Judge):
 _JUDGES = {"constrained": ConstrainedJudge, "checked": CheckedJudge, "unconstrained": Judge}
 
 
+_LINE_CLOSERS = ")]}:"  # what a middle that is a valid end must not write again when the line has it
+
 class _Decoder:
     """One run of the token loop: the model's candidates, the judge's verdicts, the budget's rules."""
 
@@ -320,7 +322,11 @@ class _Decoder:
         if not (self.judge.constrained or isinstance(self.judge, CheckedJudge)):  # the model alone is left as it is
             return False
         written = following.text[len(prefix.text):].lstrip(" \t\f")
-        return (bool(written) and not written[0].isspace() and self.rest_of_line.startswith(written)
+        rest = self.rest_of_line
+        # A token can close the line's bracket and go on (`):` before `) as f:`): after a valid end, a closing
+        # bracket or colon that the line begins with is the line's own, whatever the token writes after it.
+        again = rest.startswith(written) or (written[:1] in _LINE_CLOSERS and rest[:1] == written[:1])
+        return (bool(written) and not written[0].isspace() and again
                 and bool(prefix.text.strip()) and not prefix.heal and self.judge.valid_end(prefix))
 
     def _statement_end(self, start: _Prefix, prefix: _Prefix, following: _Prefix) -> _Prefix | None:

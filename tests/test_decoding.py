@@ -494,3 +494,16 @@ def test_a_middle_ends_where_the_model_writes_the_rest_of_the_line_again(tiny, m
     alone = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=30,
                                                                                         mode="unconstrained"))
     assert alone.middle.startswith(middle + script[len(middle)]), alone
+
+
+@pytest.mark.parametrize("mode", ["constrained", "checked"])
+@pytest.mark.parametrize("left, right, middle, token", [
+    ("def f(path):\n    with open(", ") as f:\n        return f.read()\n", "path", b"):"),
+    ("x = a[", "]\n", "0", b"],"),
+])
+def test_a_token_that_closes_the_lines_bracket_and_goes_on_ends_the_middle(tiny, mode, left, right, middle, token):
+    """`):` is one token: after `open(path` it closes the call and writes a colon where the line has `) as f:`."""
+    script = [*(byte_token(tiny, ord(character)) for character in middle), text_token(tiny, token),
+              byte_token(tiny, ord("\n"))]
+    result = complete_middle(scripted(tiny, script), left, right, DecodingOptions(max_tokens=30, mode=mode))
+    assert result.middle == middle and result.ending == "right" and result.parses, result
