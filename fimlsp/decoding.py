@@ -245,6 +245,7 @@ _JUDGES = {"constrained": ConstrainedJudge, "checked": CheckedJudge, "unconstrai
 
 _LINE_CLOSERS = ")]}:"  # what a middle that is a valid end must not write again when the line has it
 
+
 class _Decoder:
     """One run of the token loop: the model's candidates, the judge's verdicts, the budget's rules."""
 
