@@ -598,20 +598,18 @@ def test_fimlsp_train_without_options_is_the_shipped_models_first_run():
     """The README promises that `fimlsp train` with no options is the shipped model's first run, and the card gives
     the commands of the runs that continued it, each to its planned end."""
     from fimlsp.models import default_model_path
-    from fimlsp.training.card import lineage, train_command
+    from fimlsp.training.card import lineage, rebuild_commands
     from fimlsp.training.train import TrainOptions
 
     folder = default_model_path()
-    runs = lineage(json.loads((folder / "training.json").read_text()))
+    record = json.loads((folder / "training.json").read_text())
+    runs = lineage(record)
     first = TrainOptions(**runs[0]["options"])  # a record from before an option existed has its default
     assert first == TrainOptions() and runs[0]["steps"] == first.planned_steps
+    assert all(run["steps"] == run["planned_steps"] for run in runs)
     card = (folder / "README.md").read_text()
-    start = None
-    for number, run in enumerate(runs, 1):
-        target = "fimlsp/models/default" if number == len(runs) else f"{run['output']}/model"
-        assert train_command(run["options"], run["output"], target, start) in card
-        assert run["steps"] == run["planned_steps"]
-        start = target
+    commands = rebuild_commands(record, "fimlsp/models/default")
+    assert len(commands) == len(runs) and all(command in card for command in commands)
 
 
 def test_shipped_model_loads_offline_and_completes_a_fim_prompt(monkeypatch):

@@ -62,11 +62,11 @@ def run(args: argparse.Namespace) -> int:
         results = evaluate.evaluate_model(
             model, heldout, records, seed=args.seed, cases=args.cases, max_bytes=args.eval_bytes,
             device=resolve_device(args.device), max_new_tokens=args.max_new_tokens, progress=True,
+            skipped_files=missing,
         )
     except ResumeError as error:
         raise UserError(str(error)) from None
     loss = results["heldout"]
-    loss["skipped_files"] = missing
     print(f"held-out loss {loss['loss']:.4f} nats/token, {loss['bits_per_byte']:.4f} bits/byte "
           f"({loss['files']} files, {loss['bytes']} bytes, {loss['tokens']} tokens)")
     print(evaluate.format_figures(results["fim"]))

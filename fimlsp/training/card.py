@@ -30,6 +30,18 @@ def lineage(record: dict) -> list[dict]:
     return [*earlier, record]
 
 
+def rebuild_commands(record: dict, export: str) -> list[str]:
+    """The `fimlsp train` commands that rebuild a model into `export`, one per run of its lineage, each later run
+    starting from the model the one before it wrote in its run folder."""
+    runs = lineage(record)
+    commands, start = [], None
+    for number, run in enumerate(runs, 1):
+        target = export if number == len(runs) else f"{run['output']}/model"
+        commands.append(train_command(run["options"], run["output"], target, start))
+        start = target
+    return commands
+
+
 def write_card(directory: Path) -> Path:
     """Render the card; the commands it quotes rebuild this model from the same options."""
     def read(name: str) -> dict:
@@ -205,11 +217,7 @@ def _reproduce_section(record: dict, results: dict, directory: Path) -> list[str
     output, export = record["output"], _shown(directory)
     heldout, fim = results["heldout"], results["fim"]
     runs = lineage(record)
-    commands, start = [], None
-    for number, run in enumerate(runs, 1):
-        target = export if number == len(runs) else f"{run['output']}/model"
-        commands.append(train_command(run["options"], run["output"], target, start))
-        start = target
+    commands = rebuild_commands(record, export)
     built = [f"`{run['command']}`" for run in runs if run.get("command")]
     built_with = [f"This model was built with {', then '.join(built)}.", ""] if built else []
     return [

@@ -104,8 +104,10 @@ def evaluate_model(
     device,
     max_new_tokens: int = 128,
     progress: bool = False,
+    skipped_files: int = 0,
 ) -> dict:
-    """Held-out loss and bits per byte, then `cases` FIM cases of each cut kind from the held-out files."""
+    """Held-out loss and bits per byte, then `cases` FIM cases of each cut kind from the held-out files;
+    `skipped_files` held-out files of the manifest that this machine lacks are recorded beside the loss."""
     from fimlsp.evaluation.dataset import read_named
     from fimlsp.model import load_model as load_fim_model
 
@@ -116,6 +118,7 @@ def evaluate_model(
     started = time.monotonic()
     loss = heldout_loss(model, tokenizer, (text for _name, text in texts), model.config.n_positions, max_bytes)
     loss["max_bytes"] = max_bytes
+    loss["skipped_files"] = skipped_files
     loss_seconds = time.monotonic() - started
     fim_model = load_fim_model(str(directory), device.type)  # as decoding loads it: its dtype, its prompt order
     fim = fim_figures(fim_model, directory, read_named(heldout), records, seed=seed, cases_per_kind=cases,

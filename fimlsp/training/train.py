@@ -504,9 +504,8 @@ class TrainingRun:
         (self.output / EVALUATION_RECORDS).unlink(missing_ok=True)  # the records of an earlier export's weights
         results = evaluate.evaluate_model(
             target, heldout, self.output / EVALUATION_RECORDS, seed=self.options.seed, cases=self.control.eval_cases,
-            max_bytes=self.control.eval_bytes, device=device, progress=self.control.progress,
+            max_bytes=self.control.eval_bytes, device=device, progress=self.control.progress, skipped_files=missing,
         )
-        results["heldout"]["skipped_files"] = missing
         evaluate.write_results(results, target)
         card.write_card(target)
         return target
