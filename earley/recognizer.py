@@ -60,6 +60,7 @@ class Recognizer:
         self._base_symbols = 0 if base is None else len(base.grammar.names)
         self._closures: dict[frozenset[int], _Closure] = {}
         self._symbol_closures: dict[int, frozenset[int]] = {}
+        self._new_closures: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
         self._terminal_costs = terminal_costs
         self._completion_costs: CompletionCosts | None = None
 
@@ -96,51 +97,83 @@ class Recognizer:
     def _symbol_closure(self, symbol: int) -> frozenset[int]:
         """Dotted rules (origin: this chart) that predicting `symbol` adds, nullable prefixes skipped."""
         found = self._symbol_closures.get(symbol)
-        if found is not None:
-            return found
-        if symbol < self._base_symbols:
-            return self._base._symbol_closure(symbol)
+        if found is None:
+            found = self._symbol_closures[symbol] = self._walk_closure(symbol, 0)[0]
+        return found
+
+    def _new_symbol_closure(self, symbol: int) -> tuple[frozenset[int], frozenset[int]]:
+        """For a symbol new in an extension: the new dotted rules that predicting it adds, and the base symbols it
+        predicts, whose own closures are the base recognizer's (base rules never lead to new symbols)."""
+        found = self._new_closures.get(symbol)
+        if found is None:
+            found = self._new_closures[symbol] = self._walk_closure(symbol, self._base_symbols)
+        return found
+
+    def _walk_closure(self, symbol: int, base_symbols: int) -> tuple[frozenset[int], frozenset[int]]:
+        """The dotted rules that predicting `symbol` adds, walked no further than symbols below `base_symbols`,
+        which are returned apart."""
         tables = self.tables
+        first_dotted, next_symbol, is_terminal, nullable = (
+            tables.first_dotted, tables.next_symbol, tables.is_terminal, tables.nullable)
         dotted_rules: set[int] = set()
         seen = {symbol}
         stack = [symbol]
+        inherited: set[int] = set()
         while stack:
-            for dotted in tables.first_dotted[stack.pop()]:
+            for dotted in first_dotted[stack.pop()]:
                 while True:
                     dotted_rules.add(dotted)
-                    following = tables.next_symbol[dotted]
-                    if following == COMPLETE or tables.is_terminal[following]:
+                    following = next_symbol[dotted]
+                    if following == COMPLETE or is_terminal[following]:
                         break
-                    if following not in seen:
+                    if following < base_symbols:
+                        inherited.add(following)
+                    elif following not in seen:
                         seen.add(following)
                         stack.append(following)
-                    if not tables.nullable[following]:
+                    if not nullable[following]:
                         break
                     dotted += 1
-        found = self._symbol_closures[symbol] = frozenset(dotted_rules)
-        return found
+        return frozenset(dotted_rules), frozenset(inherited)
 
     def _closure(self, roots: frozenset[int]) -> _Closure:
+        """What predicting `roots` adds to a chart. In an extension, the base recognizer's closure of the base
+        symbols they predict (shared by every extension) with the few new rules added to it."""
         found = self._closures.get(roots)
         if found is not None:
             return found
-        if roots and max(roots) < self._base_symbols:
-            found = self._closures[roots] = self._base._closure(roots)
-            return found
-        next_symbol = self.tables.next_symbol
-        dotted_rules: set[int] = set()
-        for root in roots:
-            dotted_rules |= self._symbol_closure(root)
+        tables = self.tables
+        next_symbol, is_terminal = tables.next_symbol, tables.is_terminal
+        if self._base is None:
+            dotted_rules: set[int] = set()
+            for root in roots:
+                dotted_rules |= self._symbol_closure(root)
+            inherited = _Closure({}, frozenset())
+        else:
+            base_roots: set[int] = set()
+            dotted_rules = set()
+            for root in roots:
+                if root < self._base_symbols:
+                    base_roots.add(root)
+                else:
+                    own, predicted = self._new_symbol_closure(root)
+                    dotted_rules |= own
+                    base_roots |= predicted
+            inherited = self._base._closure(frozenset(base_roots))
+            if not dotted_rules:
+                found = self._closures[roots] = inherited
+                return found
         waiting: dict[int, list[int]] = {}
-        for dotted in dotted_rules:
+        for dotted in sorted(dotted_rules):
             symbol = next_symbol[dotted]
             if symbol != COMPLETE:
                 waiting.setdefault(symbol, []).append(dotted)
-        is_terminal = self.tables.is_terminal
+        # New dotted rules come after every base one, so appending keeps each tuple sorted.
+        merged = dict(inherited.waiting)
+        for symbol, rules in waiting.items():
+            merged[symbol] = merged.get(symbol, ()) + tuple(rules)
         found = self._closures[roots] = _Closure(
-            {symbol: tuple(sorted(rules)) for symbol, rules in waiting.items()},
-            frozenset(symbol for symbol in waiting if is_terminal[symbol]),
-        )
+            merged, inherited.terminals.union(symbol for symbol in waiting if is_terminal[symbol]))
         return found
 
 

@@ -111,6 +111,51 @@ def test_shared_right_quotients_agree_with_oracle(rules, first, second):
         )
 
 
+def predicted_rules(grammar: Grammar, roots) -> set[tuple[int, int]]:
+    """The dotted rules `(rule index, dot)` that predicting `roots` adds, by the textbook definition: the rules
+    of every nonterminal predicted, transitively, with the dot moved over nullable symbols too."""
+    found: set[tuple[int, int]] = set()
+    stack, seen = list(roots), set(roots)
+    while stack:
+        symbol = stack.pop()
+        for index, (lhs, rhs) in enumerate(grammar.rules):
+            dot = 0
+            while lhs == symbol:
+                found.add((index, dot))
+                if dot == len(rhs) or rhs[dot] in grammar.terminals:
+                    break
+                if rhs[dot] not in seen:
+                    seen.add(rhs[dot])
+                    stack.append(rhs[dot])
+                if rhs[dot] not in grammar.nullable:
+                    break
+                dot += 1
+    return found
+
+
+@settings(max_examples=150, deadline=None)
+@given(grammars(), nfas(), nfas(), st.data())
+def test_shared_prediction_closures_are_the_extended_grammars(rules, first, second, data):
+    """An extension's prediction closure, its base's closure of the base symbols predicted (shared by every
+    extension) with the new rules added, holds what predicting the same symbols adds in the extended grammar."""
+    quotients = RightQuotients(build(rules))
+    for raw in (first, second):
+        recognizer = quotients.recognizer_of(to_nfa(raw).reverse())
+        grammar, tables = recognizer.grammar, recognizer.tables
+        nonterminals = sorted(set(range(len(grammar.names))) - grammar.terminals)
+        roots = frozenset(data.draw(st.lists(st.sampled_from(nonterminals), max_size=3)))
+        expected: dict[int, set[tuple[int, int]]] = {}
+        for index, dot in predicted_rules(grammar, roots):
+            rhs = grammar.rules[index][1]
+            if dot < len(rhs):
+                expected.setdefault(rhs[dot], set()).add((index, dot))
+        closure = recognizer._closure(roots)
+        assert {symbol: {(tables.rule_of[dotted], tables.dot[dotted]) for dotted in rules}
+                for symbol, rules in closure.waiting.items()} == expected
+        assert all(list(rules) == sorted(rules) for rules in closure.waiting.values())
+        assert closure.terminals == expected.keys() & grammar.terminals
+
+
 @settings(max_examples=150, deadline=None)
 @given(nfas())
 def test_final_ends_keep_the_language(raw):
