@@ -79,7 +79,7 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
         start_name += "'"
     names = [start_name]
     new_start = base
-    open_symbols: dict[int, int] = {}  # E!q by q * base + E
+    open_symbols: dict[int, int] = {}  # E!q by q * base + E (E itself at an end)
     nfa = parse.nfa
     n_states = nfa.n_states
     # At a final state with no way on, the rest of an `E` begun there is all of `E`: `E!q` is `E` itself, and
@@ -87,11 +87,12 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
     ends = frozenset(state for state in nfa.final if not nfa.delta[state])
 
     def open_symbol(symbol: int, state: int) -> int:
-        if state in ends:
-            return symbol
         key = state * base + symbol
         found = open_symbols.get(key)
         if found is None:
+            if state in ends:
+                found = open_symbols[key] = symbol
+                return found
             name = f"{grammar.names[symbol]}!{state}"
             while name in grammar.ids:
                 name += "'"
@@ -108,15 +109,15 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
         if item // n_dotted not in ends
     ]
     visited = set(stack)
-    lhs, dot, remainder = tables.lhs, tables.dot, tables.remainder
+    lhs, dot, remainders = tables.lhs, tables.dot, tables.remainders
     for key in stack:
         item = key // n_states
         dotted = item % n_dotted
-        rules[(open_symbol(lhs[dotted], item // n_dotted), remainder(dotted))] = None
+        rules[(open_symbol(lhs[dotted], item // n_dotted), remainders[dotted])] = None
     # Walk back over the creations of every item (as `NFAParse.creations` recovers them, inlined: this loop is
     # most of the cost of a quotient): a predicted item adds a rule to each item that predicted it.
     previous_symbol, is_terminal = tables.previous_symbol, tables.is_terminal
-    waiting, reverse_delta, completed_in = parse.waiting, parse.reverse_delta, parse.completed_in
+    waiters, reverse_delta, completed_in = parse.waiters, parse.reverse_delta, parse.completed_in
     items, predicted = parse.items, parse.predicted
     predictions_walked: set[int] = set()
     initial, start = nfa.initial, grammar.start
@@ -138,15 +139,28 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
             if left == start and chart in initial:
                 rules[(new_start, (open_symbol(start, chart),))] = None
             child = open_symbol(left, chart)
-            parents = waiting(chart, left)
-            countdown -= len(parents)
+            # The items waiting for `left` here: those put there, then those its predictions imply (`waiting`).
+            parents = waiters[chart].get(left, ())
+            implied = predicted[chart].rules.waiting.get(left, ())
+            countdown -= len(parents) + len(implied)
             for parent in parents:
                 parent_dotted = parent % n_dotted
                 head = open_symbols.get(parent // n_dotted * base + lhs[parent_dotted])
                 if head is None:
                     head = open_symbol(lhs[parent_dotted], parent // n_dotted)
-                rules[(head, (child, *remainder(parent_dotted + 1)))] = None
+                rules[(head, (child, *remainders[parent_dotted + 1]))] = None
                 key = parent * n_states + chart
+                if key not in visited:
+                    visited.add(key)
+                    stack.append(key)
+            origin = chart * base
+            chart_item = n_dotted * chart * n_states + chart
+            for parent_dotted in implied:
+                head = open_symbols.get(origin + lhs[parent_dotted])
+                if head is None:
+                    head = open_symbol(lhs[parent_dotted], chart)
+                rules[(head, (child, *remainders[parent_dotted + 1]))] = None
+                key = parent_dotted * n_states + chart_item
                 if key not in visited:
                     visited.add(key)
                     stack.append(key)

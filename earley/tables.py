@@ -62,6 +62,7 @@ class GrammarTables:
         "nullable",
         "_left_corners",
         "_predicted",
+        "_remainders",
     )
 
     def __init__(self, grammar: Grammar, base: GrammarTables | None = None):
@@ -110,6 +111,7 @@ class GrammarTables:
         self.nullable = nullable
         self._left_corners: dict[int, frozenset[int]] = {}
         self._predicted: dict[frozenset[int], Predicted] = {}
+        self._remainders: list[tuple[int, ...]] | None = None
 
     def left_corners(self, symbol: int) -> frozenset[int]:
         """The nonterminals that predicting `symbol` predicts, itself included (memoized)."""
@@ -153,10 +155,13 @@ class GrammarTables:
             tuple(empty),
         )
 
-    def remainder(self, dotted: int) -> tuple[int, ...]:
-        """The symbols after the dot."""
-        rhs = self.grammar.rules[self.rule_of[dotted]][1]
-        return rhs[self.dot[dotted]:]
+    @property
+    def remainders(self) -> list[tuple[int, ...]]:
+        """For each dotted rule, the symbols after the dot (built when first asked: quotient extraction asks for
+        them by the thousand)."""
+        if self._remainders is None:
+            self._remainders = [rhs[position:] for _, rhs in self.grammar.rules for position in range(len(rhs) + 1)]
+        return self._remainders
 
     def item_text(self, item: int) -> str:
         dotted, origin = item % self.n_dotted, item // self.n_dotted
