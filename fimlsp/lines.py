@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import accumulate
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # A line with its line break, or the last one without.
@@ -41,21 +42,33 @@ def line_end(text: str, starts: list[int], line: int) -> int:
 
 def line_start(text: str, line: int, start: int = 0) -> int:
     """The offset at which 1-based `line` of `text[start:]` starts (the length of `text` past its last line)."""
-    offset = start
-    for _ in range(line - 1):
-        found = LINE_BREAK.search(text, offset)
-        if found is None:
-            return len(text)
-        offset = found.end()
-    return offset
+    return line_offsets(text, [line], start)[0]
 
 
 def line_offsets(text: str, lines: list[int], start: int = 0) -> list[int]:
-    """Where the given 1-based lines (ascending) of `text[start:]` start, in one pass."""
+    """Where the given 1-based lines (ascending) of `text[start:]` start, in one pass (one C-level split of the
+    text when it has only `\n` line breaks: a line-by-line search costs as much as parsing the file)."""
+    if not lines:
+        return []
+    rest = text[start:]
+    if "\r" in rest:
+        return _line_offsets_searched(text, lines, start)
+    pieces = rest.split("\n", max(lines) - 1)
+    starts = list(accumulate([len(piece) + 1 for piece in pieces[:-1]], initial=start))
+    return [starts[line - 1] if line <= len(starts) else len(text) for line in (max(1, line) for line in lines)]
+
+
+def _line_offsets_searched(text: str, lines: list[int], start: int) -> list[int]:
+    """`line_offsets`, line break by line break."""
     offsets = []
     line, position = 1, start
     for target in lines:
-        position = line_start(text, target - line + 1, position)
+        for _ in range(target - line):
+            found = LINE_BREAK.search(text, position)
+            if found is None:
+                position = len(text)
+                break
+            position = found.end()
         line = max(line, target)
         offsets.append(position)
     return offsets

@@ -41,3 +41,14 @@ def test_line_of_counts_a_crlf_as_one_break():
 def test_line_start_counts_from_an_offset():
     assert line_start("ab\ncd\ref", 2, 3) == 6
     assert line_start("ab\ncd\ref", 5, 3) == 8
+
+
+@given(TEXTS, st.integers(0, 40), st.lists(st.integers(0, 12), max_size=4))
+def test_line_offsets_from_an_offset_agree_with_the_line_starts(text, start, lines):
+    """Texts with only `\\n` breaks take a path of their own; both agree with `line_starts` of the rest."""
+    start = min(start, len(text))
+    lines = sorted(lines)
+    starts = [start + offset for offset in line_starts(text[start:])]
+    expected = [starts[max(1, line) - 1] if line <= len(starts) else len(text) for line in lines]
+    assert line_offsets(text, lines, start) == expected
+    assert [line_start(text, line, start) for line in lines] == expected

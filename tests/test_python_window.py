@@ -9,12 +9,14 @@ and on `complete`.
 from __future__ import annotations
 
 import bisect
+from unittest.mock import patch
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from fimlsp.python.quotient import RightContext
 from fimlsp.python.right_context import _Scanner, _StandaloneCache, _window_tokens
+from fimlsp.python import window
 from fimlsp.python.syntax import parses
 from fimlsp.python.window import left_window, module_statement_starts
 from tests.test_fuzz import fuzz, valid_modules
@@ -189,3 +191,16 @@ def test_a_definition_stands_in_for_a_definition():
     window, text, _ = _window_tokens(_Scanner(right), 0, _StandaloneCache(right))
     assert text == "\n    class _: pass\npass\n"
     assert_same_quotient("class A:\n    ", "@d", right)
+
+
+_LINES = st.lists(st.tuples(st.sampled_from(["", " ", "   ", "\t", "\f "]), st.sampled_from(["x", "#", ")", "\\", ""]),
+                           st.sampled_from(["\n", "\r", "\r\n", ""])).map("".join), max_size=8).map("".join)
+
+
+@given(_LINES, st.integers(1, 6))
+def test_candidate_lines_scanned_in_chunks_from_the_end_are_those_of_one_scan(left, chunk):
+    """The left window's candidate lines, found a chunk at a time from the end (lines of any length, `\\r` and
+    `\\r\\n` breaks), are the lines one scan of the whole text finds, from the last up."""
+    everything = [(match.start(), match.end()) for match in window._CODE_LINE.finditer(left) if match.start()]
+    with patch.object(window, "_CHUNK", chunk):
+        assert list(window._candidates_backwards(left)) == everything[::-1]

@@ -28,7 +28,7 @@ import re
 from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from fimlsp.lines import after_line, first_line, line_offsets, line_start, line_starts, line_starts_backwards
+from fimlsp.lines import after_line, first_line, line_of, line_offsets, line_start, line_starts_backwards
 from fimlsp.python.lexer import indentation_column
 from fimlsp.python.syntax import blamed_line, module_or_error, module_or_error_line
 
@@ -59,26 +59,34 @@ def left_window(left: str, statement_starts: Sequence[int] = ()) -> tuple[str, i
     statements with nothing but whole statements before them (`StatementStarts.before` of the document): the
     probe then parses from the latest one instead of from the start of the file.
     """
-    candidates = [(match.start(), match.end()) for match in _CODE_LINE.finditer(left) if 0 < match.start()]
     failures = 0
-    while candidates:
-        cut, code = candidates.pop()
-        if _continues(left, code) or (failures >= _PROBES_AT_ANY_INDENT and code > cut):
+    ruled_out = len(left)  # candidates after it are (past the line the last failed probe blames)
+    for cut, code in _candidates_backwards(left):
+        if cut > ruled_out or _continues(left, code) or (failures >= _PROBES_AT_ANY_INDENT and code > cut):
             continue
         known = bisect.bisect_right(statement_starts, cut)
         start = statement_starts[known - 1] if known else 0
         probed = _probe(left, start, cut, code)
         if isinstance(probed, int):
             failures += 1
-            error_offset = line_start(left, probed, start)
-            while candidates and candidates[-1][0] > error_offset:
-                candidates.pop()
+            ruled_out = line_start(left, probed, start)
             continue
         module, completion = probed
         headers = _headers(left[start:code], module, left[cut:code], completion)
         if headers is not None:
             return headers, cut
     return "", 0
+
+
+def _candidates_backwards(left: str) -> Iterator[tuple[int, int]]:
+    """Where each line of `left` after the first that can start a statement starts, and where its code starts,
+    from the last line up: scanned a chunk at a time from the end, since the first few usually do."""
+    end = len(left)
+    while end > 0:
+        begin = left.rfind("\n", 0, max(0, end - _CHUNK)) + 1  # a line start: the scan of a chunk is the scan of all
+        found = [(match.start(), match.end()) for match in _CODE_LINE.finditer(left, begin, end) if match.start()]
+        yield from reversed(found)
+        end = begin
 
 
 def module_statement_starts(text: str) -> tuple[int, ...]:
@@ -154,6 +162,7 @@ def _shared_end(a: str, b: str, limit: int) -> int:
 
 
 _PROBE = "pass\n"
+_CHUNK = 2048  # characters of the left context scanned at a time for candidate lines
 _PROBES_AT_ANY_INDENT = 3
 # CPython's complaint about a `try` whose body ends the text, and the most such bodies a probe is completed for.
 _OPEN_TRY = "expected 'except' or 'finally' block"
@@ -212,7 +221,7 @@ def _headers(left: str, module: ast.Module, indent: str, completion: str = "") -
     earlier clause's body written as one `pass` (a body is a run of statements, and any other run leaves the
     parser where it was). None if that text followed by the `pass` does not parse with the `pass` as deep (a
     check on the offsets taken from the tree)."""
-    probe_line = len(line_starts(left))
+    probe_line = line_of(left, len(left))
     path = _path_to(module, probe_line)
     levels = [(node, clause, _earlier_bodies(node, clause)) for (node, _), (_, clause) in zip(path, path[1:])]
     lines = [statement_line(node) for node, _ in path] + [statement_line(clause[0]) for _, clause in path]
@@ -223,7 +232,7 @@ def _headers(left: str, module: ast.Module, indent: str, completion: str = "") -
     if not headers:
         return ""
     checked = module_or_error_line(headers + indent + _PROBE + completion)
-    if isinstance(checked, int) or len(_path_to(checked, len(line_starts(headers)))) != len(path):
+    if isinstance(checked, int) or len(_path_to(checked, line_of(headers, len(headers)))) != len(path):
         return None
     return headers
 
