@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import INITIAL, advance, tokenize
 from fimlsp.python.syntax import parses
 from tests.tokens_bridge import tokens as reference_tokens
@@ -97,3 +98,12 @@ def test_lexer_never_rejects_what_cpython_parses(fragments):
         assert result is not None, source
         if "\\" not in source and source.isascii():
             assert result == [token.name for token in reference_tokens(source)], source
+
+
+@given(st.lists(st.tuples(st.integers(0, lx.N_STATES - 1), st.characters()), max_size=20))
+def test_remembered_transitions_are_the_automatons(steps):
+    """`step` answers from its table what the automaton says, asked in any order, for any character (only ASCII
+    ones are kept)."""
+    for state, char in steps * 2:
+        assert lx.step(state, char) == lx._step(state, char)
+    assert all(char < "\x80" for table in lx._STEPS[:-1] for char in table)

@@ -231,6 +231,16 @@ def _step_string(quote: str, part: str, char: str) -> int:
 
 def step(state: int, char: str) -> int:
     """The automaton's transition; `DEAD` when `char` cannot extend the token."""
+    found = _STEPS[state].get(char)
+    if found is None:
+        found = _step(state, char)
+        if char < "\x80":  # a bounded table: every state's ASCII characters
+            _STEPS[state][char] = found
+    return found
+
+
+def _step(state: int, char: str) -> int:
+    """`step`, worked out: every character of every context is lexed, and this costs three table lookups."""
     if state == START:
         return _start(char)
     if state == S_NAME or state in _PREFIX_OF_STATE:
@@ -261,6 +271,10 @@ def step(state: int, char: str) -> int:
     if text == "." and char == ".":
         return S_DOT_DOT
     return S_OPERATOR.get(text + char, DEAD)
+
+
+# The transitions taken so far, by state (`DEAD`, -1, has none: stepping from it is an error).
+_STEPS: list[dict[str, int] | None] = [{} for _ in range(N_STATES)] + [None]
 
 
 def _start(char: str) -> int:
