@@ -53,36 +53,31 @@ class GrammarTables:
         "grammar",
         "n_dotted",
         "next_symbol",
-        "previous_symbol",
         "lhs",
-        "dot",
-        "rule_of",
         "first_dotted",
         "is_terminal",
         "nullable",
         "_left_corners",
         "_predicted",
+        "_positions",
         "_remainders",
     )
 
     def __init__(self, grammar: Grammar, base: GrammarTables | None = None):
         """Tables of `grammar`; with `base`, the tables of a grammar that `grammar` extends (`Grammar.extended`):
-        they are copied and only the new rules and symbols are added."""
+        they are copied and only the new rules and symbols are added. Only what a recognizer reads is built here
+        (an extension is built per right context); the rest is built when first asked for."""
         self.grammar = grammar
         if base is None:
             first_rule = first_symbol = 0
             next_symbol: list[int] = []
-            previous_symbol: list[int] = []
             lhs: list[int] = []
-            dot: list[int] = []
-            rule_of: list[int] = []
             first_dotted: list[tuple[int, ...]] = []
             is_terminal: list[bool] = []
             nullable: list[bool] = []
         else:
             first_rule, first_symbol = len(base.grammar.rules), len(base.grammar.names)
-            next_symbol, previous_symbol = base.next_symbol[:], base.previous_symbol[:]
-            lhs, dot, rule_of = base.lhs[:], base.dot[:], base.rule_of[:]
+            next_symbol, lhs = base.next_symbol[:], base.lhs[:]
             first_dotted = list(base.first_dotted)
             is_terminal, nullable = base.is_terminal[:], base.nullable[:]
         new_symbols = range(first_symbol, len(grammar.names))
@@ -92,26 +87,45 @@ class GrammarTables:
         for index in range(first_rule, len(grammar.rules)):
             left, rhs = grammar.rules[index]
             first_dotted[left] += (len(next_symbol),)
-            size = len(rhs) + 1
             next_symbol += rhs
             next_symbol.append(COMPLETE)
-            previous_symbol.append(COMPLETE)
-            previous_symbol += rhs
-            lhs += [left] * size
-            dot += range(size)
-            rule_of += [index] * size
+            lhs += [left] * (len(rhs) + 1)
         self.n_dotted = len(next_symbol)
         self.next_symbol = next_symbol
-        self.previous_symbol = previous_symbol
         self.lhs = lhs
-        self.dot = dot
-        self.rule_of = rule_of
         self.first_dotted = tuple(first_dotted)
         self.is_terminal = is_terminal
         self.nullable = nullable
         self._left_corners: dict[int, frozenset[int]] = {}
         self._predicted: dict[frozenset[int], Predicted] = {}
+        self._positions: tuple[list[int], list[int], list[int]] | None = None
         self._remainders: list[tuple[int, ...]] | None = None
+
+    @property
+    def previous_symbol(self) -> list[int]:
+        """For each dotted rule, the symbol before the dot (`COMPLETE` with the dot at 0)."""
+        return self._by_position()[0]
+
+    @property
+    def dot(self) -> list[int]:
+        """For each dotted rule, the position of the dot."""
+        return self._by_position()[1]
+
+    @property
+    def rule_of(self) -> list[int]:
+        """For each dotted rule, the index of its rule."""
+        return self._by_position()[2]
+
+    def _by_position(self) -> tuple[list[int], list[int], list[int]]:
+        """The tables that quotient extraction reads (of the reversed grammar, once) and a recognizer never does."""
+        if self._positions is None:
+            rules = self.grammar.rules
+            self._positions = (
+                [symbol for _, rhs in rules for symbol in (COMPLETE, *rhs)],
+                [position for _, rhs in rules for position in range(len(rhs) + 1)],
+                [index for index, (_, rhs) in enumerate(rules) for _ in range(len(rhs) + 1)],
+            )
+        return self._positions
 
     def left_corners(self, symbol: int) -> frozenset[int]:
         """The nonterminals that predicting `symbol` predicts, itself included (memoized)."""
