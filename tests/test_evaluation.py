@@ -283,6 +283,14 @@ def test_bench_reports_setup_as_multiples_of_a_parse_beside_the_reference():
     assert reference.endswith("median 275.0x, p90 275.0x, p99 275.0x, max 275.0x")  # (270 + 280) ms / 2 ms
 
 
+def test_bench_starts_the_process_up_before_the_first_case_so_that_it_carries_only_its_own_cost(monkeypatch):
+    calls = []
+    monkeypatch.setattr(bench, "start_up", lambda clock="cpu": calls.append("start-up") or 0.0)
+    monkeypatch.setattr(bench, "measure", lambda case, seed, clock: calls.append(case) or {})
+    bench.run(["first", "second"])
+    assert calls == ["start-up", "first", "second"]
+
+
 def test_a_results_file_from_before_the_later_settings_resumes_as_file_scope_without_loop_cuts_or_healing(tmp_path):
     results = tmp_path / "old.jsonl"
     results.write_text(json.dumps({"type": "run", "model": runner.RunSettings().model_name, "max_tokens": 500,

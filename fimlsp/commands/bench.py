@@ -30,8 +30,10 @@ def run(args: argparse.Namespace) -> int:
     cases = cases_from_args(args)
     if cases is None:
         return 0
+    startup_ms = bench.start_up(args.clock)
     rows = bench.run(cases, seed=args.seed or 0, progress=not args.no_progress, clock=args.clock)
     print(f"{args.clock} time")
+    print(f"start-up, once a process before the first case (the grammar's tables): {startup_ms:.1f} ms")
     print(bench.summarize(rows))
     if args.json is not None:
         bench.write_rows(rows, args.json)
