@@ -204,3 +204,15 @@ def test_candidate_lines_scanned_in_chunks_from_the_end_are_those_of_one_scan(le
     everything = [(match.start(), match.end()) for match in window._CODE_LINE.finditer(left) if match.start()]
     with patch.object(window, "_CHUNK", chunk):
         assert list(window._candidates_backwards(left)) == everything[::-1]
+
+
+def test_lines_inside_the_brackets_of_the_cursors_statement_are_not_probed():
+    """A cursor in the arguments of a call written over several lines: the lines after a comma or an opening
+    bracket are passed over without a parse, and the one probe proves the line the call starts on."""
+    left = "import os\n\nresult = call(\n    first,\n    second,  # (\n\n    thi"
+    probes = []
+    real_probe = window._probe
+    with patch.object(window, "_probe", lambda *args: probes.append(args[2]) or real_probe(*args)):
+        headers, cut = left_window(left)
+    assert (headers, cut) == ("", left.index("result"))
+    assert probes == [cut]
