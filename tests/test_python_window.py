@@ -11,12 +11,13 @@ from __future__ import annotations
 import bisect
 from unittest.mock import patch
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fimlsp.python import window
 from fimlsp.python.quotient import RightContext
 from fimlsp.python.right_context import _Scanner, _StandaloneCache, _window_tokens
-from fimlsp.python import window
 from fimlsp.python.syntax import parses
 from fimlsp.python.window import left_window, module_statement_starts
 from tests.test_fuzz import fuzz, valid_modules
@@ -206,13 +207,16 @@ def test_candidate_lines_scanned_in_chunks_from_the_end_are_those_of_one_scan(le
         assert list(window._candidates_backwards(left)) == everything[::-1]
 
 
-def test_lines_inside_the_brackets_of_the_cursors_statement_are_not_probed():
-    """A cursor in the arguments of a call written over several lines: the lines after a comma or an opening
-    bracket are passed over without a parse, and the one probe proves the line the call starts on."""
-    left = "import os\n\nresult = call(\n    first,\n    second,  # (\n\n    thi"
+@pytest.mark.parametrize("left, first_line", [
+    ("import os\n\nresult = call(\n    first,\n    second,  # (\n\n    thi", "result"),
+    ("import os\n\nclass K:\n    @property\n    def na", "    @property"),
+])
+def test_lines_that_continue_the_line_above_are_not_probed(left, first_line):
+    """A cursor in the arguments of a call written over several lines, or in a decorated definition: the lines
+    after a comma, an opening bracket or a decorator are passed over without a parse, and the one probe proves
+    the line the statement starts on."""
     probes = []
     real_probe = window._probe
     with patch.object(window, "_probe", lambda *args: probes.append(args[2]) or real_probe(*args)):
-        headers, cut = left_window(left)
-    assert (headers, cut) == ("", left.index("result"))
-    assert probes == [cut]
+        _, cut = left_window(left)
+    assert probes == [cut] == [left.index(first_line)]

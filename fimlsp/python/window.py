@@ -55,8 +55,8 @@ def left_window(left: str, statement_starts: Sequence[int] = ()) -> tuple[str, i
     The latest line that can start a statement is tried first; a line that CPython does not accept there (it is
     inside a string or a bracket, it follows a decorator) rules out every candidate after the line it blames.
     Past a few such failures only lines at column 0 are tried, which keeps a cursor deep inside a long bracket
-    or string from costing a parse per line; and a line after one that ends with a comma or an opening bracket
-    is not tried at all (`_after_open_line`). `statement_starts`, ascending, are known starts of top-level
+    or string from costing a parse per line; and a line after one that ends with a comma or an opening bracket,
+    or after a decorator, is not tried at all (`_continues_line_above`). `statement_starts`, ascending, are known starts of top-level
     statements with nothing but whole statements before them (`StatementStarts.before` of the document): the
     probe then parses from the latest one instead of from the start of the file.
     """
@@ -64,7 +64,7 @@ def left_window(left: str, statement_starts: Sequence[int] = ()) -> tuple[str, i
     ruled_out = len(left)  # candidates after it are (past the line the last failed probe blames)
     for cut, code in _candidates_backwards(left):
         if (cut > ruled_out or _continues(left, code) or (failures >= _PROBES_AT_ANY_INDENT and code > cut)
-                or _after_open_line(left, cut)):
+                or _continues_line_above(left, cut)):
             continue
         known = bisect.bisect_right(statement_starts, cut)
         start = statement_starts[known - 1] if known else 0
@@ -80,18 +80,18 @@ def left_window(left: str, statement_starts: Sequence[int] = ()) -> tuple[str, i
     return "", 0
 
 
-def _after_open_line(left: str, cut: int) -> bool:
-    """A cheap guess that the line at `cut` goes on inside a bracket, to spare the probe a parse of everything
-    above it that would fail (a cursor in the arguments of a call written over several lines): the last line of
-    code above it ends with a comma or an opening bracket, a comment after it aside. Only ever a guess against:
-    a statement start it passes over (after `x = 1,`) leaves an earlier one to be tried, and every cut is proved
-    by the parse."""
+def _continues_line_above(left: str, cut: int) -> bool:
+    """A cheap guess that the line at `cut` does not start a statement, to spare the probe a parse of everything
+    above it that would fail (a cursor in the arguments of a call written over several lines, or under a
+    decorator): the last line of code above it ends with a comma or an opening bracket (a comment after it
+    aside), or starts with `@`. Only ever a guess against: a statement start it passes over (after `x = 1,`)
+    leaves an earlier one to be tried, and every cut is proved by the parse."""
     end = cut
     while end > 0:
         start = max(left.rfind("\n", 0, end - 1), left.rfind("\r", 0, end - 1)) + 1
-        code = left[start:end].split("#", 1)[0].rstrip()  # a `#` inside a string cuts it short: no guess then
+        code = left[start:end].split("#", 1)[0].strip()  # a `#` inside a string cuts it short: no guess then
         if code:
-            return code[-1] in ",([{"
+            return code[-1] in ",([{" or code[0] == "@"
         end = start
     return False
 
