@@ -100,26 +100,7 @@ class NFA:
     def trim(self, deadline: float | None = None) -> NFA:
         """Drop states that are unreachable from an initial state or cannot reach a final one (raises
         `DeadlineExceeded` past `deadline`, looking at the clock between its passes)."""
-        states = range(self.n_states)
-        forward_edges = {s: {t for _, t in _edges(self, s)} for s in _checked(states, deadline)}
-        forward = _closure(self.initial, forward_edges, deadline)
-        backward_edges: dict[int, set[int]] = {s: set() for s in states}
-        for source, _, target in _checked(self.transitions, deadline):
-            backward_edges[target].add(source)
-        backward = _closure(self.final, backward_edges, deadline)
-        keep = sorted(forward & backward)
-        renumber = {old: new for new, old in enumerate(keep)}
-        return NFA(
-            len(keep),
-            (
-                (renumber[s], label, renumber[t])
-                for s, label, t in self.transitions
-                if s in renumber and t in renumber
-            ),
-            (renumber[s] for s in self.initial if s in renumber),
-            (renumber[s] for s in self.final if s in renumber),
-            deadline,
-        )
+        return _trimmed(self.n_states, self.transitions, self.initial, self.final, deadline)
 
     def __repr__(self) -> str:
         return (
@@ -139,10 +120,26 @@ def _checked(elements: Iterable, deadline: float | None) -> Iterator:
         yield element
 
 
-def _edges(nfa: NFA, state: int):
-    for label, targets in nfa.delta[state].items():
-        for target in targets:
-            yield label, target
+def _trimmed(n_states: int, transitions: Iterable[tuple[int, Label, int]], initial: Iterable[int],
+             final: Iterable[int], deadline: float | None = None) -> NFA:
+    """The NFA of the states that are reachable from an initial state and reach a final one, renumbered in order
+    (one NFA built, not a second one to trim)."""
+    transitions = list(transitions)
+    forward_edges: dict[int, set[int]] = {}
+    backward_edges: dict[int, set[int]] = {}
+    for source, _, target in _checked(transitions, deadline):
+        forward_edges.setdefault(source, set()).add(target)
+        backward_edges.setdefault(target, set()).add(source)
+    initial, final = list(initial), list(final)
+    keep = sorted(_closure(initial, forward_edges, deadline) & _closure(final, backward_edges, deadline))
+    renumber = {old: new for new, old in enumerate(keep)}
+    return NFA(
+        len(keep),
+        ((renumber[s], label, renumber[t]) for s, label, t in transitions if s in renumber and t in renumber),
+        (renumber[s] for s in initial if s in renumber),
+        (renumber[s] for s in final if s in renumber),
+        deadline,
+    )
 
 
 def _closure(start: Iterable[int], edges: dict[int, set[int]], deadline: float | None = None) -> set[int]:
@@ -154,7 +151,7 @@ def _closure(start: Iterable[int], edges: dict[int, set[int]], deadline: float |
         if countdown == 0:
             check_deadline(deadline)
             countdown = CLOCK_INTERVAL
-        for target in edges[stack.pop()]:
+        for target in edges.get(stack.pop(), ()):
             if target not in seen:
                 seen.add(target)
                 stack.append(target)
@@ -317,7 +314,7 @@ class _ThompsonBuilder:
             transitions.update((state, label, target) for via in closure for label, target in outgoing[via])
             if end in closure:
                 final.append(state)
-        return NFA(self.n_states, transitions, [start], final, deadline).trim(deadline)
+        return _trimmed(self.n_states, transitions, [start], final, deadline)
 
 
 _REGEX_TOKEN = re.compile(r'\s*(?:(?P<word>[A-Za-z_][A-Za-z_0-9]*)|(?P<literal>"(?:[^"\\]|\\.)*")'
