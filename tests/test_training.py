@@ -15,12 +15,22 @@ from fimlsp.training.fim import (
     FimTokens,
     FimTransform,
     SpanMix,
+    middle_ends,
     pack,
     segment_document,
     split_at_random_points,
     split_at_short_random_span,
 )
-from fimlsp.training.tokenizer import EOS, FIM_MIDDLE, FIM_PAD, FIM_PREFIX, FIM_SUFFIX, SPECIAL_TOKENS, train_tokenizer
+from fimlsp.training.tokenizer import (
+    EOS,
+    FIM_MIDDLE,
+    FIM_PAD,
+    FIM_PREFIX,
+    FIM_SUFFIX,
+    SPECIAL_TOKENS,
+    load_tokenizer,
+    train_tokenizer,
+)
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 SAMPLE_MODULES = ["textwrap.py", "bisect.py", "string.py", "colorsys.py", "keyword.py", "this.py", "fnmatch.py",
@@ -312,6 +322,30 @@ def test_every_fim_window_starts_with_a_sample_whose_middle_sees_its_context(tok
     assert sum(len(sample) > 65 for sample in samples) <= 0.01 * len(samples)  # the slack leaves room
 
 
+def middle_ends_by_walking(row: list[int], ids: FimTokens) -> list[bool]:
+    """Oracle: walk the window token by token, remembering whether a middle is open."""
+    marks, in_middle = [], row[0] == ids.middle
+    for following in row[1:]:
+        marks.append(following == ids.eos and in_middle)
+        if following == ids.eos:
+            in_middle = False
+        elif following == ids.middle:
+            in_middle = True
+    return marks
+
+
+def test_middle_ends_are_the_end_of_sequence_of_fim_samples_only(tokenizer):
+    transform = fim_transform(tokenizer, fim_rate=0.5)
+    texts = [(STDLIB / name).read_text() for name in ("textwrap.py", "bisect.py")]
+    samples = list(transform.samples(texts, random.Random(8)))
+    windows = pack(samples, window_tokens=129, pad=4)
+    marks = middle_ends(windows, transform.ids)
+    assert marks.shape == (len(windows), 128)
+    assert marks.tolist() == [middle_ends_by_walking(row, transform.ids) for row in windows.tolist()]
+    fim_samples = sum(2 in sample for sample in samples if len(sample) <= 129)
+    assert 0 < fim_samples < len(samples) and int(marks.sum()) == fim_samples
+
+
 def test_learning_rate_warms_up_then_decays_by_cosine_to_the_floor():
     from fimlsp.training.train import TrainOptions, lr_at
 
@@ -384,6 +418,29 @@ def test_evaluate_model_measures_resumes_and_rewrites_the_card(sample_root, tmp_
     assert main(command) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "corpus.json" in error
+
+
+def test_eos_weight_raises_the_end_of_sequence_after_middles_and_logs_the_plain_loss(sample_root, tmp_path):
+    import numpy as np
+    import torch
+    from transformers import GPTBigCodeForCausalLM
+
+    from fimlsp.training.train import fim_tokens
+
+    common = ["--tokens", str(40 * 4 * 64), "--lr", "3e-3", "--eval-cases", "0"]
+    assert train(sample_root, tmp_path / "plain", *common) == 0
+    assert train(sample_root, tmp_path / "weighted", *common, "--eos-weight", "8") == 0
+    assert losses(tmp_path / "plain")[0] == pytest.approx(losses(tmp_path / "weighted")[0])  # same start, same data
+
+    windows = np.load(tmp_path / "plain" / "data" / "train-epoch0.npy").astype(np.int64)
+    ends = torch.from_numpy(middle_ends(windows, fim_tokens(load_tokenizer(tmp_path / "plain" / "model"))))
+    eos_probability = {}
+    for name in ("plain", "weighted"):
+        model = GPTBigCodeForCausalLM.from_pretrained(tmp_path / name / "model", torch_dtype=torch.float32).eval()
+        with torch.no_grad():
+            probabilities = model(input_ids=torch.from_numpy(windows[:, :-1])).logits.softmax(-1)[..., 0]
+        eos_probability[name] = float(probabilities[ends].mean())
+    assert eos_probability["weighted"] > 1.5 * eos_probability["plain"]
 
 
 def test_interrupted_and_resumed_run_ends_with_the_same_weights(sample_root, tmp_path, capsys):

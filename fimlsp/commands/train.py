@@ -36,6 +36,9 @@ OPTION_HELP = {
     "random_span_length": "how the rest's middles are drawn: uniform (between two uniform points: a third of the "
                           "segment on average) or log (a uniform start and a log-uniform length: mostly short "
                           "middles, after which the end of sequence is learnt)",
+    "eos_weight": "loss weight of the end of sequence that closes a FIM middle, against 1 for every other token: "
+                  "one such token per sample is too rare a target for a small model to write it where a middle "
+                  "ends rather than go on (a weight w moves its learnt log-odds up by about ln w)",
     "tokens": "training token budget; it fixes the number of steps and with it the cosine schedule",
     "batch_size": "windows per optimizer step",
     "lr": "peak learning rate of AdamW",
@@ -120,6 +123,8 @@ def validate(args: argparse.Namespace) -> None:
     for name in ["heldout_fraction", "fim_rate", "spm_rate", "line_span_rate", "node_span_rate", "min_lr_ratio"]:
         if not 0 <= getattr(args, name) <= 1:
             raise UserError(f"{option_flag(name)} must be between 0 and 1")
+    if args.eos_weight < 1:
+        raise UserError("--eos-weight must be at least 1")
     if args.line_span_rate + args.node_span_rate > 1:
         raise UserError("--line-span-rate and --node-span-rate must sum to at most 1")
     if args.n_embd % args.n_head:

@@ -110,7 +110,9 @@ def _training_section(record: dict, manifest: dict) -> list[str]:
         f"block; at most {MAX_NODE_CHARS} characters) in {options['node_span_rate']:.0%}, and "
         + RANDOM_SPANS[options.get("random_span_length", "uniform")]
         + f" in the rest; segments of {options.get('min_segment_tokens', options['seq_len'])} tokens to a "
-        f"context, packed first-fit into {options['seq_len']}-token windows",
+        f"context, packed first-fit into {options['seq_len']}-token windows"
+        + (f"; the end of sequence that closes a middle weighs {options['eos_weight']:g} in the loss, every other "
+           "token 1" if options.get("eos_weight", 1.0) != 1.0 else ""),
         f"- Optimiser: AdamW (β 0.9/0.95, weight decay {options['weight_decay']}), peak LR {options['lr']}, "
         f"{options['warmup_steps']} warmup steps, cosine to {options['min_lr_ratio']}×, batch "
         f"{options['batch_size']}×{options['seq_len']} tokens, {options['precision']} autocast",

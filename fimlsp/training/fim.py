@@ -201,5 +201,18 @@ def pack(samples: Iterable[list[int]], window_tokens: int, pad: int, open_window
     return np.stack(windows) if windows else np.zeros((0, window_tokens), dtype=np.int32)
 
 
+def middle_ends(windows: np.ndarray, ids: FimTokens) -> np.ndarray:
+    """Which next-token targets of packed windows are the end of sequence that closes a FIM middle.
+
+    `windows` are token rows whose inputs are `[:, :-1]` and targets `[:, 1:]`; the result has the targets' shape.
+    An end of sequence closes a middle when a `<fim_middle>` came after the previous end of sequence; a plain
+    sample's end of sequence (where its segment was cut) says nothing about where a middle stops.
+    """
+    positions = np.arange(windows.shape[1])
+    last_middle = np.maximum.accumulate(np.where(windows == ids.middle, positions, -1), axis=1)[:, :-1]
+    last_eos = np.maximum.accumulate(np.where(windows == ids.eos, positions, -1), axis=1)[:, :-1]
+    return (windows[:, 1:] == ids.eos) & (last_middle > last_eos)
+
+
 def _padded(tokens: list[int], length: int, pad: int) -> np.ndarray:
     return np.asarray(tokens + [pad] * (length - len(tokens)), dtype=np.int32)

@@ -25,7 +25,7 @@ import numpy as np
 
 from fimlsp.training import corpus as corpus_module
 from fimlsp.model.formats import write_fim_settings
-from fimlsp.training.fim import TRAINING_FORMAT, FimTokens, FimTransform, SpanMix, pack
+from fimlsp.training.fim import TRAINING_FORMAT, FimTokens, FimTransform, SpanMix, middle_ends, pack
 from fimlsp.training.tokenizer import (
     EOS,
     FIM_MIDDLE,
@@ -72,6 +72,7 @@ class TrainOptions:
     line_span_rate: float = 0.35
     node_span_rate: float = 0.35
     random_span_length: str = "uniform"
+    eos_weight: float = 1.0
     tokens: int = 14_000_000
     batch_size: int = 16
     lr: float = 1.5e-3
@@ -144,6 +145,11 @@ def model_config(options: TrainOptions, tokenizer):
     )
 
 
+def fim_tokens(tokenizer) -> FimTokens:
+    ids = special_token_ids(tokenizer)
+    return FimTokens(prefix=ids[FIM_PREFIX], middle=ids[FIM_MIDDLE], suffix=ids[FIM_SUFFIX], eos=ids[EOS])
+
+
 def resolve_device(name: str):
     import torch
 
@@ -178,7 +184,8 @@ class TrainingRun:
         path = self.output / RUN_OPTIONS
         current = dataclasses.asdict(self.options) | ({"init_from": self.init_weights} if self.init_weights else {})
         if path.exists():
-            saved = json.loads(path.read_text(encoding="utf-8"))
+            # An option a folder does not name did not exist when it was made; its default keeps the old behaviour.
+            saved = dataclasses.asdict(TrainOptions()) | json.loads(path.read_text(encoding="utf-8"))
             changed = sorted(k for k in current.keys() | saved.keys() if saved.get(k) != current.get(k))
             if changed:
                 raise TrainingError(
@@ -265,10 +272,9 @@ class TrainingRun:
         path = self.output / DATA_DIR / f"train-epoch{epoch}.npy"
         if path.exists():
             return np.load(path, mmap_mode="r")
-        ids = special_token_ids(tokenizer)
         transform = FimTransform(
             tokenizer,
-            FimTokens(prefix=ids[FIM_PREFIX], middle=ids[FIM_MIDDLE], suffix=ids[FIM_SUFFIX], eos=ids[EOS]),
+            fim_tokens(tokenizer),
             segment_tokens=self.options.seq_len - SAMPLE_SLACK,
             min_segment_tokens=self.options.min_segment_tokens,
             fim_rate=self.options.fim_rate,
@@ -279,7 +285,7 @@ class TrainingRun:
         rng = random.Random(self.data_seed("fim", epoch))
         documents = self.documents("train")
         random.Random(self.data_seed("order", epoch)).shuffle(documents)
-        windows = pack(transform.samples(documents, rng), self.options.seq_len + 1, ids[FIM_PAD])
+        windows = pack(transform.samples(documents, rng), self.options.seq_len + 1, special_token_ids(tokenizer)[FIM_PAD])
         windows = windows.astype(np.uint16 if len(tokenizer) <= 65536 else np.int32)
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path.with_suffix(".tmp"), "wb") as handle:
@@ -340,6 +346,7 @@ class TrainingRun:
         tokenizer = self.tokenizer()
         batch_of = self.batches(tokenizer)
         pad = special_token_ids(tokenizer)[FIM_PAD]
+        control_tokens = fim_tokens(tokenizer)
         device = resolve_device(self.control.device)
         torch.manual_seed(self.options.seed)
         model = GPTBigCodeForCausalLM(model_config(self.options, tokenizer)).to(device)
@@ -362,14 +369,21 @@ class TrainingRun:
                 stopped_early = True
                 break
             tick = time.monotonic()
-            batch = torch.from_numpy(batch_of(step)).to(device)
+            windows = batch_of(step)
+            batch = torch.from_numpy(windows).to(device)
+            weights = torch.from_numpy(
+                (1.0 + (self.options.eos_weight - 1.0) * middle_ends(windows, control_tokens)).astype(np.float32)
+            ).to(device)
             for group in optimizer.param_groups:
                 group["lr"] = lr_at(step, self.options)
             with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=autocast):
                 logits = model(input_ids=batch[:, :-1]).logits
-            loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), batch[:, 1:].flatten(),
-                                                     ignore_index=pad)
-            loss.backward()
+            token_losses = torch.nn.functional.cross_entropy(
+                logits.float().flatten(0, 1), batch[:, 1:].flatten(), ignore_index=pad, reduction="none"
+            )
+            counted = (batch[:, 1:] != pad).sum()
+            loss = token_losses.sum() / counted  # the plain mean, logged whatever the weights
+            (token_losses * weights.flatten()).sum().div(counted).backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), self.options.grad_clip)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
@@ -473,6 +487,7 @@ class TrainingRun:
 
         from fimlsp.training import card, evaluate
 
+        manifest = self.manifest()  # written here when the data was cached before it (a copied run folder)
         target = self.control.export
         staging = target.with_name(target.name + ".tmp")
         shutil.rmtree(staging, ignore_errors=True)
@@ -499,7 +514,6 @@ class TrainingRun:
         if target.exists():
             shutil.rmtree(target)
         staging.replace(target)
-        manifest = self.manifest()
         heldout, missing = corpus_module.resolve_files(manifest, "heldout")
         (self.output / EVALUATION_RECORDS).unlink(missing_ok=True)  # the records of an earlier export's weights
         results = evaluate.evaluate_model(
