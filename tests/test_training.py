@@ -469,6 +469,17 @@ def test_resuming_with_other_options_is_a_user_error(sample_root, tmp_path, caps
     assert error.count("\n") == 1 and "lr" in error and "Traceback" not in error
 
 
+def test_a_folder_made_before_an_option_existed_resumes_with_its_default(sample_root, tmp_path):
+    assert train(sample_root, tmp_path / "run", "--tokens", "256", "--stop-after", "0") == 0
+    options = json.loads((tmp_path / "run" / "run.json").read_text())
+    del options["eos_weight"]
+    (tmp_path / "run" / "run.json").write_text(json.dumps(options))
+    assert train(sample_root, tmp_path / "run", "--tokens", "256") == 0
+    assert train(sample_root, tmp_path / "other", "--tokens", "256", "--stop-after", "0") == 0
+    (tmp_path / "other" / "run.json").write_text(json.dumps(options))
+    assert train(sample_root, tmp_path / "other", "--tokens", "256", "--eos-weight", "2") == 2
+
+
 def test_a_run_continues_a_model_with_its_weights_tokenizer_and_split(sample_root, tmp_path, capsys):
     from fimlsp.cli import main
 
@@ -499,6 +510,22 @@ def test_a_run_continues_a_model_with_its_weights_tokenizer_and_split(sample_roo
     assert main([*continued[:2], str(tmp_path), *continued[3:]]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "not a model folder" in error
+
+
+def test_a_continued_run_exports_its_manifest_when_its_data_was_copied_in(sample_root, tmp_path):
+    import shutil
+
+    from fimlsp.cli import main
+
+    assert train(sample_root, tmp_path / "first", "--tokens", str(2 * 4 * 64), "--eval-cases", "0") == 0
+    continued = ["train", "--init-from", str(tmp_path / "first" / "model"), *TINY, "--tokens", str(2 * 4 * 64),
+                 "--eval-cases", "0"]
+    assert main([*continued, "--output", str(tmp_path / "second")]) == 0
+    (tmp_path / "third").mkdir()
+    shutil.copytree(tmp_path / "second" / "data", tmp_path / "third" / "data")  # the packed data: a pure function
+    assert main([*continued, "--output", str(tmp_path / "third")]) == 0
+    assert (tmp_path / "third" / "model" / "corpus.json").read_text() == (
+        tmp_path / "second" / "model" / "corpus.json").read_text()
 
 
 def test_a_continued_run_trains_on_the_files_still_there(sample_root, tmp_path):
