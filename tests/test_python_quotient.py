@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 import time
@@ -10,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from earley import Deadline, Stopped
+from earley import Deadline, DeadlineExceeded, Stopped
 from fimlsp import quotient
+from fimlsp.python import quotient as python_quotient
 from fimlsp.python.quotient import RightContext, RightContextCache
 from fimlsp.python.region import constrain
 from fimlsp.cases import boundary_cases, random_span_cases
@@ -323,3 +325,16 @@ def test_a_stream_that_reads_strings_as_code_does_not_widen_the_window_of_anothe
     _nfa, windows = reversed_right_context_nfa(right, True, None, 0, starts)
     after_docstring = right.index('"""') + 3
     assert windows[after_docstring] == right[:right.index("import re")]
+
+
+def test_the_left_context_is_fed_with_the_cycle_collector_held_off_and_it_is_back_on_after(monkeypatch):
+    collecting = []
+    real_window = python_quotient.left_window
+    monkeypatch.setattr(python_quotient, "left_window",
+                        lambda *args: collecting.append(gc.isenabled()) or real_window(*args))
+    context = RightContext(")\n")
+    assert context.start("x = f(") is not None
+    assert collecting == [False] and gc.isenabled()
+    with pytest.raises(DeadlineExceeded):
+        context.start("y = 1\n" * 5000 + "x = f(", deadline=time.perf_counter() - 1)
+    assert gc.isenabled()

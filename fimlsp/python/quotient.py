@@ -72,18 +72,20 @@ class RightContext:
 
         Raises `DeadlineExceeded` past `deadline` (the left is fed in chunks, with a look at the clock between).
         Only the statement around the cursor and the headers of the blocks around it are fed (`left_window`,
-        which `statement_starts` may spare parses).
+        which `statement_starts` may spare parses). Its charts, like the quotient's, are built with the cycle
+        collector held off.
         """
         parser = self.recognizer.start()
         if parser is None:
             return None
-        headers, cut = left_window(left, statement_starts) if self.windowed else ("", 0)
-        state = _feed_in_chunks(FimState(self, self.initial, parser, None), headers, deadline)
-        if state is None:
-            return None
-        # The headers stand for `left[:cut]`, the first chunk of the text.
-        state = FimState(self, state.lexer, state.parser, (None, left[:cut]), headers=headers if cut else None)
-        return _feed_in_chunks(state, left[cut:], deadline)
+        with _no_cycle_collection():
+            headers, cut = left_window(left, statement_starts) if self.windowed else ("", 0)
+            state = _feed_in_chunks(FimState(self, self.initial, parser, None), headers, deadline)
+            if state is None:
+                return None
+            # The headers stand for `left[:cut]`, the first chunk of the text.
+            state = FimState(self, state.lexer, state.parser, (None, left[:cut]), headers=headers if cut else None)
+            return _feed_in_chunks(state, left[cut:], deadline)
 
     def valid(self, text: str) -> bool:
         """CPython's verdict on `text` followed by the right context."""
@@ -165,8 +167,9 @@ def python_quotients() -> RightQuotients:
 
 @contextmanager
 def _no_cycle_collection():
-    """The cycle collector held off while a right context is compiled: the charts are millions of small sets and
-    lists that hold no cycles, and full collections over them took more than half of a big build's time."""
+    """The cycle collector held off while a right context is compiled or a left context fed: the charts are
+    millions of small sets and lists that hold no cycles, and full collections over them took more than half of
+    a big build's time."""
     enabled = gc.isenabled()
     gc.disable()
     try:
