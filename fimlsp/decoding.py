@@ -471,30 +471,39 @@ class _Decoder:
 
     def fallback(self, seen: list[_Prefix]) -> tuple[_Prefix, int] | None:
         """The middle when generation stopped early: a late prefix completed by a shortest finish that fits the
-        tokens left (the last prefix, then ones further back, each back twice as far, then the empty middle), or
-        else the valid prefix with the best end-of-sequence probability weighted by its length. A finish that
-        does more than close (`CLOSING`) gives way to the latest prefix that ends a line and is valid as it is.
-        With the characters the finish added."""
+        tokens left (the last prefix, then ones further back, each back twice as far), or else the valid prefix
+        with the best end-of-sequence probability weighted by its length, or else the empty middle and its finish:
+        an empty suggestion is none at all, and after `open(` a model that wrote `path, "rb") as f:` and on to the
+        token limit suggests `path`, not nothing. A finish that does more than close (`CLOSING`) gives way to the
+        latest prefix that ends a line and is valid as it is. With the characters the finish added."""
         judge = self.judge
+        whole = [prefix for prefix in seen if not prefix.pending]
         if judge.constrained:
-            whole = [prefix for prefix in seen if not prefix.pending]
             backs = [back for back in (2 ** power for power in range(len(whole).bit_length())) if back < len(whole)]
-            for prefix in [whole[-back] for back in backs] + whole[:1]:
-                fitting = self._fitting_finish(prefix)
-                if fitting is not None:
-                    finish, tokens = fitting
-                    if not CLOSING.issuperset(finish):
-                        line_end = self._valid_line_end(whole, seen[-1].text)
-                        if line_end is not None:
-                            return line_end, 0
-                    state = prefix.state.feed(finish) if finish else prefix.state
-                    return _Prefix(prefix.text + finish, b"", state, prefix.tokens + tokens,
-                                   prefix.log_probability), len(finish)
-        ranked = sorted(seen, key=lambda p: (p.eos_probability * (p.tokens + 1), p.tokens), reverse=True)
+            for prefix in [whole[-back] for back in backs]:
+                ended = self._finished(prefix, whole, seen[-1].text)
+                if ended is not None:
+                    return ended
+        ranked = sorted(seen, key=lambda p: (bool(p.text), p.eos_probability * (p.tokens + 1), p.tokens),
+                        reverse=True)
         for candidate in ranked:
             if judge.valid_end(candidate):
                 return candidate, 0
-        return None
+        return self._finished(whole[0], whole, seen[-1].text) if judge.constrained and whole else None
+
+    def _finished(self, prefix: _Prefix, whole: list[_Prefix], written: str) -> tuple[_Prefix, int] | None:
+        """`prefix` completed by a shortest finish that fits the tokens left, or the latest valid line end of
+        `whole` where that finish would do more than close what the middle opened."""
+        fitting = self._fitting_finish(prefix)
+        if fitting is None:
+            return None
+        finish, tokens = fitting
+        if not CLOSING.issuperset(finish):
+            line_end = self._valid_line_end(whole, written)
+            if line_end is not None:
+                return line_end, 0
+        state = prefix.state.feed(finish) if finish else prefix.state
+        return _Prefix(prefix.text + finish, b"", state, prefix.tokens + tokens, prefix.log_probability), len(finish)
 
     def _valid_line_end(self, whole: list[_Prefix], written: str) -> _Prefix | None:
         """The latest non-empty prefix that `written` follows with a line break and that is a valid end."""

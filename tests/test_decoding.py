@@ -408,6 +408,22 @@ def test_a_fallback_that_would_invent_code_ends_at_the_last_valid_line_instead(t
     assert result.middle == "total = len(items)" and result.finish_chars == 0 and result.parses
 
 
+def test_a_constrained_fallback_keeps_what_the_model_wrote_rather_than_nothing(tiny, monkeypatch):
+    """When no late prefix can be finished in the tokens left (as when a real model's multi-character tokens ran
+    into a string at the token limit), a valid prefix the model wrote is the suggestion, not the empty middle that the
+    file is also valid with (after `open(`: `path`, not nothing)."""
+    import fimlsp.decoding as decoding
+
+    finish = decoding._Decoder._fitting_finish
+    monkeypatch.setattr(decoding._Decoder, "_fitting_finish",
+                        lambda self, prefix: finish(self, prefix) if not prefix.text else None)
+    left, right = "with open(", ") as handle:\n    pass\n"
+    script = 'path, "' + "spam " * 12  # a loop, cut inside the string
+    result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=80))
+    assert result.stop == "loop" and result.ending == "fallback", result
+    assert result.middle and script.startswith(result.middle) and result.finish_chars == 0 and result.parses, result
+
+
 @pytest.mark.parametrize("mode", ["constrained", "checked", "unconstrained"])
 def test_a_model_caught_in_a_loop_is_stopped_and_its_middle_ended(tiny, mode):
     left, right = "with open(", ") as handle:\n    pass\n"
