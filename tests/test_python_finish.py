@@ -3,6 +3,7 @@ than the rest of the deleted text, and the bound never exceeds it."""
 
 from __future__ import annotations
 
+import keyword
 import random
 
 import pytest
@@ -124,6 +125,16 @@ def test_a_finish_over_the_limit_is_not_returned():
     assert state.finish() == "]]]]"
     assert state.finish(limit=3) is None
     assert state.feed("1").finish() == "]]]]"
+
+
+@pytest.mark.parametrize("keyword", sorted(keyword.kwlist))
+@pytest.mark.parametrize("left, right", [("x = f(", ")\n"), ("def g(x):\n    if x and ", ":\n        pass\n")])
+def test_a_keyword_that_a_name_goes_on_from_is_finished(keyword, left, right):
+    """`isinstance(x, in` is on its way to `int`: where the keyword itself cannot stand, a name can (`in_`)."""
+    state = quotient(left, right).feed(keyword)
+    assert state is not None
+    finish = state.finish()
+    assert finish is not None and parses(left + keyword + finish + right), finish
 
 
 @pytest.mark.parametrize("text, closing", [

@@ -182,6 +182,8 @@ def _pieces(state: FimState) -> tuple[list[str], set[str], set[str]]:
             text = lx.SHORTEST_TEXT[terminal]
             if len(text) > len(lexer.text) and text.startswith(lexer.text):
                 pieces.append(text[len(lexer.text):])
+            elif terminal == lx.NAME and lexer.text in lx.KEYWORDS:
+                pieces.append("_")  # a keyword so far (`in`) is a name only once it goes on (`in_`, `int`)
             fed = parser.feed(terminal)
             if fed is not None:
                 following |= fed.allowed()
