@@ -297,8 +297,9 @@ class _Decoder:
                 if chosen in ("eos", "no_candidate"):
                     return prefix, chosen, seen
                 token, following = chosen
-                if self._writes_the_right_context_again(prefix, following):
-                    return prefix, "right", seen
+                ended = self._right_end(start, prefix, following)
+                if ended is not None:
+                    return ended, "right", seen
                 if self.options.single_line and "\n" in following.text[len(prefix.text):]:
                     line_end = _line_end(prefix, following.text[len(prefix.text):], judge)
                     if line_end is not None:
@@ -316,19 +317,36 @@ class _Decoder:
                         return looped, "loop", [each for each in seen if len(each.text) <= len(looped.text)]
                 input_ids = torch.tensor([[token]], device=model.device)
 
-    def _writes_the_right_context_again(self, prefix: _Prefix, following: _Prefix) -> bool:
-        """Whether the model, after a middle that is a valid end, begins to write the rest of the cursor's line
-        (`open(path` then `)` before `) as f:`; `len(x) == 0` then `:` before `:`): the middle ends there, rather
-        than write the brackets and colons that follow the cursor twice (the constrained and checked modes)."""
+    def _right_end(self, start: _Prefix, prefix: _Prefix, following: _Prefix) -> _Prefix | None:
+        """The middle, when the model begins to write the rest of the cursor's line after a valid end (`open(path`
+        then `)` before `) as f:`; `len(x) == 0` then `:` before `:`): it ends there, rather than write the
+        brackets and colons that follow the cursor twice (the constrained and checked modes).
+
+        A token can close the line's bracket and go on (`):` before `) as f:`): after a valid end, a closing
+        bracket or colon that the line begins with is the line's own, whatever the token writes after it. And a
+        token can end the middle and begin the line at once (`):` before `:` after `isinstance(x, int`, `")`
+        before `) as f:` after `open(path, "rb`): the middle ends inside it, where it is a valid end."""
         if not (self.judge.constrained or isinstance(self.judge, CheckedJudge)):  # the model alone is left as it is
-            return False
-        written = following.text[len(prefix.text):].lstrip(" \t\f")
+            return None
         rest = self.rest_of_line
-        # A token can close the line's bracket and go on (`):` before `) as f:`): after a valid end, a closing
-        # bracket or colon that the line begins with is the line's own, whatever the token writes after it.
-        again = rest.startswith(written) or (written[:1] in _LINE_CLOSERS and rest[:1] == written[:1])
-        return (bool(written) and not written[0].isspace() and again
-                and bool(prefix.text.strip()) and not prefix.heal and self.judge.valid_end(prefix))
+        if prefix.heal or not rest:
+            return None
+        new = following.text[len(prefix.text):]
+        written = new.lstrip(" \t\f")
+        if written and not written[0].isspace() and (
+                rest.startswith(written) or (written[0] in _LINE_CLOSERS and written[0] == rest[0])):
+            return prefix if prefix.text.strip() and self.judge.valid_end(prefix) else None
+        if rest[0] not in _LINE_CLOSERS:
+            return None
+        inside = new.find(rest[0], 1)
+        if inside < 1 or not (prefix.text + new[:inside]).strip():
+            return None
+        kept = prefix.text + new[:inside]
+        accepted, state = self.judge.extend(start, kept)
+        if not accepted:
+            return None
+        candidate = _Prefix(kept, b"", state, prefix.tokens + 1, prefix.log_probability)
+        return candidate if self.judge.valid_end(candidate) else None
 
     def _statement_end(self, start: _Prefix, prefix: _Prefix, following: _Prefix) -> _Prefix | None:
         """The middle up to the end of the statement or block that holds the cursor, when `following`'s new text

@@ -523,3 +523,18 @@ def test_a_token_that_closes_the_lines_bracket_and_goes_on_ends_the_middle(tiny,
               byte_token(tiny, ord("\n"))]
     result = complete_middle(scripted(tiny, script), left, right, DecodingOptions(max_tokens=30, mode=mode))
     assert result.middle == middle and result.ending == "right" and result.parses, result
+
+
+@pytest.mark.parametrize("mode", ["constrained", "checked"])
+@pytest.mark.parametrize("left, right, written, token, middle", [
+    ("def f(x):\n    if ", ":\n        return x\n", "isinstance(x, int", b"):", "isinstance(x, int)"),
+    ("def f(path):\n    with open(", ") as f:\n        return f.read()\n", 'path, "rb', b'")', 'path, "rb"'),
+])
+def test_a_token_that_ends_the_middle_and_begins_the_line_ends_the_middle_inside_it(
+        tiny, mode, left, right, written, token, middle):
+    """`):` after `isinstance(x, int` closes the middle's own call and writes the colon the line has: the middle
+    ends between the two, where it is a valid end."""
+    script = [*(byte_token(tiny, ord(character)) for character in written), text_token(tiny, token),
+              byte_token(tiny, ord("\n"))]
+    result = complete_middle(scripted(tiny, script), left, right, DecodingOptions(max_tokens=30, mode=mode))
+    assert result.middle == middle and result.ending == "right" and result.parses, result
