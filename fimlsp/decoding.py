@@ -491,9 +491,10 @@ class _Decoder:
         """The middle when generation stopped early: a late prefix completed by a shortest finish that fits the
         tokens left (the last prefix, then ones further back, each back twice as far), or else the valid prefix
         with the best end-of-sequence probability weighted by its length, or else the empty middle and its finish:
-        an empty suggestion is none at all, and after `open(` a model that wrote `path, "rb") as f:` and on to the
-        token limit suggests `path`, not nothing. A finish that does more than close (`CLOSING`) gives way to the
-        latest prefix that ends a line and is valid as it is. With the characters the finish added."""
+        an empty suggestion is none at all (after `open(`, a model that ran into an unclosed string at the token
+        limit suggests a prefix it wrote, `path,`, not nothing). A finish that does more than close (`CLOSING`)
+        gives way to the latest prefix that ends a line and is valid as it is. With the characters the finish
+        added."""
         judge = self.judge
         whole = [prefix for prefix in seen if not prefix.pending]
         if judge.constrained:

@@ -285,7 +285,8 @@ class TrainingRun:
         rng = random.Random(self.data_seed("fim", epoch))
         documents = self.documents("train")
         random.Random(self.data_seed("order", epoch)).shuffle(documents)
-        windows = pack(transform.samples(documents, rng), self.options.seq_len + 1, special_token_ids(tokenizer)[FIM_PAD])
+        pad = special_token_ids(tokenizer)[FIM_PAD]
+        windows = pack(transform.samples(documents, rng), self.options.seq_len + 1, pad)
         windows = windows.astype(np.uint16 if len(tokenizer) <= 65536 else np.int32)
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path.with_suffix(".tmp"), "wb") as handle:
