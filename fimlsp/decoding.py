@@ -297,7 +297,7 @@ class _Decoder:
                 if chosen in ("eos", "no_candidate"):
                     return prefix, chosen, seen
                 token, following = chosen
-                ended = self._right_end(start, prefix, following)
+                ended = self._right_end(prefix, following)
                 if ended is not None:
                     return ended, "right", seen
                 if self.options.single_line and "\n" in following.text[len(prefix.text):]:
@@ -317,7 +317,7 @@ class _Decoder:
                         return looped, "loop", [each for each in seen if len(each.text) <= len(looped.text)]
                 input_ids = torch.tensor([[token]], device=model.device)
 
-    def _right_end(self, start: _Prefix, prefix: _Prefix, following: _Prefix) -> _Prefix | None:
+    def _right_end(self, prefix: _Prefix, following: _Prefix) -> _Prefix | None:
         """The middle, when the model begins to write the rest of the cursor's line after a valid end (`open(path`
         then `)` before `) as f:`; `len(x) == 0` then `:` before `:`): it ends there, rather than write the
         brackets and colons that follow the cursor twice (the constrained and checked modes).
@@ -341,11 +341,10 @@ class _Decoder:
         inside = new.find(rest[0], 1)
         if inside < 1 or not (prefix.text + new[:inside]).strip():
             return None
-        kept = prefix.text + new[:inside]
-        accepted, state = self.judge.extend(start, kept)
+        accepted, state = self.judge.extend(prefix, new[:inside])
         if not accepted:
             return None
-        candidate = _Prefix(kept, b"", state, prefix.tokens + 1, prefix.log_probability)
+        candidate = _Prefix(prefix.text + new[:inside], b"", state, prefix.tokens + 1, prefix.log_probability)
         return candidate if self.judge.valid_end(candidate) else None
 
     def _statement_end(self, start: _Prefix, prefix: _Prefix, following: _Prefix) -> _Prefix | None:

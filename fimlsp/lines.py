@@ -94,9 +94,9 @@ def after_line(text: str, start: int) -> int:
     return len(text) if found is None else found.end()
 
 
-def line_starts_backwards(text: str) -> Iterator[int]:
-    """Where the lines of `text` start, from the last to the first."""
-    end = len(text)
+def line_starts_backwards(text: str, end: int | None = None) -> Iterator[int]:
+    """Where the lines of `text[:end]` start, from the last to the first."""
+    end = len(text) if end is None else end
     while end > 0:
         found = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end))
         if found < 0:

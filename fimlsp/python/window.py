@@ -87,8 +87,7 @@ def _continues_line_above(left: str, cut: int) -> bool:
     aside), or starts with `@`. Only ever a guess against: a statement start it passes over (after `x = 1,`)
     leaves an earlier one to be tried, and every cut is proved by the parse."""
     end = cut
-    while end > 0:
-        start = max(left.rfind("\n", 0, end - 1), left.rfind("\r", 0, end - 1)) + 1
+    for start in line_starts_backwards(left, cut):
         code = left[start:end].split("#", 1)[0].strip()  # a `#` inside a string cuts it short: no guess then
         if code:
             return code[-1] in ",([{" or code[0] == "@"
