@@ -29,6 +29,13 @@ limit would end. With `loop_repeats`, a middle that comes to end in the same chu
 row stops there (`stop` is `loop`) and is cut back after the first chunk's last word (`open(path`), and the
 constrained modes end it as at any early stop (`open(path)`); `Completion.loop_chars` says how much was cut.
 
+Greedy decoding is one path, and a small model's first choice is often a near tie that leads it astray: after
+`total = sum(values)` it ranks `if` a hair above `return`, then loops in an `if` condition. So a completion
+decodes `attempts` greedy middles, each from another of the best valid first tokens, and returns first the one
+that ended best (`preference`): valid, then ended by the model or where it was asked to end before cut back by a
+fallback, then by the model's mean log-probability per token with the token that ended the middle (a sum would
+prefer the shortest: `pass` over `return total / len(values)`). `attempts=1` is plain greedy decoding.
+
 The prompt is token-healed (`token_healing`, `FimModel.healed_prompt`): where the middle goes on from the left
 context, the left context's last tokens are taken back, and the model's first tokens must write their bytes again
 (`_Prefix.heal`) before anything it writes counts as the middle.
@@ -41,6 +48,7 @@ When not even those admit a middle, it decodes unconstrained and marks the resul
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -98,6 +106,7 @@ class DecodingOptions:
     language: str = DEFAULT_LANGUAGE  # the name of a `fimlsp.language.Language`
     loop_repeats: int = 3  # a middle ending in the same chunk this many times is cut back to the first; 0: never
     token_healing: bool = True  # the left context's last tokens are taken back and written again by the model
+    attempts: int = 3  # greedy middles decoded, each from another valid first token; the best ended comes first
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -106,6 +115,8 @@ class DecodingOptions:
             raise ValueError(f"unknown scope {self.scope!r}; choose one of {', '.join(SCOPES)}")
         if self.max_tokens < 0 or self.top_k < 1 or self.temperature < 0 or not 0 < self.top_p <= 1:
             raise ValueError("max_tokens >= 0, top_k >= 1, temperature >= 0 and 0 < top_p <= 1 are required")
+        if self.attempts < 1:
+            raise ValueError("attempts must be at least 1")
         if self.loop_repeats < 0 or self.loop_repeats == 1:
             raise ValueError("loop_repeats must be 0 (off) or at least 2")
         if self.size_budget < 1:
@@ -128,7 +139,7 @@ class Completion:
     # text)
     finish_chars: int = 0  # characters written after decoding was steered toward the end (or a fallback added)
     tokens: int = 0  # tokens in the middle returned
-    log_probability: float = 0.0  # the model's log-probability of the tokens generated
+    log_probability: float = 0.0  # the model's log-probability of the middle's tokens
     candidates_tried: int = 0
     finish_searches: int = 0  # shortest-finish searches run
     model_seconds: float = 0.0
@@ -148,6 +159,9 @@ class Completion:
     loop_chars: int = 0  # characters of a loop cut from the end of what the model wrote (`loop_repeats`)
     search_seconds: float = 0.0  # of constraint_seconds, the shortest-finish searches (the start's, near the token
     # limit, a fallback's): a few a completion, whatever its length, so not a cost per token
+    # the log-probability of the model's token that ended the middle (its end of sequence, or the token that began
+    # the rest of the line or the next statement); None when the model did not end it (a steered finish, a fallback)
+    end_log_probability: float | None = None
 
     @property
     def valid(self) -> bool:
@@ -263,6 +277,7 @@ class _Decoder:
         self.searched_this_step = False  # one search a step for a candidate off the known finish
         self.statement_column: int | None = None  # with `statement_end`: the column of the cursor's statement
         self.looped: _Prefix | None = None  # the middle that ended in a loop, before it was cut back
+        self.end_log_probability: float | None = None  # of the token that ended the middle (`Completion`'s)
         # The rest of the cursor's line after its spaces: a middle that goes on to write it again ends before it.
         line = LINE_BREAK.search(judge.right)
         self.rest_of_line = judge.right[:line.start() if line else len(judge.right)].lstrip(" \t\f")
@@ -297,6 +312,8 @@ class _Decoder:
                 if chosen in ("eos", "no_candidate"):
                     return prefix, chosen, seen
                 token, following = chosen
+                # Where the middle ends before this token, the token is the model's end of it.
+                self.end_log_probability = following.log_probability - prefix.log_probability
                 ended = self._right_end(prefix, following)
                 if ended is not None:
                     return ended, "right", seen
@@ -308,6 +325,7 @@ class _Decoder:
                     ended = self._statement_end(start, prefix, following)
                     if ended is not None:
                         return ended, "statement", seen
+                self.end_log_probability = None
                 prefix = following
                 if self.finishing and not prefix.pending and judge.valid_end(prefix):
                     return prefix, "eos", seen
@@ -403,6 +421,10 @@ class _Decoder:
             self.tried += 1
             if token in model.stop_ids:
                 if judge.valid_end(prefix):
+                    if skip > 0:  # the empty middle is one of the first choices an alternative passes over
+                        skip -= 1
+                        continue
+                    self.end_log_probability = float(log_probs[token])
                     return "eos"
                 if self.steerable and not self.finishing:
                     self.finishing = True
@@ -587,7 +609,7 @@ def complete_middles(
     guarantee: Guarantee | None = None,
     caches: Caches | None = None,
 ) -> list[Completion]:
-    """Up to `n` distinct middles, the most probable first (by the model's log-probability of their tokens).
+    """Up to `n` distinct middles, the best first (`preference`), of at least `options.attempts` decoded.
 
     Greedy decoding gives its alternatives by passing over the first valid first tokens; sampling by drawing
     again with the next seeds. The constraint's setup is shared (and kept in `caches`, see `complete_middle`).
@@ -619,7 +641,7 @@ def complete_middles(
     start.heal = heal
     results: list[Completion] = []
     attempts = 0
-    while len(results) < n and attempts < 2 * n:
+    while attempts < options.attempts or (len(results) < n and attempts < 2 * n):
         run_options = options if options.temperature == 0 else replace(options, seed=options.seed + attempts)
         skip = attempts if options.temperature == 0 else 0
         attempts += 1
@@ -637,8 +659,21 @@ def complete_middles(
         results.append(result)
         if result.stop in ("cancelled", "timeout") or (result.stop == "no_candidate" and skip > 0):
             break
-    results.sort(key=lambda result: -result.log_probability)
-    return results
+    results.sort(key=preference, reverse=True)
+    return results[:n]
+
+
+def preference(result: Completion) -> tuple[bool, bool, float]:
+    """How middles rank: valid before invalid (the checked and constrained modes; the model alone is not judged);
+    ended by the model (its end of sequence, a steered finish) or where it was asked to end (line, statement, the
+    right context) before those a fallback cut or nothing ended; then by the model's mean log-probability per token,
+    the token that ended the middle counted (an empty middle is worth its end's probability)."""
+    ended_by_token = result.end_log_probability is not None
+    counted = result.tokens + ended_by_token
+    total = result.log_probability + (result.end_log_probability or 0.0)
+    mean = total / counted if counted else -math.inf
+    judged = result.valid or result.mode == "unconstrained"
+    return judged, result.ending not in ("fallback", "none"), mean
 
 
 def _start(state: FimState, options: DecodingOptions, deadline: float | None) -> tuple[_Prefix, str, str, int]:
@@ -687,6 +722,7 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
         if trimmed is not None:
             repeated_chars, prefix = len(prefix.text) - len(trimmed.text), trimmed
     middle = prefix.text if not prefix.pending else prefix.text + prefix.pending.decode("utf-8", "replace")
+    ended_by_model = ending in ("eos", "line", "statement", "right") and not repeated_chars
     confirmed = mode != "unconstrained" and ending != "none"  # the judge said the end is valid
     scope = FILE if mode == "checked" or guarantee is None else guarantee.scope
     whole = None
@@ -707,6 +743,7 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
         guarantee.reason if narrowed else "", options.max_tokens, repeated_chars=repeated_chars,
         refusal=_refusal(refused, left) if refused is not None and checked == NONE else "", loop_chars=loop_chars,
         search_seconds=judge.search_seconds,
+        end_log_probability=decoder.end_log_probability if ended_by_model else None,
     )
 
 

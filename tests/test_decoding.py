@@ -88,7 +88,8 @@ def test_cancellation_and_time_budget(tiny):
 
 
 class ScriptedModel(torch.nn.Module):
-    """Proposes a fixed token sequence, then end of sequence, always ranking end of sequence second."""
+    """Proposes a fixed token sequence, then end of sequence, always ranking end of sequence second. Each middle
+    decoded (a prompt, then one token a step) gets the script from its start."""
 
     def __init__(self, script: list[int], eos: int, vocabulary: int):
         super().__init__()
@@ -96,6 +97,8 @@ class ScriptedModel(torch.nn.Module):
         self.step = 0
 
     def forward(self, input_ids, past_key_values=None, use_cache=True):
+        if input_ids.shape[1] > 1:
+            self.step = 0
         logits = torch.zeros(self.vocabulary)
         wanted = self.script[self.step] if self.step < len(self.script) else self.eos
         logits[self.eos] = 5.0
@@ -249,13 +252,89 @@ def test_past_the_top_candidates_the_finish_is_followed(tiny):
 
 
 def test_alternatives_are_distinct_valid_and_ranked(tiny):
-    from fimlsp.decoding import complete_middles
+    from fimlsp.decoding import complete_middles, preference
 
     results = complete_middles(tiny, LEFT, RIGHT, DecodingOptions(max_tokens=12), n=3)
     assert 1 <= len(results) <= 3
     assert len({result.middle for result in results}) == len(results)
     assert all(result.parses for result in results)
-    assert [r.log_probability for r in results] == sorted((r.log_probability for r in results), reverse=True)
+    assert [preference(r) for r in results] == sorted((preference(r) for r in results), reverse=True)
+
+
+class BranchingModel(torch.nn.Module):
+    """At the cursor, ranks the first tokens of `branches` in their order; after one of them, proposes the rest of
+    its branch, then end of sequence, always ranking end of sequence second (as `ScriptedModel`)."""
+
+    def __init__(self, branches: list[list[int]], eos: int, vocabulary: int):
+        super().__init__()
+        self.branches, self.eos, self.vocabulary = branches, eos, vocabulary
+        self.script, self.step = None, 0
+
+    def forward(self, input_ids, past_key_values=None, use_cache=True):
+        logits = torch.zeros(self.vocabulary)
+        if input_ids.shape[1] > 1:  # the prompt: another middle begins
+            self.script = None
+            for rank, branch in enumerate(self.branches):
+                logits[branch[0]] = 10.0 - rank
+        else:
+            if self.script is None:
+                self.script = next(branch for branch in self.branches if branch[0] == int(input_ids[0, -1]))
+                self.step = 1
+            wanted = self.script[self.step] if self.step < len(self.script) else self.eos
+            logits[self.eos], logits[wanted] = 5.0, 10.0
+            self.step += 1
+        return SimpleNamespace(logits=logits.view(1, 1, -1), past_key_values=None)
+
+
+def branching(tiny, *branches: str):
+    tokens = [[byte_token(tiny, byte) for byte in branch.encode()] for branch in branches]
+    return dataclasses.replace(tiny, model=BranchingModel(tokens, min(tiny.stop_ids), len(tiny.token_bytes)))
+
+
+@pytest.mark.parametrize("mode", ["constrained", "checked", "unconstrained"])
+def test_attempts_return_the_middle_that_ended_not_the_greedy_one_that_looped(tiny, mode):
+    """The first token of a loop is ranked a hair above the first of a statement the model ends: plain greedy
+    decoding follows the loop; with two attempts the middle that ended by the model's end of sequence is first."""
+    from fimlsp.decoding import complete_middles
+
+    left, right = "def mean(values):\n    total = sum(values)\n    ", "\n"
+    loop, ended = "if total and " + "total and " * 8, "return total / len(values)"
+    options = DecodingOptions(mode=mode, max_tokens=60, token_healing=False, attempts=1)
+    greedy = complete_middle(branching(tiny, loop, ended), left, right, options)
+    assert greedy.stop == "loop" and greedy.ending in ("fallback", "none"), greedy
+    results = complete_middles(branching(tiny, loop, ended), left, right, dataclasses.replace(options, attempts=2), 2)
+    best = results[0]
+    assert best.middle == ended and best.ending == "eos" and best.parses, best
+    assert best.end_log_probability is not None and best.end_log_probability > -1  # its end of sequence, ranked first
+    assert [result.middle for result in results[1:]] == [greedy.middle]
+
+
+def test_an_alternative_passes_over_the_end_of_sequence_too(tiny):
+    """At a cursor where the model ranks its end of sequence first, the empty middle is the first attempt and the
+    second writes the model's next choice; the empty middle, much more probable, stays first."""
+    from fimlsp.decoding import complete_middles
+
+    eos = min(tiny.stop_ids)
+    model = fixed_ranking(tiny, [eos, byte_token(tiny, ord("x")), byte_token(tiny, ord("\n"))])
+    results = complete_middles(model, "a = 1\n", "", DecodingOptions(max_tokens=4, token_healing=False), n=2)
+    assert [result.middle for result in results][:1] == [""] and len(results) == 2, results
+    assert results[1].middle.startswith("x") and results[1].parses
+
+
+def test_preference_ranks_valid_then_ended_then_mean_log_probability():
+    from fimlsp.decoding import Completion, preference
+
+    def completion(middle, log_probability, tokens, ending="eos", end=-0.5, guarantee="file"):
+        return Completion(middle, guarantee == "file", "constrained", "eos", ending, tokens=tokens,
+                          log_probability=log_probability, guarantee=guarantee, end_log_probability=end)
+
+    long = completion("return total / len(values)", -8.0, 8)  # mean with its end: -0.94
+    short = completion("pass", -2.5, 1, end=-4.0)  # a bigger sum, a worse mean: -3.25
+    fallback = completion("if x", -0.5, 2, ending="fallback", end=None)
+    invalid = completion("x", -0.1, 1, guarantee="none")
+    empty = completion("", 0.0, 0, end=-0.7)  # worth its end's probability
+    ranked = sorted([short, invalid, fallback, long, empty], key=preference, reverse=True)
+    assert ranked == [empty, long, short, fallback, invalid]
 
 
 def test_cli_gives_a_list_of_alternatives(tiny_model_path, tmp_path):
@@ -403,7 +482,7 @@ def test_a_fallback_that_would_invent_code_ends_at_the_last_valid_line_instead(t
     the model never wrote; the line before it is a valid end as it is, and is the middle."""
     left, right = "def f(items):\n    ", "\n    return total\n"
     script = "total = len(items)\n    if total and " + "total and " * 8
-    result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=60))
+    result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=60, attempts=1))
     assert result.stop == "loop" and result.ending == "fallback", result
     assert result.middle == "total = len(items)" and result.finish_chars == 0 and result.parses
 
@@ -419,7 +498,7 @@ def test_a_constrained_fallback_keeps_what_the_model_wrote_rather_than_nothing(t
                         lambda self, prefix: finish(self, prefix) if not prefix.text else None)
     left, right = "with open(", ") as handle:\n    pass\n"
     script = 'path, "' + "spam " * 12  # a loop, cut inside the string
-    result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=80))
+    result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=80, attempts=1))
     assert result.stop == "loop" and result.ending == "fallback", result
     assert result.middle and script.startswith(result.middle) and result.finish_chars == 0 and result.parses, result
 
@@ -428,12 +507,13 @@ def test_a_constrained_fallback_keeps_what_the_model_wrote_rather_than_nothing(t
 def test_a_model_caught_in_a_loop_is_stopped_and_its_middle_ended(tiny, mode):
     left, right = "with open(", ") as handle:\n    pass\n"
     script = "path, " * 12
-    result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=60, mode=mode))
+    options = DecodingOptions(max_tokens=60, mode=mode, attempts=1)  # one greedy middle: the loop's own
+    result = complete_middle(scripted_text(tiny, script), left, right, options)
     assert result.stop == "loop" and result.middle == "path", result
     assert result.loop_chars == len("path, path, path, ") - len("path") and result.parses
     assert result.generated_tokens == len("path, path, path, ")  # one byte token a character
     endless = complete_middle(scripted_text(tiny, script), left, right,
-                              DecodingOptions(max_tokens=60, mode=mode, loop_repeats=0))
+                              dataclasses.replace(options, loop_repeats=0))
     assert endless.stop != "loop" and endless.loop_chars == 0 and endless.middle.startswith("path, path, path, path")
 
 
@@ -445,7 +525,7 @@ def test_the_middle_shown_is_judged_on_the_whole_file(tiny, monkeypatch):
     monkeypatch.setattr(RightContext, "valid_in_windows", lambda self, *window: True)  # a window that is wrong
     left, right = "def f():\n    a = 1\n", "    b = 2\nc = 3\n"  # `x` is in the quotient (indentation aside)
     result = complete_middle(scripted(tiny, [byte_token(tiny, ord("x"))]), left, right,
-                             DecodingOptions(max_tokens=4))
+                             DecodingOptions(max_tokens=4, attempts=1))
     assert result.middle == "x" and result.stop == "eos"
     assert result.parses is False and not result.valid
 

@@ -295,8 +295,10 @@ def test_a_results_file_from_before_the_later_settings_resumes_as_file_scope_wit
     results = tmp_path / "old.jsonl"
     results.write_text(json.dumps({"type": "run", "model": runner.RunSettings().model_name, "max_tokens": 500,
                                    "top_k": 50, "timeout": None}) + "\n")
-    old = runner.RunSettings(loop_repeats=0, token_healing=False)
+    old = runner.RunSettings(loop_repeats=0, token_healing=False, attempts=1)
     assert runner.prepare(results, old) == set()
+    with pytest.raises(runner.ResumeError, match="attempts=1"):  # its middles were plain greedy ones
+        runner.prepare(results, dataclasses.replace(old, attempts=3))
     with pytest.raises(runner.ResumeError, match="scope"):
         runner.prepare(results, dataclasses.replace(old, scope="block"))
     with pytest.raises(runner.ResumeError, match="loop_repeats=0"):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fimlsp.cases import node_spans
+from fimlsp.decoding import DecodingOptions
 from fimlsp.training import corpus
 from fimlsp.training.fim import (
     FimTokens,
@@ -395,7 +396,11 @@ def test_training_lowers_the_loss_and_exports_a_complete_model(sample_root, tmp_
         assert set(kind) == {"unconstrained", "constrained"}
         assert kind["constrained"]["cases"] == 3 and f"{kind['constrained']['parse_rate']:.1%}" in card
     assert len(results["examples"]) == 5 and all(f"→ ``{e['middle']!r}``" in card for e in results["examples"])
-    assert (tmp_path / "run" / "evaluation.jsonl").stat().st_size > 0
+    # the FIM figures are the model's greedy ones; the everyday suggestions are decoded as the server does
+    assert json.loads((tmp_path / "run" / "evaluation.jsonl").read_text().splitlines()[0])["attempts"] == 1
+    attempts = DecodingOptions().attempts
+    assert all(e["attempts"] == attempts for e in results["examples"])
+    assert f"the best ended of {attempts} greedy middles" in card
 
 
 def test_evaluate_model_measures_resumes_and_rewrites_the_card(sample_root, tmp_path, capsys):

@@ -6,6 +6,10 @@ broken elsewhere (or bigger than `--size-budget`), the middle is checked against
 cursor (top-level ones, or a block's), and stderr says which lines; when not even those admit a middle, it is
 generated unconstrained and stderr says it is unchecked.
 
+By default the middle is what the editors suggest: it stays in the block that holds the cursor and ends where the
+cursor's statement does (`--scope file --no-statement-end` for the paper's setup), the best of three greedy
+attempts (`--attempts`).
+
 On a terminal the middle is followed by a line end; piped, stdout is exactly the middle.
 
 Exit status: 0 a middle was printed (or the JSON object, whatever the result), 1 no valid middle was found,
@@ -30,10 +34,11 @@ DEFAULTS = DecodingOptions()  # the options' defaults are the command's
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="FILE:LINE:COL", help="the file and the cursor position (FILE may be -)")
     parser.add_argument("--mode", choices=MODES, default=DEFAULTS.mode, help="decoding mode (default: %(default)s)")
-    parser.add_argument("--scope", choices=SCOPES, default=DEFAULTS.scope,
+    parser.add_argument("--scope", choices=SCOPES, default="block",
                         help="block: the middle stays in the block that holds the cursor and leaves the code after "
-                             "it as it reads (falls back to the file when the block admits no middle); file: any "
-                             "middle that makes the file valid (default: %(default)s)")
+                             "it as it reads (falls back to the file when the block admits no middle), as the "
+                             "editors ask; file: any middle that makes the file valid, the paper's setup (default: "
+                             "%(default)s)")
     parser.add_argument("--language", choices=[language.name for language in languages()],
                         help="the file's language (default: from its suffix, else %s)" % DEFAULTS.language)
     parser.add_argument("--model", help="model folder or hub id (default: the model shipped with fimlsp)")
@@ -55,13 +60,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=DEFAULTS.timeout,
                         help="time budget in seconds for the completion (default: none)")
     parser.add_argument("--single-line", action="store_true", help="stop at the first line end where it is valid")
-    parser.add_argument("--statement-end", action="store_true",
+    parser.add_argument("--statement-end", action=argparse.BooleanOptionalAction, default=True,
                         help="stop where the statement or block that holds the cursor ends, if the file is valid "
-                             "there (constrained mode; what the editors do for a multi-line suggestion)")
+                             "there (constrained mode; what the editors do for a multi-line suggestion); "
+                             "--no-statement-end lets the middle run on to the model's end (default: on)")
     parser.add_argument("--loop-repeats", type=int, default=DEFAULTS.loop_repeats, metavar="N",
                         help="a middle that comes to end in the same chunk of text N times in a row is stopped and cut "
                              "back after the first (open(path, path, path, → open(path)); 0: never (default: "
                              "%(default)s)")
+    parser.add_argument("--attempts", type=int, default=DEFAULTS.attempts, metavar="K",
+                        help="greedy middles to decode, each from another of the model's best valid first tokens; the "
+                             "one that ended best is printed (ended by the model before cut back by a fallback, "
+                             "non-empty, then the best mean log-probability per token); 1: plain greedy decoding "
+                             "(default: %(default)s)")
     parser.add_argument("--no-token-healing", dest="token_healing", action="store_false",
                         help="prompt with the left context as it is, instead of taking its last tokens back for the "
                              "model to write again (token healing, the default: a cursor after `return ` no longer "
@@ -71,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--size-budget", type=int, default=DEFAULTS.size_budget, metavar="CHARS",
                         help="files with more characters are checked only around the cursor (default: %(default)s)")
     parser.add_argument("--n", type=int, default=1, metavar="K",
-                        help="up to K distinct middles, the most probable first: with --json, a list under "
+                        help="up to K distinct middles, the best first (see --attempts): with --json, a list under "
                              "\"completions\"; plain output prints the first (default: 1)")
     parser.add_argument("--json", action="store_true", help="print one JSON object with the middle and its costs")
 
@@ -101,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
             temperature=args.temperature, top_p=args.top_p, timeout=args.timeout, seed=args.seed,
             single_line=args.single_line, statement_end=args.statement_end, size_budget=args.size_budget,
             setup_timeout=args.setup_timeout, scope=args.scope, loop_repeats=args.loop_repeats,
-            token_healing=args.token_healing,
+            token_healing=args.token_healing, attempts=args.attempts,
         )
         if args.n < 1:
             raise ValueError("--n must be at least 1")

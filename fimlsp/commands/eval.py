@@ -152,6 +152,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--no-token-healing", dest="token_healing", action="store_false",
                        help="prompt with the left context as it is, instead of taking its last tokens back for the "
                             "model to write again (token healing, the default)")
+    group.add_argument("--attempts", type=_positive, default=DecodingOptions.attempts, metavar="K",
+                       help="greedy middles per completion, each from another valid first token, the best ended kept "
+                            "(see `fimlsp complete --attempts`); 1: plain greedy, the model's own figures (default: "
+                            "%(default)s)")
     group.add_argument("--scope", choices=SCOPES, default=SCOPES[0],
                        help="constrained mode's scope: file (the paper's setup) or block (default: %(default)s)")
     group.add_argument("--timeout", type=float,
@@ -201,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--timeout must be positive")
     settings = runner.RunSettings(args.model, args.max_tokens, args.top_k, device,
                                   args.threads or runner.default_threads(args.workers), args.timeout, args.scope,
-                                  args.loop_repeats, args.token_healing)
+                                  args.loop_repeats, args.token_healing, args.attempts)
     try:
         model = load_model(args.model, device)  # fail here, with one line, rather than in every worker
     except ModelError as error:

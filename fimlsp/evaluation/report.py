@@ -272,8 +272,10 @@ def report(results: Path, png: Path | None = None) -> str:
     scope = f", constrained scope {header['scope']}" if header.get("scope", "file") != "file" else ""
     loops = f", loops cut at {header['loop_repeats']} repeats" if header.get("loop_repeats") else ""
     healing = ", token healing" if header.get("token_healing") else ""
+    attempts = header.get("attempts", 1)
+    attempts = f", best ended of {attempts} greedy middles" if attempts > 1 else ", greedy"
     parts = [f"model {header.get('model')}, max tokens {header.get('max_tokens')}, top-k {header.get('top_k')}"
-             f"{timeout}{scope}{loops}{healing}; "
+             f"{timeout}{scope}{loops}{healing}{attempts}; "
              f"{len(by_case(records))} cases, {len(by_case_records(records))} records"]
     errors = [record for record in records if "error" in record]
     if errors:

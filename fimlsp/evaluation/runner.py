@@ -25,9 +25,9 @@ from fimlsp.language import Caches
 from fimlsp.model import FimModel, load_model
 
 MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
-SETTING_KEYS = ("model", "max_tokens", "top_k", "timeout", "scope", "loop_repeats", "token_healing")
+SETTING_KEYS = ("model", "max_tokens", "top_k", "timeout", "scope", "loop_repeats", "token_healing", "attempts")
 # Settings that results files written before them lack, with the value those runs had.
-_SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0], "loop_repeats": 0, "token_healing": False}
+_SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0], "loop_repeats": 0, "token_healing": False, "attempts": 1}
 
 
 class ResumeError(Exception):
@@ -45,11 +45,12 @@ class RunSettings:
     scope: str = decoding.SCOPES[0]  # of the constrained mode
     loop_repeats: int = decoding.DecodingOptions.loop_repeats
     token_healing: bool = decoding.DecodingOptions.token_healing
+    attempts: int = decoding.DecodingOptions.attempts
 
     def header(self) -> dict:
         return {"type": "run", "model": self.model_name, "max_tokens": self.max_tokens, "top_k": self.top_k,
                 "timeout": self.timeout, "scope": self.scope, "loop_repeats": self.loop_repeats,
-                "token_healing": self.token_healing}
+                "token_healing": self.token_healing, "attempts": self.attempts}
 
     @property
     def model_name(self) -> str:
@@ -198,7 +199,8 @@ def run_case(case: EvalCase, modes: list[str], model: FimModel, settings: RunSet
                                      DecodingOptions(mode=mode, max_tokens=settings.max_tokens, top_k=settings.top_k,
                                                      timeout=settings.timeout, scope=settings.scope,
                                                      loop_repeats=settings.loop_repeats,
-                                                     token_healing=settings.token_healing),
+                                                     token_healing=settings.token_healing,
+                                                     attempts=settings.attempts),
                                      caches=caches)
         except Exception as error:  # noqa: BLE001 - one broken case must not end a long run; it is recorded
             record.update(error=f"{type(error).__name__}: {error}"[:500], parses=False, stop="error",

@@ -214,7 +214,7 @@ class CompletionEngine:
             return NoSuggestion(reason)
         options = DecodingOptions(
             mode=settings.mode, max_tokens=settings.max_tokens, top_k=settings.top_k, timeout=remaining,
-            loop_repeats=settings.loop_repeats,
+            loop_repeats=settings.loop_repeats, attempts=settings.attempts,
             single_line=request.single_line, statement_end=not request.single_line, size_budget=settings.size_budget,
             language=request.language, scope=settings.scope,
         )

@@ -83,6 +83,8 @@ class Settings:
     # characters: bigger files are checked around the cursor only
     size_budget: int = _setting(DEFAULT_BUDGET, "sizeBudget", _positive_int)
     alternatives: int = _setting(1, "alternatives", _positive_int)  # distinct middles an inline completion offers
+    # greedy middles decoded from the best first tokens, the best ended offered first (`DecodingOptions.attempts`)
+    attempts: int = _setting(DecodingOptions.attempts, "attempts", _positive_int)
     # a middle ending in the same chunk this many times is cut back to the first (`DecodingOptions.loop_repeats`)
     loop_repeats: int = _setting(DecodingOptions.loop_repeats, "loopRepeats", _loop_repeats)
 

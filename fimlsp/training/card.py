@@ -167,13 +167,20 @@ def _evaluation_section(results: dict) -> list[str]:
         "",
         "## Suggestions at everyday cursors",
         "",
-        "Constrained, greedy, block scope, ended at the statement's end as the editor server asks. `⁁` marks the",
-        "cursor in its line; the middle is shown as a Python string, then how it ended:",
+        f"Constrained, block scope, ended at the statement's end, {_attempts(results.get('examples', []))}, as the",
+        "editor server asks. `⁁` marks the cursor in its line; the middle is shown as a Python string, then how it",
+        "ended:",
         "",
         *[f"- ``{example['left_tail']}⁁{example['right_head']}`` → ``{example['middle']!r}`` ({example['ending']})"
           for example in results.get("examples", [])],
         "",
     ]
+
+
+def _attempts(examples: list[dict]) -> str:
+    """How the everyday suggestions were decoded (examples from before `attempts` were greedy)."""
+    attempts = max((example.get("attempts", 1) for example in examples), default=1)
+    return f"the best ended of {attempts} greedy middles" if attempts > 1 else "greedy"
 
 
 def _ablation_section(path: Path) -> list[str]:

@@ -75,7 +75,7 @@ def fim_figures(
     """
     from fimlsp.evaluation import dataset, report, runner
 
-    settings = runner.RunSettings(model=str(directory), max_tokens=max_new_tokens, device=device.type)
+    settings = runner.RunSettings(model=str(directory), max_tokens=max_new_tokens, device=device.type, attempts=1)
     cases = dataset.schedule([case for kind in dataset.KINDS
                               for case in dataset.build_cases(files, kind, seed, files_limit=cases_per_kind)])
     started = time.monotonic()
@@ -168,7 +168,7 @@ EVERYDAY_CURSORS = (
 
 def everyday_examples(model, max_new_tokens: int = 48) -> list[dict]:
     """The model's suggestions at `EVERYDAY_CURSORS`, as the editor server asks for them (constrained, block scope,
-    ended at the statement's end)."""
+    ended at the statement's end, the best ended of the default attempts)."""
     from fimlsp.decoding import DecodingOptions, complete_middle
 
     options = DecodingOptions(mode="constrained", max_tokens=max_new_tokens, scope="block", statement_end=True)
@@ -176,5 +176,5 @@ def everyday_examples(model, max_new_tokens: int = 48) -> list[dict]:
     for left, right in EVERYDAY_CURSORS:
         completion = complete_middle(model, left, right, options)
         examples.append({"left_tail": left.rsplit("\n", 1)[-1], "right_head": right.split("\n", 1)[0],
-                         "middle": completion.middle, "ending": completion.ending})
+                         "middle": completion.middle, "ending": completion.ending, "attempts": options.attempts})
     return examples
