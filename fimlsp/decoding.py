@@ -642,6 +642,8 @@ def complete_middles(
     results: list[Completion] = []
     attempts = 0
     while attempts < options.attempts or (len(results) < n and attempts < 2 * n):
+        if results and deadline is not None and time.perf_counter() >= deadline:
+            break  # a later attempt would only time out, and its fallback run past the budget
         run_options = options if options.temperature == 0 else replace(options, seed=options.seed + attempts)
         skip = attempts if options.temperature == 0 else 0
         attempts += 1

@@ -309,6 +309,28 @@ def test_attempts_return_the_middle_that_ended_not_the_greedy_one_that_looped(ti
     assert [result.middle for result in results[1:]] == [greedy.middle]
 
 
+def test_no_attempt_starts_once_the_time_budget_is_spent(tiny, monkeypatch):
+    """The first middle ends after the deadline (its last step began before it): a second attempt would only time
+    out and spend its fallback's moment past the budget, so none starts."""
+    import time as clock
+
+    import fimlsp.decoding as decoding
+
+    class SlowScriptedModel(ScriptedModel):
+        def forward(self, *args, **kwargs):
+            clock.sleep(0.3)
+            return super().forward(*args, **kwargs)
+
+    complete_middle(tiny, "x = ", "\n", DecodingOptions(max_tokens=1, attempts=1))  # the grammar's tables, built
+    calls = []
+    once = decoding._complete_once
+    monkeypatch.setattr(decoding, "_complete_once", lambda *args: calls.append(1) or once(*args))
+    model = dataclasses.replace(tiny, model=SlowScriptedModel([byte_token(tiny, ord("1"))], min(tiny.stop_ids),
+                                                              len(tiny.token_bytes)))
+    result = complete_middle(model, "x = ", "\n", DecodingOptions(max_tokens=4, timeout=0.5, token_healing=False))
+    assert result.middle == "1" and result.stop == "eos" and len(calls) == 1, (result, calls)
+
+
 def test_an_alternative_passes_over_the_end_of_sequence_too(tiny):
     """At a cursor where the model ranks its end of sequence first, the empty middle is the first attempt and the
     second writes the model's next choice; the empty middle, much more probable, stays first."""
