@@ -70,8 +70,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "%(default)s)")
     parser.add_argument("--attempts", type=int, default=DEFAULTS.attempts, metavar="K",
                         help="greedy middles to decode, each from another of the model's best valid first tokens; the "
-                             "one that ended best is printed (ended by the model before cut back by a fallback, "
-                             "non-empty, then the best mean log-probability per token); 1: plain greedy decoding "
+                             "one that ended best is printed (valid, ended by the model rather than cut back by a "
+                             "fallback, then the best mean log-probability per token); 1: plain greedy decoding "
                              "(default: %(default)s)")
     parser.add_argument("--no-token-healing", dest="token_healing", action="store_false",
                         help="prompt with the left context as it is, instead of taking its last tokens back for the "
