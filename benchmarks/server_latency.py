@@ -19,6 +19,7 @@ The server's log lines (window/logMessage) say how each request got its recogniz
 the tiny random test model unless `--model` names another; `--max-tokens` keeps its share of the time small.
 
     python benchmarks/server_latency.py [--model DIR] [--device DEV] [--edits N] [--max-tokens N] [--jumps N]
+                                        [--attempts K]
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from pathlib import Path
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
+
+from fimlsp.server.config import Settings
 
 URI = "file:///benchmark/big.py"
 TEMPLATE = '''
@@ -193,10 +196,11 @@ async def main_async(args: argparse.Namespace) -> int:
             torch.set_num_threads(1)
             model = str(build_tiny_model(Path(scratch) / "tiny"))
         command = [sys.executable, "-m", "fimlsp", "serve", "--log-level", "info"]
-        base = {"model": model, "device": args.device, "maxTokens": args.max_tokens, "timeBudget": 60,
-                "singleLine": "never"}
+        base = {"model": model, "device": args.device, "maxTokens": args.max_tokens, "attempts": args.attempts,
+                "timeBudget": 60, "singleLine": "never"}
         print(f"file: 2,000 lines, {len(text):,} characters; cursor at line {cursor_line(text) + 1}; "
-              f"model: {'tiny random test model' if args.model is None else model}; max tokens {args.max_tokens}")
+              f"model: {'tiny random test model' if args.model is None else model}; max tokens {args.max_tokens}; "
+              f"attempts {args.attempts}")
         cases = [
             ("no caches", {**base, "cache": False}, False, None),
             ("caches, new text", base, False, None),
@@ -234,6 +238,8 @@ def main() -> int:
     parser.add_argument("--edits", type=int, default=10, help="one-character edits per case (default: 10)")
     parser.add_argument("--max-tokens", type=int, default=8, help="most tokens per completion (default: 8)")
     parser.add_argument("--jumps", type=int, default=40, help="cursor jumps in the last case (default: 40)")
+    parser.add_argument("--attempts", type=int, default=Settings.attempts,
+                        help="the server's attempts setting: greedy middles per completion (default: %(default)s)")
     return asyncio.run(main_async(parser.parse_args()))
 
 
