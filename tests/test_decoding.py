@@ -318,7 +318,7 @@ def test_no_attempt_starts_once_the_time_budget_is_spent(tiny, monkeypatch):
 
     class SlowScriptedModel(ScriptedModel):
         def forward(self, *args, **kwargs):
-            clock.sleep(0.3)
+            clock.sleep(0.4)
             return super().forward(*args, **kwargs)
 
     complete_middle(tiny, "x = ", "\n", DecodingOptions(max_tokens=1, attempts=1))  # the grammar's tables, built
@@ -327,7 +327,7 @@ def test_no_attempt_starts_once_the_time_budget_is_spent(tiny, monkeypatch):
     monkeypatch.setattr(decoding, "_complete_once", lambda *args: calls.append(1) or once(*args))
     model = dataclasses.replace(tiny, model=SlowScriptedModel([byte_token(tiny, ord("1"))], min(tiny.stop_ids),
                                                               len(tiny.token_bytes)))
-    result = complete_middle(model, "x = ", "\n", DecodingOptions(max_tokens=4, timeout=0.5, token_healing=False))
+    result = complete_middle(model, "x = ", "\n", DecodingOptions(max_tokens=4, timeout=0.7, token_healing=False))
     assert result.middle == "1" and result.stop == "eos" and len(calls) == 1, (result, calls)
 
 
