@@ -4,7 +4,7 @@ A thin wrapper over `fimlsp.evaluation.bench` (the logic of `fimlsp bench`) on r
 Python's standard library; `fimlsp bench PATH... | --cases FILE` runs the same measurement on any corpus or on
 the case file of an evaluation.
 
-    python benchmarks/quotient_bench.py [--cases N] [--seed S]
+    python -m benchmarks.quotient_bench [--cases N] [--seed S]
 """
 
 from __future__ import annotations

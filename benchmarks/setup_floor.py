@@ -3,13 +3,14 @@
 `fimlsp bench` reports setup as a multiple of `ast.parse`. On a file of a few hundred characters `ast.parse`
 takes ~10 µs, and the multiple is set by what any setup costs whatever the context: the quotient of the grammar by
 the shortest right context there is (the empty one: the file's end) and the start of a recognizer. This measures
-that floor on the standard library's small files, each cut at its middle, in CPU time of this process:
+that floor on small standard-library files (the first of 100 to 1,000 characters in path order), each cut at its
+middle, in CPU time of this process:
 
 - `ast.parse` of the file;
 - the quotient for the empty right context (the floor: no right context costs less);
 - the quotient for the file's own right context, and the left context fed to it.
 
-    python benchmarks/setup_floor.py [--files 40] [--max-chars 1000] [--repeats 20]
+    python -m benchmarks.setup_floor [--files 40] [--max-chars 1000] [--repeats 20]
 """
 
 from __future__ import annotations
@@ -18,27 +19,15 @@ import argparse
 import ast
 import statistics
 import sys
-import sysconfig
 import time
-from pathlib import Path
 
+from benchmarks.quotient_correctness import stdlib_files
 from fimlsp.python.quotient import RightContext, python_quotients
 
 
 def small_files(count: int, max_chars: int) -> list[str]:
-    """The standard library's smallest parsable files above 100 characters, in path order."""
-    found = []
-    for path in sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py")):
-        try:
-            text = path.read_text(encoding="utf-8")
-            ast.parse(text)
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-            continue
-        if 100 <= len(text) <= max_chars:
-            found.append(text)
-            if len(found) == count:
-                break
-    return found
+    """The first `count` parsable standard-library files of 100 to `max_chars` characters, in path order."""
+    return [text for _, text in stdlib_files() if 100 <= len(text) <= max_chars][:count]
 
 
 def cpu_ms(work, repeats: int) -> float:
