@@ -699,6 +699,10 @@ def _start(state: FimState, options: DecodingOptions, deadline: float | None) ->
                    searched=True), "file", reason, 1
 
 
+# Stops where the model ended the middle: its end of sequence, or a token past where it was asked to end.
+_MODEL_ENDS = ("eos", "line", "statement", "right")
+
+
 def _complete_once(model, left, right, options, mode, guarantee, prompt, start, deadline, should_stop,
                    skip) -> Completion:
     judge = _JUDGES[mode](left, right, named(options.language))
@@ -710,7 +714,7 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
     loop_chars = len(looped.text) - len(prefix.text) if looped is not None else 0
     steered = decoder.steered_from is not None
     steered_to_the_limit = stop in ("max_tokens", "context_full") and steered and judge.valid_end(prefix)
-    if stop in ("eos", "line", "statement", "right") or steered_to_the_limit:
+    if stop in _MODEL_ENDS or steered_to_the_limit:
         ending = stop if stop in ("line", "statement", "right") else "finish" if steered else "eos"
         if ending == "finish":
             finish_chars = len(prefix.text) - decoder.steered_from
@@ -724,7 +728,7 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt, start, 
         if trimmed is not None:
             repeated_chars, prefix = len(prefix.text) - len(trimmed.text), trimmed
     middle = prefix.text if not prefix.pending else prefix.text + prefix.pending.decode("utf-8", "replace")
-    ended_by_model = ending in ("eos", "line", "statement", "right") and not repeated_chars
+    ended_by_model = ending in _MODEL_ENDS and not repeated_chars
     confirmed = mode != "unconstrained" and ending != "none"  # the judge said the end is valid
     scope = FILE if mode == "checked" or guarantee is None else guarantee.scope
     whole = None
