@@ -48,6 +48,7 @@ When not even those admit a middle, it decodes unconstrained and marks the resul
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 import time
@@ -282,26 +283,29 @@ class _Decoder:
         line = LINE_BREAK.search(judge.right)
         self.rest_of_line = judge.right[:line.start() if line else len(judge.right)].lstrip(" \t\f")
 
-    def run(self, prompt: list[int], start: _Prefix, skip_first: int = 0) -> tuple[_Prefix, str, list[_Prefix]]:
+    def run(self, prompt: _PromptPass, start: _Prefix, skip_first: int = 0) -> tuple[_Prefix, str, list[_Prefix]]:
         """Decode from `start`; returns the last prefix, why it stopped, and the prefixes passed on the way.
-        `skip_first` valid first tokens are passed over (the alternatives of a greedy completion)."""
+        `skip_first` valid first tokens are passed over (the alternatives of a greedy completion); an alternative
+        starts only from one of the model's top `top_k` tokens, and stops as `no_alternative` when none is left."""
         import torch
 
         options, model, judge = self.options, self.model, self.judge
         self.steerable = judge.constrained and start.finish is not None
         self.statement_column = start.state.statement_column() if options.statement_end and start.state else None
         generator = torch.Generator().manual_seed(options.seed)
-        input_ids = torch.tensor([prompt], device=model.device)
-        past, prefix, seen = None, start, []
+        input_ids, past, prefix, seen = None, None, start, []
         with torch.inference_mode():
             while True:
-                stop = self._stopped(prompt, prefix)
+                stop = self._stopped(prompt.ids, prefix)
                 if stop is not None:
                     return prefix, stop, seen
-                clock = time.perf_counter()
-                logits, past = model.forward(input_ids, past)
+                if input_ids is None:
+                    logits, past = prompt.take()
+                else:
+                    clock = time.perf_counter()
+                    logits, past = model.forward(input_ids, past)
+                    self.model_seconds += time.perf_counter() - clock
                 log_probs = torch.log_softmax(logits[0, -1].float(), dim=-1)
-                self.model_seconds += time.perf_counter() - clock
                 if prefix.heal:  # only tokens that write the taken-back bytes again, and no end before them
                     agreeing = torch.tensor(model.tokens_agreeing(prefix.heal), device=log_probs.device)
                     log_probs = torch.full_like(log_probs, float("-inf")).index_copy_(
@@ -309,7 +313,7 @@ class _Decoder:
                 prefix.eos_probability = float(log_probs[self.stop_ids].exp().sum()) if self.stop_ids else 0.0
                 seen.append(prefix)
                 chosen = self._choose(prefix, log_probs, generator, skip_first if prefix is start else 0)
-                if chosen in ("eos", "no_candidate"):
+                if chosen in ("eos", "no_candidate", "no_alternative"):
                     return prefix, chosen, seen
                 token, following = chosen
                 # Where the middle ends before this token, the token is the model's end of it.
@@ -412,10 +416,15 @@ class _Decoder:
         return None
 
     def _choose(self, prefix: _Prefix, log_probs, generator, skip: int):
-        """The next token and the prefix after it, "eos" when the middle ends here, or "no_candidate"."""
+        """The next token and the prefix after it, "eos" when the middle ends here, or "no_candidate"; with `skip`,
+        the first token of an alternative, or "no_alternative" when the top `top_k` hold no other valid one (the
+        rest of the vocabulary is the model's noise: `ρ;` before `return`)."""
         model, judge = self.model, self.judge
         self.searched_this_step = False
+        alternative = skip > 0
         for rank, token in enumerate(_ranking(log_probs, self.options, generator, judge.constrained)):
+            if rank == self.options.top_k and alternative:
+                return "no_alternative"
             if rank == self.options.top_k and self.steered_from is not None and prefix.finish is not None:
                 return self._follow_finish(prefix, log_probs)
             self.tried += 1
@@ -448,9 +457,10 @@ class _Decoder:
                     continue
             if skip > 0:
                 skip -= 1
+                self.searched_this_step = False  # the step's one search is for the token taken
                 continue
             return token, following
-        return "no_candidate"
+        return "no_alternative" if alternative else "no_candidate"
 
     def _follow_finish(self, prefix: _Prefix, log_probs):
         """The model's most probable token among those that begin the known finish (a byte-level vocabulary has
@@ -612,8 +622,9 @@ def complete_middles(
     """Up to `n` distinct middles, the best first (`preference`), of at least `options.attempts` decoded.
 
     Greedy decoding gives its alternatives by passing over the first valid first tokens; sampling by drawing
-    again with the next seeds. The constraint's setup is shared (and kept in `caches`, see `complete_middle`).
-    Always returns at least one completion."""
+    again with the next seeds. The constraint's setup (kept in `caches`, see `complete_middle`), the start's
+    finish search and the prompt's forward pass are shared, and counted in the middle returned first. Always
+    returns at least one completion."""
     if n < 1:
         raise ValueError("n must be at least 1")
     started = time.perf_counter()
@@ -632,6 +643,7 @@ def complete_middles(
         model.prompt(left, right, reserve), b"")
     # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.
     options = replace(options, max_tokens=max(0, min(options.max_tokens, model.context_window - len(prompt))))
+    prompt_pass = _PromptPass(model, prompt, shared=options.attempts > 1 or n > 1)
     # One start for every attempt: its finish (is the end reachable at all?) is searched for once.
     start, scope, scope_reason, start_searches = _Prefix("", b"", None, 0), "file", "", 0
     clock = time.perf_counter()
@@ -647,22 +659,46 @@ def complete_middles(
         run_options = options if options.temperature == 0 else replace(options, seed=options.seed + attempts)
         skip = attempts if options.temperature == 0 else 0
         attempts += 1
-        result = _complete_once(model, left, right, run_options, mode, guarantee, prompt, start, deadline,
+        result = _complete_once(model, left, right, run_options, mode, guarantee, prompt_pass, start, deadline,
                                 should_stop, skip)
+        if result is None:  # no other valid first token among the model's top ones
+            break
         result.setup_seconds = setup_seconds
         result.scope = scope
-        if attempts == 1:  # the start's searches, shared by every attempt, are counted once
-            result.constraint_seconds += start_seconds
-            result.search_seconds += start_seconds
-            result.finish_searches += start_searches
         result.reason = "; ".join(reason for reason in (scope_reason, result.reason) if reason)
         if any(result.middle == other.middle for other in results):
             continue
         results.append(result)
-        if result.stop in ("cancelled", "timeout") or (result.stop == "no_candidate" and skip > 0):
+        if result.stop in ("cancelled", "timeout"):
             break
     results.sort(key=preference, reverse=True)
+    first = results[0]
+    first.model_seconds += prompt_pass.seconds
+    first.constraint_seconds += start_seconds
+    first.search_seconds += start_seconds
+    first.finish_searches += start_searches
     return results[:n]
+
+
+class _PromptPass:
+    """The prompt's forward pass, run once for all attempts. A key-value cache grows in place, so each attempt
+    goes on from a copy of it when `shared` (another attempt may follow)."""
+
+    def __init__(self, model: FimModel, ids: list[int], shared: bool):
+        self.model, self.ids, self.shared = model, ids, shared
+        self.seconds = 0.0
+        self._output = None
+
+    def take(self):
+        """The prompt's logits and a key-value cache to go on from (call under `torch.inference_mode`)."""
+        import torch
+
+        if self._output is None:
+            clock = time.perf_counter()
+            self._output = self.model.forward(torch.tensor([self.ids], device=self.model.device), None)
+            self.seconds = time.perf_counter() - clock
+        logits, cache = self._output
+        return logits, copy.deepcopy(cache) if self.shared else cache
 
 
 def preference(result: Completion) -> tuple[bool, bool, float]:
@@ -704,10 +740,13 @@ _MODEL_ENDS = ("eos", "line", "statement", "right")
 
 
 def _complete_once(model, left, right, options, mode, guarantee, prompt, start, deadline, should_stop,
-                   skip) -> Completion:
+                   skip) -> Completion | None:
+    """One decoded middle, judged; None when an alternative found no first token to start from."""
     judge = _JUDGES[mode](left, right, named(options.language))
     decoder = _Decoder(model, judge, options, deadline, should_stop)
     prefix, stop, seen = decoder.run(prompt, start, skip)
+    if stop == "no_alternative":
+        return None
     refused = prefix if stop == "no_candidate" else None
     looped = decoder.looped
     generated, ending, finish_chars = (looped or prefix).tokens, "none", 0

@@ -89,22 +89,20 @@ def test_cancellation_and_time_budget(tiny):
 
 class ScriptedModel(torch.nn.Module):
     """Proposes a fixed token sequence, then end of sequence, always ranking end of sequence second. Each middle
-    decoded (a prompt, then one token a step) gets the script from its start."""
+    decoded gets the script from its start: the step is kept in the key-value cache, as a real model's position
+    is, so middles that go on from one prompt's cache each start at its first step."""
 
     def __init__(self, script: list[int], eos: int, vocabulary: int):
         super().__init__()
         self.script, self.eos, self.vocabulary = script, eos, vocabulary
-        self.step = 0
 
     def forward(self, input_ids, past_key_values=None, use_cache=True):
-        if input_ids.shape[1] > 1:
-            self.step = 0
+        step = 0 if past_key_values is None else past_key_values["step"]
         logits = torch.zeros(self.vocabulary)
-        wanted = self.script[self.step] if self.step < len(self.script) else self.eos
+        wanted = self.script[step] if step < len(self.script) else self.eos
         logits[self.eos] = 5.0
         logits[wanted] = 10.0
-        self.step += 1
-        return SimpleNamespace(logits=logits.view(1, 1, -1), past_key_values=None)
+        return SimpleNamespace(logits=logits.view(1, 1, -1), past_key_values={"step": step + 1})
 
 
 def scripted(tiny, tokens: list[int]):
@@ -263,27 +261,25 @@ def test_alternatives_are_distinct_valid_and_ranked(tiny):
 
 class BranchingModel(torch.nn.Module):
     """At the cursor, ranks the first tokens of `branches` in their order; after one of them, proposes the rest of
-    its branch, then end of sequence, always ranking end of sequence second (as `ScriptedModel`)."""
+    its branch, then end of sequence, always ranking end of sequence second (as `ScriptedModel`, the branch and
+    its step kept in the key-value cache)."""
 
     def __init__(self, branches: list[list[int]], eos: int, vocabulary: int):
         super().__init__()
         self.branches, self.eos, self.vocabulary = branches, eos, vocabulary
-        self.script, self.step = None, 0
 
     def forward(self, input_ids, past_key_values=None, use_cache=True):
         logits = torch.zeros(self.vocabulary)
-        if input_ids.shape[1] > 1:  # the prompt: another middle begins
-            self.script = None
+        if past_key_values is None:  # the prompt: a middle begins after it
             for rank, branch in enumerate(self.branches):
                 logits[branch[0]] = 10.0 - rank
-        else:
-            if self.script is None:
-                self.script = next(branch for branch in self.branches if branch[0] == int(input_ids[0, -1]))
-                self.step = 1
-            wanted = self.script[self.step] if self.step < len(self.script) else self.eos
-            logits[self.eos], logits[wanted] = 5.0, 10.0
-            self.step += 1
-        return SimpleNamespace(logits=logits.view(1, 1, -1), past_key_values=None)
+            return SimpleNamespace(logits=logits.view(1, 1, -1), past_key_values={"script": None, "step": 1})
+        script = past_key_values["script"] or next(
+            branch for branch in self.branches if branch[0] == int(input_ids[0, -1]))
+        step = past_key_values["step"]
+        wanted = script[step] if step < len(script) else self.eos
+        logits[self.eos], logits[wanted] = 5.0, 10.0
+        return SimpleNamespace(logits=logits.view(1, 1, -1), past_key_values={"script": script, "step": step + 1})
 
 
 def branching(tiny, *branches: str):
@@ -341,6 +337,41 @@ def test_an_alternative_passes_over_the_end_of_sequence_too(tiny):
     results = complete_middles(model, "a = 1\n", "", DecodingOptions(max_tokens=4, token_healing=False), n=2)
     assert [result.middle for result in results][:1] == [""] and len(results) == 2, results
     assert results[1].middle.startswith("x") and results[1].parses
+
+
+def test_an_alternative_starts_only_from_the_models_top_tokens(tiny):
+    """Past the top `top_k`, a first token is the model's noise (`ρ;` before `return`): an alternative that finds
+    no other valid first token among the top ones is not decoded, and fewer middles come back."""
+    from fimlsp.decoding import complete_middles
+
+    eos = min(tiny.stop_ids)
+    model = fixed_ranking(tiny, [eos, byte_token(tiny, ord("x")), byte_token(tiny, ord("y"))])
+    options = DecodingOptions(max_tokens=4, token_healing=False, top_k=2)
+    results = complete_middles(model, "a = 1\n", "", options, n=3)
+    assert [result.middle[:1] for result in results] == ["", "x"], results
+    wider = complete_middles(model, "a = 1\n", "", dataclasses.replace(options, top_k=3), n=3)
+    assert [result.middle[:1] for result in wider] == ["", "x", "y"], wider
+
+
+def test_attempts_share_the_prompts_forward_pass(tiny, monkeypatch):
+    """Every attempt goes on from one forward pass over the prompt, each from its own copy of the key-value cache:
+    the same middles and log-probabilities as when each attempt runs the pass again."""
+    from fimlsp import decoding
+
+    prompts = []
+    forward = type(tiny).forward
+    monkeypatch.setattr(type(tiny), "forward",
+                        lambda self, ids, cache: prompts.append(cache is None) or forward(self, ids, cache))
+    left, right = "def area(width, height):\n    return ", "\n"
+    options = DecodingOptions(max_tokens=6, attempts=3)
+    shared = decoding.complete_middles(tiny, left, right, options, n=3)
+    assert sum(prompts) == 1 and len(shared) == 3, (prompts, shared)
+
+    take = decoding._PromptPass.take
+    monkeypatch.setattr(decoding._PromptPass, "take", lambda self: (setattr(self, "_output", None), take(self))[1])
+    again = decoding.complete_middles(tiny, left, right, options, n=3)
+    assert [(r.middle, round(r.log_probability, 4)) for r in shared] == [
+        (r.middle, round(r.log_probability, 4)) for r in again]
 
 
 def test_preference_ranks_valid_then_ended_then_mean_log_probability():
