@@ -1,5 +1,6 @@
 """The training pipeline: corpus, tokenizer, FIM transformation, packing, training and resume, CLI, shipped model."""
 
+import dataclasses
 import json
 import math
 import random
@@ -683,22 +684,71 @@ def test_the_cards_commands_name_a_folder_under_the_working_directory_by_its_rel
     assert str(tmp_path) not in card
 
 
-def test_fimlsp_train_without_options_is_the_shipped_models_first_run():
-    """The README promises that `fimlsp train` with no options is the shipped model's first run, and the card gives
-    the commands of the runs that continued it, each to its planned end."""
+def test_fimlsp_train_without_options_is_the_shipped_models_recipe():
+    """The README promises that `fimlsp train` with no options rebuilds the shipped model: its runs are the
+    recipe's stages, each to its planned end, and the card gives their commands and says so."""
     from fimlsp.models import default_model_path
+    from fimlsp.training import recipe
     from fimlsp.training.card import lineage, rebuild_commands
-    from fimlsp.training.train import TrainOptions
 
     folder = default_model_path()
     record = json.loads((folder / "training.json").read_text())
     runs = lineage(record)
-    first = TrainOptions(**runs[0]["options"])  # a record from before an option existed has its default
-    assert first == TrainOptions() and runs[0]["steps"] == first.planned_steps
-    assert all(run["steps"] == run["planned_steps"] for run in runs)
+    assert recipe.matches(runs), [run["options"] for run in runs]
     card = (folder / "README.md").read_text()
     commands = rebuild_commands(record, "fimlsp/models/default")
     assert len(commands) == len(runs) and all(command in card for command in commands)
+    assert f"These {len(runs)} runs are the recipe that `fimlsp train` runs without options" in card
+
+
+def tiny_stage(**changes):
+    from fimlsp.training.train import TrainOptions
+
+    return TrainOptions(vocab_size=400, n_layer=1, n_embd=32, n_head=2, seq_len=64, batch_size=4, warmup_steps=3,
+                        heldout_fraction=0.2, precision="fp32", **changes)
+
+
+def test_a_recipe_runs_its_stages_in_turn_resumes_and_skips_finished_ones(sample_root, tmp_path, monkeypatch):
+    from fimlsp.training import recipe
+    from fimlsp.training.card import lineage
+    from fimlsp.training.train import RunControl, TrainingRun
+
+    stages = (tiny_stage(tokens=10 * 4 * 64, lr=3e-3), tiny_stage(tokens=4 * 4 * 64, lr=1e-3, eos_weight=4.0))
+    control = RunControl(output=tmp_path / "run", export=tmp_path / "run" / "model", roots={"src": sample_root},
+                         threads=1, eval_cases=1, eval_bytes=2000, progress=False)
+    assert recipe.run_recipe(stages, dataclasses.replace(control, stop_after=4)) is None  # paused in stage 1
+    assert recipe.run_recipe(stages, control) == control.export
+    record = json.loads((control.export / "training.json").read_text())
+    runs = lineage(record)
+    assert recipe.matches(runs, stages) and not recipe.matches(runs)
+    assert runs[0]["output"] == str(tmp_path / "run" / "stage-1") and runs[1]["output"] == str(tmp_path / "run" / "stage-2")
+    assert runs[1]["command"].startswith(f"fimlsp train --init-from {tmp_path / 'run' / 'stage-1' / 'model'} ")
+    assert "--eos-weight 4.0" in runs[1]["command"]
+    assert len(losses(tmp_path / "run" / "stage-1")) == 10  # resumed after the pause, not started again
+    stage_results = json.loads((tmp_path / "run" / "stage-1" / "model" / "evaluation.json").read_text())
+    final_results = json.loads((control.export / "evaluation.json").read_text())
+    assert stage_results["fim"]["cases_per_kind"] == 0 and final_results["fim"]["cases_per_kind"] == 1
+
+    monkeypatch.setattr(TrainingRun, "train", lambda self: pytest.fail(f"{self.output} trained again"))
+    assert recipe.run_recipe(stages, control) == control.export
+
+
+def test_fimlsp_train_runs_the_recipe_only_without_result_options(tmp_path, monkeypatch, capsys):
+    from fimlsp.cli import main
+    from fimlsp.training import recipe
+    from fimlsp.training.train import TrainingRun
+
+    ran = []
+    monkeypatch.setattr(recipe, "run_recipe", lambda stages, control: ran.append(("recipe", stages, control)))
+    monkeypatch.setattr(TrainingRun, "train", lambda self: ran.append(("run", self.options, self.control)))
+    assert main(["train", "--output", str(tmp_path / "run"), "--threads", "1", "--no-progress"]) == 0
+    assert main(["train", "--output", str(tmp_path / "one"), "--lr", "0.0015"]) == 0  # the default, but given
+    assert [(kind, stages) for kind, stages, _ in ran][:1] == [("recipe", recipe.DEFAULT_RECIPE)]
+    assert ran[0][2].export == tmp_path / "run" / "model" and ran[1][0] == "run"
+    assert "paused" in capsys.readouterr().out
+    assert main(["train", "--output", str(tmp_path / "run"), "--max-minutes", "5"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "--max-minutes" in error and "--stop-after" in error
 
 
 def test_shipped_model_loads_offline_and_completes_a_fim_prompt(monkeypatch):

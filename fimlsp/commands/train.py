@@ -4,6 +4,9 @@ The run lives in --output: corpus manifest, tokenizer, packed data, checkpoints 
 again after an interruption to resume from the last checkpoint; the result is the same as an uninterrupted run.
 When training ends, the model (safetensors, float16), its tokenizer, the corpus manifest, the training record,
 the evaluation and a model card are written to --export.
+
+Without result options (and without --init-from) it runs the shipped model's recipe (`fimlsp.training.recipe`):
+its runs one after the other, in --output/stage-1, stage-2, …, each continuing the model of the one before it.
 """
 
 from __future__ import annotations
@@ -49,6 +52,14 @@ OPTION_HELP = {
     "precision": "bf16: bfloat16 autocast (weights and optimizer stay float32); fp32: plain float32",
 }
 CHOICES = {"precision": ("bf16", "fp32")}
+
+
+class _ResultOption(argparse.Action):
+    """Stores a result option and notes that it was given: without any, `fimlsp train` runs the recipe."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        namespace.given_results = (getattr(namespace, "given_results", None) or set()) | {self.dest}
 
 
 class DefaultsFormatter(argparse.HelpFormatter):
@@ -100,10 +111,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--eval-bytes", type=int, default=RunControl.eval_bytes,
                      help="held-out bytes over which loss and bits per byte are measured")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
-    model = parser.add_argument_group("result (a run folder keeps the values it was started with)")
+    model = parser.add_argument_group(
+        "result (a run folder keeps the values it was started with; without any of them and without --init-from, "
+        "the shipped model's recipe: its runs one after the other in OUTPUT/stage-1, stage-2, …)")
     for field in dataclasses.fields(TrainOptions):
         model.add_argument(option_flag(field.name), type=type(field.default), default=field.default,
-                           choices=choices.get(field.name), help=OPTION_HELP[field.name])
+                           choices=choices.get(field.name), help=OPTION_HELP[field.name], action=_ResultOption)
 
 
 def options_from(args: argparse.Namespace):
@@ -150,12 +163,19 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError(f"--device {args.device} is not a torch device name")
 
 
+def follows_recipe(args: argparse.Namespace) -> bool:
+    return args.init_from is None and not getattr(args, "given_results", None)
+
+
 def run(args: argparse.Namespace) -> int:
     from fimlsp.cli import UserError
-    from fimlsp.training import corpus
+    from fimlsp.training import corpus, recipe
     from fimlsp.training.train import RunControl, TrainingError, TrainingRun
 
     validate(args)
+    if follows_recipe(args) and args.max_minutes is not None:
+        raise UserError("--max-minutes would end a stage of the recipe before its planned end; interrupt or use "
+                        "--stop-after, then rerun the same command to resume")
     if args.corpus_root:
         roots = {root.resolve().name: root.resolve() for root in args.corpus_root}
         if len(roots) != len(args.corpus_root):
@@ -179,11 +199,14 @@ def run(args: argparse.Namespace) -> int:
         command="fimlsp train " + shlex.join(sys.argv[2:]) if sys.argv[1:2] == ["train"] else None,
     )
     try:
-        result = TrainingRun(options_from(args), control).train()
+        if follows_recipe(args):
+            result = recipe.run_recipe(recipe.DEFAULT_RECIPE, control)
+        else:
+            result = TrainingRun(options_from(args), control).train()
     except TrainingError as error:
         raise UserError(str(error)) from None
     if result is None:
-        print(f"paused; rerun the same command to resume from {args.output / 'checkpoints'}")
+        print(f"paused; rerun the same command to resume from the last checkpoint in {args.output}")
     else:
         print(f"model written to {result}")
     return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from fimlsp.cases import MAX_NODE_CHARS
 from fimlsp.model.formats import preferred_order
+from fimlsp.training import recipe
 from fimlsp.training.evaluate import KIND_TITLES, RESULTS, format_figures
 from fimlsp.training.train import MANIFEST, TRAINING_RECORD, TrainOptions
 
@@ -229,6 +230,10 @@ def _reproduce_section(record: dict, results: dict, directory: Path) -> list[str
     commands = rebuild_commands(record, export)
     built = [f"`{run['command']}`" for run in runs if run.get("command")]
     built_with = [f"This model was built with {', then '.join(built)}.", ""] if built else []
+    if recipe.matches(runs):
+        built_with += [f"These {len(runs)} runs are the recipe that `fimlsp train` runs without options "
+                       "(`fimlsp.training.recipe`): one after the other, in `runs/default/stage-1`, `stage-2`, …, "
+                       "the last model written to `runs/default/model`. Rerun it to resume.", ""]
     return [
         "## Reproduce",
         "",
