@@ -31,9 +31,10 @@ constrained modes end it as at any early stop (`open(path)`); `Completion.loop_c
 
 Greedy decoding is one path, and a small model's first choice is often a near tie that leads it astray: after
 `total = sum(values)` it ranks `if` a hair above `return`, then loops in an `if` condition. So a completion
-decodes `attempts` greedy middles, each from another of the best valid first tokens, and returns first the one
-that ended best (`preference`): valid, then ended by the model or where it was asked to end before cut back by a
-fallback, then by the model's mean log-probability per token with the token that ended the middle (a sum would
+decodes `attempts` greedy middles, each from another of the best valid first tokens (among the model's top
+`top_k`: further down they are noise), all going on from one forward pass over the prompt, and returns first the
+one that ended best (`preference`): valid, then ended by the model or where it was asked to end before cut back by
+a fallback, then by the model's mean log-probability per token with the token that ended the middle (a sum would
 prefer the shortest: `pass` over `return total / len(values)`). `attempts=1` is plain greedy decoding.
 
 The prompt is token-healed (`token_healing`, `FimModel.healed_prompt`): where the middle goes on from the left
