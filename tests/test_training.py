@@ -717,7 +717,9 @@ def test_a_recipe_runs_its_stages_in_turn_resumes_and_skips_finished_ones(sample
     control = RunControl(output=tmp_path / "run", export=tmp_path / "run" / "model", roots={"src": sample_root},
                          threads=1, eval_cases=1, eval_bytes=2000, progress=False)
     assert recipe.run_recipe(stages, dataclasses.replace(control, stop_after=4)) is None  # paused in stage 1
-    assert recipe.run_recipe(stages, control) == control.export
+    announced = []
+    assert recipe.run_recipe(stages, control, announced.append) == control.export
+    assert [line.split(":")[0] for line in announced] == ["stage 1 of 2", "stage 2 of 2"]
     record = json.loads((control.export / "training.json").read_text())
     runs = lineage(record)
     assert recipe.matches(runs, stages) and not recipe.matches(runs)
@@ -739,7 +741,7 @@ def test_fimlsp_train_runs_the_recipe_only_without_result_options(tmp_path, monk
     from fimlsp.training.train import TrainingRun
 
     ran = []
-    monkeypatch.setattr(recipe, "run_recipe", lambda stages, control: ran.append(("recipe", stages, control)))
+    monkeypatch.setattr(recipe, "run_recipe", lambda stages, control, announce: ran.append(("recipe", stages, control)))
     monkeypatch.setattr(TrainingRun, "train", lambda self: ran.append(("run", self.options, self.control)))
     assert main(["train", "--output", str(tmp_path / "run"), "--threads", "1", "--no-progress"]) == 0
     assert main(["train", "--output", str(tmp_path / "one"), "--lr", "0.0015"]) == 0  # the default, but given

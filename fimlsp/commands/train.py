@@ -200,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         if follows_recipe(args):
-            result = recipe.run_recipe(recipe.DEFAULT_RECIPE, control)
+            result = recipe.run_recipe(recipe.DEFAULT_RECIPE, control, lambda line: print(line, flush=True))
         else:
             result = TrainingRun(options_from(args), control).train()
     except TrainingError as error:

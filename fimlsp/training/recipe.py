@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from fimlsp.training.train import TRAINING_RECORD, RunControl, TrainingRun, TrainOptions
@@ -36,10 +37,12 @@ def finished(export: Path, options: TrainOptions, output: Path) -> bool:
             and record.get("steps") == record.get("planned_steps"))
 
 
-def run_recipe(stages: tuple[TrainOptions, ...], control: RunControl) -> Path | None:
+def run_recipe(stages: tuple[TrainOptions, ...], control: RunControl,
+               announce: Callable[[str], None] | None = None) -> Path | None:
     """Train every stage in `control.output`/stage-N from the model the stage before exported, and export the last
     to `control.export`; only the last is evaluated on FIM cases. A stage already finished is not run again, so
-    rerunning the same command resumes where it stopped. Returns the export, or None when `stop_after` paused."""
+    rerunning the same command resumes where it stopped. Returns the export, or None when `stop_after` paused.
+    `announce` is told each stage's equivalent command as it starts (a recipe runs for hours)."""
     from fimlsp.training.card import train_command
 
     start = control.init_from
@@ -52,6 +55,8 @@ def run_recipe(stages: tuple[TrainOptions, ...], control: RunControl) -> Path | 
                                     str(start) if start else None)
             stage = dataclasses.replace(control, output=folder, export=export, init_from=start, command=command,
                                         eval_cases=control.eval_cases if last else 0)
+            if announce is not None:
+                announce(f"stage {number} of {len(stages)}: {command}")
             if TrainingRun(options, stage).train() is None:
                 return None
         start = export
