@@ -20,6 +20,7 @@ DEFAULT_RECIPE: tuple[TrainOptions, ...] = (
     dataclasses.replace(_CONTINUED, lr=0.001, tokens=30_000_000),  # mostly short random middles
     dataclasses.replace(_CONTINUED, eos_weight=4.0, lr=0.0006, tokens=8_000_000),  # learning to stop
     dataclasses.replace(_CONTINUED, eos_weight=6.0, lr=0.0005, tokens=20_000_000),
+    dataclasses.replace(_CONTINUED, eos_weight=8.0, lr=0.0005, tokens=18_000_000),
 )
 
 
