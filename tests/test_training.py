@@ -723,7 +723,7 @@ def test_a_recipe_runs_its_stages_in_turn_resumes_and_skips_finished_ones(sample
     record = json.loads((control.export / "training.json").read_text())
     runs = lineage(record)
     assert recipe.matches(runs, stages) and not recipe.matches(runs)
-    assert runs[0]["output"] == str(tmp_path / "run" / "stage-1") and runs[1]["output"] == str(tmp_path / "run" / "stage-2")
+    assert [run["output"] for run in runs] == [str(tmp_path / "run" / "stage-1"), str(tmp_path / "run" / "stage-2")]
     assert runs[1]["command"].startswith(f"fimlsp train --init-from {tmp_path / 'run' / 'stage-1' / 'model'} ")
     assert "--eos-weight 4.0" in runs[1]["command"]
     assert len(losses(tmp_path / "run" / "stage-1")) == 10  # resumed after the pause, not started again
@@ -741,7 +741,8 @@ def test_fimlsp_train_runs_the_recipe_only_without_result_options(tmp_path, monk
     from fimlsp.training.train import TrainingRun
 
     ran = []
-    monkeypatch.setattr(recipe, "run_recipe", lambda stages, control, announce: ran.append(("recipe", stages, control)))
+    monkeypatch.setattr(recipe, "run_recipe",
+                        lambda stages, control, announce: ran.append(("recipe", stages, control)))
     monkeypatch.setattr(TrainingRun, "train", lambda self: ran.append(("run", self.options, self.control)))
     assert main(["train", "--output", str(tmp_path / "run"), "--threads", "1", "--no-progress"]) == 0
     assert main(["train", "--output", str(tmp_path / "one"), "--lr", "0.0015"]) == 0  # the default, but given
