@@ -34,8 +34,7 @@ def finished(export: Path, options: TrainOptions, output: Path) -> bool:
     if not path.is_file():
         return False
     record = json.loads(path.read_text(encoding="utf-8"))
-    return (record.get("output") == str(output) and record.get("options") == dataclasses.asdict(options)
-            and record.get("steps") == record.get("planned_steps"))
+    return record.get("output") == str(output) and matches([record], (options,))
 
 
 def run_recipe(stages: tuple[TrainOptions, ...], control: RunControl,
