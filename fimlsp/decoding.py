@@ -284,7 +284,7 @@ class _Decoder:
         line = LINE_BREAK.search(judge.right)
         self.rest_of_line = judge.right[:line.start() if line else len(judge.right)].lstrip(" \t\f")
 
-    def run(self, prompt: _PromptPass, start: _Prefix, skip_first: int = 0) -> tuple[_Prefix, str, list[_Prefix]]:
+    def run(self, prompt_pass: _PromptPass, start: _Prefix, skip_first: int = 0) -> tuple[_Prefix, str, list[_Prefix]]:
         """Decode from `start`; returns the last prefix, why it stopped, and the prefixes passed on the way.
         `skip_first` valid first tokens are passed over (the alternatives of a greedy completion); an alternative
         starts only from one of the model's top `top_k` tokens, and stops as `no_alternative` when none is left."""
@@ -297,11 +297,11 @@ class _Decoder:
         input_ids, past, prefix, seen = None, None, start, []
         with torch.inference_mode():
             while True:
-                stop = self._stopped(prompt.ids, prefix)
+                stop = self._stopped(prompt_pass.ids, prefix)
                 if stop is not None:
                     return prefix, stop, seen
                 if input_ids is None:
-                    logits, past = prompt.take()
+                    logits, past = prompt_pass.take()
                 else:
                     clock = time.perf_counter()
                     logits, past = model.forward(input_ids, past)
@@ -740,12 +740,12 @@ def _start(state: FimState, options: DecodingOptions, deadline: float | None) ->
 _MODEL_ENDS = ("eos", "line", "statement", "right")
 
 
-def _complete_once(model, left, right, options, mode, guarantee, prompt, start, deadline, should_stop,
+def _complete_once(model, left, right, options, mode, guarantee, prompt_pass, start, deadline, should_stop,
                    skip) -> Completion | None:
     """One decoded middle, judged; None when an alternative found no first token to start from."""
     judge = _JUDGES[mode](left, right, named(options.language))
     decoder = _Decoder(model, judge, options, deadline, should_stop)
-    prefix, stop, seen = decoder.run(prompt, start, skip)
+    prefix, stop, seen = decoder.run(prompt_pass, start, skip)
     if stop == "no_alternative":
         return None
     refused = prefix if stop == "no_candidate" else None

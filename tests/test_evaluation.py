@@ -159,9 +159,9 @@ def test_resume_skips_finished_cases_and_appends_only_new_ones(tiny, tiny_model_
                          out, progress=False, model=tiny)
 
 
-def _record(case, kind, mode, parses, context=1000, tokens=10):
+def _record(case, kind, mode, parses, context=1000, tokens=10, middle="x = 1"):
     return {"type": "result", "case": case, "kind": kind, "mode": mode, "parses": parses, "stop": "eos",
-            "context_chars": context, "tokens": tokens, "model_seconds": 0.01 * tokens, "exact": False,
+            "middle": middle, "context_chars": context, "tokens": tokens, "model_seconds": 0.01 * tokens, "exact": False,
             "setup_seconds": 0.1 + context * 1e-5 if mode == "constrained" else 0.0, "steps": tokens,
             "constraint_seconds": tokens * {"constrained": 5e-4, "checked": context * 1e-6, "unconstrained": 0.0}[mode]}
 
@@ -216,6 +216,16 @@ def test_finish_searches_are_reported_per_completion_and_left_out_of_the_per_tok
     series = report.timing_series(searched + [older])
     assert series["one-time: finish searches"][1] == pytest.approx([200.0] * 3)
     assert "search ms" in report.format_validity(report.validity(searched))
+
+
+def test_empty_middles_are_counted_apart_from_the_ends_by_eos_they_also_are():
+    records = [_record(f"line:f{index}.py#0", "line", "unconstrained", True, middle="" if index < 2 else "pass")
+               for index in range(8)]
+    summary = report.validity(records)[("line", "unconstrained")]
+    assert summary["empty"] == pytest.approx(0.25) and summary["endings"] == {"eos": 8}
+    header, row = report.format_validity(report.validity(records)).splitlines()[:2]
+    assert header.split()[:6] == ["cuts", "mode", "cases", "valid", "exact", "empty"]
+    assert row.split()[3:6] == ["100.0%", "0.0%", "25.0%"]
 
 
 def test_a_run_of_one_mode_reports_its_rates_without_empty_contingency_tables(tmp_path):

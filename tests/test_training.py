@@ -185,6 +185,19 @@ def test_short_random_spans_reassemble_and_are_mostly_short():
     assert short[-1] > 600  # long middles still come: a cursor may cut anything
 
 
+def test_nonempty_short_random_spans_never_leave_nothing_to_fill():
+    rng = random.Random(7)
+    for _ in range(200):
+        text = "".join(rng.choice("ab\n é") for _ in range(rng.randrange(0, 30)))
+        parts = split_at_short_random_span(text, rng, nonempty=True)
+        assert "".join(parts) == text and (parts[1] or not text)
+    text = (STDLIB / "textwrap.py").read_text()[:300]
+    empty = sum(not split_at_short_random_span(text, rng)[1] for _ in range(2000))
+    assert empty > 150  # `log` leaves about one middle in ten empty: log 2 / log 301
+    lengths = sorted(len(split_at_short_random_span(text, rng, nonempty=True)[1]) for _ in range(2000))
+    assert lengths[0] == 1 and lengths[1000] <= 30 and lengths[-1] > 200
+
+
 def test_log_random_lengths_shorten_the_random_middles(tokenizer):
     texts = [(STDLIB / name).read_text() for name in ("textwrap.py", "argparse.py")]
 
@@ -195,7 +208,8 @@ def test_log_random_lengths_shorten_the_random_middles(tokenizer):
                          for sample in transform.samples(texts, random.Random(5)) if sample[1] != 3)
         return lengths[len(lengths) // 2]
 
-    assert median_middle_tokens("log") <= 32 < 64 < median_middle_tokens("uniform")
+    assert median_middle_tokens("log") <= median_middle_tokens("log-nonempty") <= 32
+    assert 64 < median_middle_tokens("uniform")
     with pytest.raises(ValueError, match="random_length"):
         SpanMix(line=0.0, node=0.0, random_length="gaussian")
 
@@ -648,7 +662,19 @@ def test_shipped_model_is_small_fp16_safetensors_with_a_card():
     assert results["fim"]["cases_per_kind"] >= 25 and set(results["fim"]["kinds"]) == {"randspan", "boundary", "line", "node"}
     assert f"{results['heldout']['bits_per_byte']:.4f}" in card
     for row in results["fim"]["kinds"]["randspan"].values():
-        assert f"{row['parse_rate']:.1%} | {row['eos_rate']:.1%} | {row['exact_match_rate']:.1%}" in card
+        figures = (row["parse_rate"], row["eos_rate"], row["empty_rate"], row["exact_match_rate"])
+        assert " | ".join(f"{share:.1%}" for share in figures) in card
+
+
+def test_a_card_of_a_model_evaluated_before_empty_middles_were_counted_says_so():
+    from fimlsp.training.evaluate import format_figures
+
+    row = {"cases": 4, "parse_rate": 0.5, "eos_rate": 0.75, "exact_match_rate": 0.25, "median_tokens": 7,
+           "model_ms_per_token": 2.0}
+    fim = {"cases_per_kind": 4, "seed": 1, "max_new_tokens": 16, "kinds": {"line": {"unconstrained": row}}}
+    assert "| line | unconstrained | 4 | 50.0% | 75.0% | n/a | 25.0% | 7 | 2.0 |" in format_figures(fim)
+    fim["kinds"]["line"]["unconstrained"] = {**row, "empty_rate": 0.25}
+    assert "| line | unconstrained | 4 | 50.0% | 75.0% | 25.0% | 25.0% | 7 | 2.0 |" in format_figures(fim)
 
 
 def test_the_card_shows_the_ablation_runs_the_folder_records(tmp_path):

@@ -76,7 +76,8 @@ def format_table(result: dict, title: str) -> str:
 
 
 def validity(records: list[dict], max_tokens: int | None = None) -> dict[tuple[str, str], dict]:
-    """(kind, mode) -> n, valid, rate, exact (share equal to the deleted text), median tokens, stops."""
+    """(kind, mode) -> n, valid, rate, exact (share equal to the deleted text), empty (share of empty middles: the
+    model ended at once, which counts as its end of sequence but shows a user nothing), median tokens, stops."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for record in by_case_records(records):
         groups[(record["kind"], record["mode"])].append(record)
@@ -92,6 +93,7 @@ def validity(records: list[dict], max_tokens: int | None = None) -> dict[tuple[s
         summary[key] = {
             "n": len(group), "valid": valid, "rate": valid / len(group),
             "exact": sum(1 for r in group if r.get("exact")) / len(group),
+            "empty": sum(1 for r in group if not r["middle"]) / len(group),
             "tokens": statistics.median(steps(r, max_tokens) for r in group),
             "model_ms_per_token": _median(per_step_ms(r, r["model_seconds"], max_tokens) for r in group),
             "constraint_ms_per_token": _median(per_step_ms(r, per_token_seconds(r), max_tokens) for r in group),
@@ -125,11 +127,12 @@ def by_case_records(records: list[dict]) -> list[dict]:
 
 
 def format_validity(summary: dict) -> str:
-    lines = [f"{'cuts':<10}{'mode':<15}{'cases':>6}{'valid':>8}{'exact':>8}{'steps':>8}"
+    lines = [f"{'cuts':<10}{'mode':<15}{'cases':>6}{'valid':>8}{'exact':>8}{'empty':>8}{'steps':>8}"
              f"{'model ms/tok':>14}{'constraint ms/tok':>19}{'setup ms':>10}{'search ms':>11}  stops"]
     for (kind, mode), s in summary.items():
         stops = ", ".join(f"{name} {count}" for name, count in s["stops"].items())
-        lines.append(f"{kind:<10}{mode:<15}{s['n']:>6}{s['rate']:>8.1%}{s['exact']:>8.1%}{s['tokens']:>8.0f}"
+        lines.append(f"{kind:<10}{mode:<15}{s['n']:>6}{s['rate']:>8.1%}{s['exact']:>8.1%}{s['empty']:>8.1%}"
+                     f"{s['tokens']:>8.0f}"
                      f"{s['model_ms_per_token']:>14.2f}{s['constraint_ms_per_token']:>19.3f}{s['setup_ms']:>10.1f}"
                      f"{s['search_ms']:>11.1f}  {stops}")
     lines += ["", f"{'cuts':<10}{'mode':<15}{'finish chars':>13}{'repeat cuts':>13}  how the middles ended"]

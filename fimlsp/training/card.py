@@ -69,8 +69,10 @@ def write_card(directory: Path) -> Path:
 
 
 RANDOM_SPANS = {"uniform": "a span between two random points",
-                "log": "a span from a random point, its length log-uniform from one character to the segment's "
-                       "(most are short)"}
+                "log": "a span from a random point, its length log-uniform from zero characters to the segment's "
+                       "(most are short, about one in ten empty)",
+                "log-nonempty": "a span from a random point, its length log-uniform from one character to the "
+                                "segment's (most are short)"}
 PROMPTS = {"psm": "`<fim_prefix>` left `<fim_suffix>` right `<fim_middle>` → middle",
            "spm": "`<fim_prefix><fim_suffix>` right `<fim_middle>` left → middle (the middle goes on from the left)"}
 
@@ -162,7 +164,8 @@ def _evaluation_section(results: dict) -> list[str]:
         "",
         *format_figures(fim).splitlines(),
         "",
-        "A middle parses when `ast.parse(left + middle + right)` succeeds. Unconstrained decoding is the model alone;",
+        "A middle parses when `ast.parse(left + middle + right)` succeeds. An empty middle (the model wrote its end of",
+        "sequence first) counts as ending by EOS but shows a user nothing. Unconstrained decoding is the model alone;",
         "constrained decoding is what fimlsp serves (`fimlsp.decoding`, file scope). Model ms/token is the median",
         "forward pass per generated token on the evaluating machine's CPU.",
         "",

@@ -86,7 +86,7 @@ def fim_figures(
     for (kind, mode), group in summary.items():
         figures.setdefault(kind, {})[mode] = {
             "cases": group["n"], "parse_rate": group["rate"], "eos_rate": group["endings"].get("eos", 0) / group["n"],
-            "exact_match_rate": group["exact"], "median_tokens": group["tokens"],
+            "empty_rate": group["empty"], "exact_match_rate": group["exact"], "median_tokens": group["tokens"],
             "model_ms_per_token": round(group["model_ms_per_token"], 2),
         }
     return {"cases_per_kind": cases_per_kind, "seed": seed, "max_new_tokens": max_new_tokens, "kinds": figures,
@@ -142,17 +142,23 @@ def format_figures(fim: dict) -> str:
         f"FIM cases of each cut kind: {fim['cases_per_kind']} (seed {fim['seed']}), greedy, at most "
         f"{fim['max_new_tokens']} new tokens",
         "",
-        "| cut | mode | cases | parses | ends by EOS | exact | median tokens | model ms/token |",
-        "|---|---|---|---|---|---|---|---|",
+        "| cut | mode | cases | parses | ends by EOS | empty | exact | median tokens | model ms/token |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for kind, modes in fim["kinds"].items():
         for mode in MODES:
             if mode in modes:
                 row = modes[mode]
-                rows.append(f"| {KIND_TITLES.get(kind, kind)} | {mode} | {row['cases']} | {row['parse_rate']:.1%} | "
-                            f"{row['eos_rate']:.1%} | {row['exact_match_rate']:.1%} | {row['median_tokens']:g} | "
-                            f"{row['model_ms_per_token']:.1f} |")
+                shares = (row["parse_rate"], row["eos_rate"], row.get("empty_rate"), row["exact_match_rate"])
+                rows.append(f"| {KIND_TITLES.get(kind, kind)} | {mode} | {row['cases']} | "
+                            + " | ".join(_share(share) for share in shares)
+                            + f" | {row['median_tokens']:g} | {row['model_ms_per_token']:.1f} |")
     return "\n".join(rows)
+
+
+def _share(value: float | None) -> str:
+    """A share in the card's table; "n/a" for a figure that a model evaluated before it was measured lacks."""
+    return "n/a" if value is None else f"{value:.1%}"
 
 
 # Everyday cursors: (left, right) of the suggestions a model card shows verbatim.

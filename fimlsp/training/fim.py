@@ -5,9 +5,11 @@ FIM sample are all visible in the same window (context-level FIM). A segment is 
 `fim_rate` into prefix, middle and suffix by one cut of the span mixture (`SpanMix`):
 
 - `random`: two character positions chosen uniformly (robustness to any cursor; long middles), or with
-  `random_length="log"` a uniform start and a length drawn log-uniformly from one character to the segment's
+  `random_length="log"` a uniform start and a length drawn log-uniformly from zero characters to the segment's
   length (any cursor still, but most middles short: after two uniform points the middle averages a third of the
-  segment, ~100 tokens, and the end of sequence comes too rarely to be learnt);
+  segment, ~100 tokens, and the end of sequence comes too rarely to be learnt). About one in ten of those
+  middles is empty, which teaches a model to end at once where a real cursor never has nothing to fill:
+  `random_length="log-nonempty"` draws the length from one character;
 - `line`: the rest of a line from a point inside it, or one to three whole lines (`fimlsp.cases.line_case`);
 - `node`: one syntax node of the document inside the segment (`fimlsp.cases.node_spans`).
 
@@ -27,6 +29,7 @@ are packed into fixed-length windows that hold whole samples only (`pack`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import random
 from typing import Iterable, Iterator, Sequence
@@ -53,7 +56,6 @@ class FimTokens:
         return {"<fim_prefix>": self.prefix, "<fim_middle>": self.middle, "<fim_suffix>": self.suffix}[name]
 
 
-RANDOM_LENGTHS = ("uniform", "log")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,13 +80,23 @@ def split_at_random_points(text: str, rng: random.Random) -> tuple[str, str, str
     return text[:first], text[first:second], text[second:]
 
 
-def split_at_short_random_span(text: str, rng: random.Random) -> tuple[str, str, str]:
+def split_at_short_random_span(text: str, rng: random.Random, nonempty: bool = False) -> tuple[str, str, str]:
     """Cut text into (prefix, middle, suffix) at a uniform start, the middle's length log-uniform in characters
-    (median about the square root of the text's length), cut short by the text's end."""
-    start = rng.randint(0, len(text))
-    length = int(math.exp(rng.uniform(0.0, math.log(len(text) + 1)))) - 1
+    (median about the square root of the text's length), cut short by the text's end; from one character when
+    `nonempty` (and the text is not empty), else from zero."""
+    if nonempty and text:
+        start = rng.randint(0, len(text) - 1)
+        length = max(1, int(math.exp(rng.uniform(math.log(2.0), math.log(len(text) + 1)))) - 1)
+    else:
+        start = rng.randint(0, len(text))
+        length = int(math.exp(rng.uniform(0.0, math.log(len(text) + 1)))) - 1
     end = min(len(text), start + length)
     return text[:start], text[start:end], text[end:]
+
+
+RANDOM_SPLITS = {"uniform": split_at_random_points, "log": split_at_short_random_span,
+                 "log-nonempty": functools.partial(split_at_short_random_span, nonempty=True)}
+RANDOM_LENGTHS = tuple(RANDOM_SPLITS)
 
 
 def layout(order: str, prefix: list[int], middle: list[int], suffix: list[int], ids: FimTokens) -> list[int]:
@@ -167,8 +179,7 @@ class FimTransform:
         elif draw < self.spans.line + self.spans.node:
             parts = cut_at_node(segment, nodes or {}, rng, offset)
         if parts is None:
-            split = split_at_short_random_span if self.spans.random_length == "log" else split_at_random_points
-            parts = split(segment, rng)
+            parts = RANDOM_SPLITS[self.spans.random_length](segment, rng)
         prefix, middle, suffix = self.encode(list(parts))
         return layout("spm" if rng.random() < self.spm_rate else "psm", prefix, middle, suffix, self.ids)
 
