@@ -39,7 +39,7 @@ OPTION_HELP = {
     "random_span_length": "how the rest's middles are drawn: uniform (between two uniform points: a third of the "
                           "segment on average), log (a uniform start and a log-uniform length: mostly short "
                           "middles, after which the end of sequence is learnt; about one in ten empty) or log-nonempty "
-                          "(the same from one character: a cursor always has something to fill)",
+                          "(the same from one character: no empty middles)",
     "eos_weight": "loss weight of the end of sequence that closes a FIM middle, against 1 for every other token: "
                   "one such token per sample is too rare a target for a small model to write it where a middle "
                   "ends rather than go on (a weight w moves its learnt log-odds up by about ln w)",

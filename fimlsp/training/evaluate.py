@@ -157,7 +157,7 @@ def format_figures(fim: dict) -> str:
 
 
 def _share(value: float | None) -> str:
-    """A share in the card's table; "n/a" for a figure that a model evaluated before it was measured lacks."""
+    """A share in the card's table; "n/a" where the figure is missing (a model evaluated before it was recorded)."""
     return "n/a" if value is None else f"{value:.1%}"
 
 

@@ -8,8 +8,8 @@ FIM sample are all visible in the same window (context-level FIM). A segment is 
   `random_length="log"` a uniform start and a length drawn log-uniformly from zero characters to the segment's
   length (any cursor still, but most middles short: after two uniform points the middle averages a third of the
   segment, ~100 tokens, and the end of sequence comes too rarely to be learnt). About one in ten of those
-  middles is empty, which teaches a model to end at once where a real cursor never has nothing to fill:
-  `random_length="log-nonempty"` draws the length from one character;
+  middles is empty, which teaches a model to end at once; `random_length="log-nonempty"` draws the length from
+  one character;
 - `line`: the rest of a line from a point inside it, or one to three whole lines (`fimlsp.cases.line_case`);
 - `node`: one syntax node of the document inside the segment (`fimlsp.cases.node_spans`).
 
@@ -84,12 +84,9 @@ def split_at_short_random_span(text: str, rng: random.Random, nonempty: bool = F
     """Cut text into (prefix, middle, suffix) at a uniform start, the middle's length log-uniform in characters
     (median about the square root of the text's length), cut short by the text's end; from one character when
     `nonempty` (and the text is not empty), else from zero."""
-    if nonempty and text:
-        start = rng.randint(0, len(text) - 1)
-        length = max(1, int(math.exp(rng.uniform(math.log(2.0), math.log(len(text) + 1)))) - 1)
-    else:
-        start = rng.randint(0, len(text))
-        length = int(math.exp(rng.uniform(0.0, math.log(len(text) + 1)))) - 1
+    shortest = 1 if nonempty and text else 0
+    start = rng.randint(0, len(text) - shortest)
+    length = max(shortest, int(math.exp(rng.uniform(math.log(shortest + 1), math.log(len(text) + 1)))) - 1)
     end = min(len(text), start + length)
     return text[:start], text[start:end], text[end:]
 
