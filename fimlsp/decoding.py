@@ -39,7 +39,8 @@ prefer the shortest: `pass` over `return total / len(values)`). `attempts=1` is 
 
 The prompt is token-healed (`token_healing`, `FimModel.healed_prompt`): where the middle goes on from the left
 context, the left context's last tokens are taken back, and the model's first tokens must write their bytes again
-(`_Prefix.heal`) before anything it writes counts as the middle.
+(`_Prefix.heal`) before anything it writes counts as the middle. Whitespace taken back (an indentation, the space
+after `return `) is the user's: the first tokens write it again and then code, not more whitespace.
 
 The constrained mode's promise comes from the language's `constrain` (`fimlsp.language`): the whole file, or the
 statements around the cursor when the file is broken elsewhere or bigger than the budget (`guarantee` and `region`
@@ -311,6 +312,11 @@ class _Decoder:
                     agreeing = torch.tensor(model.tokens_agreeing(prefix.heal), device=log_probs.device)
                     log_probs = torch.full_like(log_probs, float("-inf")).index_copy_(
                         0, agreeing, log_probs[agreeing])
+                if start.heal.isspace() and not prefix.text and not prefix.pending:
+                    # taken-back indentation (or the space after `return `) is the user's: the middle writes it
+                    # again and then code, not more whitespace (a deeper line, a stray space, a run of spaces)
+                    longer = [token for token, length in model.blank_tokens if length > len(prefix.heal)]
+                    log_probs[longer] = float("-inf")
                 prefix.eos_probability = float(log_probs[self.stop_ids].exp().sum()) if self.stop_ids else 0.0
                 seen.append(prefix)
                 chosen = self._choose(prefix, log_probs, generator, skip_first if prefix is start else 0)

@@ -589,23 +589,43 @@ def text_token(tiny, data: bytes) -> int:
 
 def test_token_healing_takes_back_the_tokens_the_cursor_cuts_into(tiny):
     """In SPM order the middle goes on from the left context: its last token is taken back (a lone space after
-    `return`), and the one before too while both could start one token (` p`, `ri` before ` print`). At a line's
-    start the prompt stays as it is, and so it does in PSM order, where the middle does not follow the left."""
+    `return`), and the one before too while both could start one token (` p`, `ri` before ` print`). So is a
+    line's indentation with its line break where nothing follows on the line (the tokenizer gives its last space to
+    the word after it). At a line's start, inside an indentation that the line goes on with, and in PSM order,
+    where the middle does not follow the left, the prompt stays as it is."""
     spm = dataclasses.replace(tiny, order="spm")
-    for left, taken, count in [("def f(x):\n    return ", b" ", 1), ("def f(x):\n    pri", b" pri", 2)]:
+    for left, taken, count in [("def f(x):\n    return ", b" ", 1), ("def f(x):\n    pri", b" pri", 2),
+                               ("def f(x):\n    ", b"\n    ", 1)]:
         prompt = spm.prompt(left, "\n", 16)
         assert spm.healed_prompt(left, "\n", 16) == (prompt[:-count], taken)
         assert b"".join(spm.token_bytes[token] for token in prompt[-count:]) == taken
-    for model, left in [(spm, "def f(x):\n    "), (spm, "def f(x):\n"), (tiny, "def f(x):\n    return ")]:
-        assert model.healed_prompt(left, "\n", 16) == (model.prompt(left, "\n", 16), b"")
+    for model, left, right in [(spm, "def f(x):\n", "\n"), (spm, "def f(x):\n    ", "return x\n"),
+                               (tiny, "def f(x):\n    return ", "\n"), (tiny, "def f(x):\n    ", "\n")]:
+        assert model.healed_prompt(left, right, 16) == (model.prompt(left, right, 16), b"")
 
 
-@pytest.mark.parametrize("data", [b" ", b" pri", b"(", "é".encode()[:1]])
+@pytest.mark.parametrize("data", [b" ", b" pri", b"(", "é".encode()[:1], b"\n    "])
 def test_the_tokens_agreeing_with_taken_back_bytes_write_them_again_or_begin_to(tiny, data):
     agreeing = set(tiny.tokens_agreeing(data))
     for token, spelled in enumerate(tiny.token_bytes):
         writes_again = spelled is not None and (spelled.startswith(data) or data.startswith(spelled))
         assert (token in agreeing) == (writes_again and token not in tiny.stop_ids), (token, spelled)
+
+
+def test_at_a_fresh_indented_line_the_middle_writes_code_not_more_whitespace(tiny):
+    """The cursor after Enter and the editor's indentation: the model ranks a deeper indentation first, then
+    spaces, which would move the user's line or write a run of blanks; healed, the indentation is written again as
+    the tokenizer splits it before code (the line break and three spaces, then ` return`), and then code. Once
+    code is written, whitespace may follow."""
+    blanks = [text_token(tiny, b"\n        "), text_token(tiny, b"  ")]
+    ranked = [*blanks, text_token(tiny, b"\n   "), text_token(tiny, b" return")]
+    model = dataclasses.replace(fixed_ranking(tiny, ranked), order="spm")
+    result = complete_middle(model, "def f(x):\n    ", "\n", DecodingOptions(max_tokens=3, mode="unconstrained"))
+    assert result.middle == "return\n        " and result.tokens == 3, result
+    exact = dataclasses.replace(fixed_ranking(tiny, [*blanks, text_token(tiny, b"\n    "), text_token(tiny, b"x")]),
+                                order="spm")
+    result = complete_middle(exact, "def f(x):\n    ", "\n", DecodingOptions(max_tokens=2, mode="unconstrained"))
+    assert result.middle == "x" and result.tokens == 2, result
 
 
 @pytest.mark.parametrize("mode", ["constrained", "checked", "unconstrained"])
@@ -671,3 +691,16 @@ def test_a_token_that_ends_the_middle_and_begins_the_line_ends_the_middle_inside
               byte_token(tiny, ord("\n"))]
     result = complete_middle(scripted(tiny, script), left, right, DecodingOptions(max_tokens=30, mode=mode))
     assert result.middle == middle and result.ending == "right" and result.parses, result
+
+
+def test_the_fresh_line_benchmark_takes_a_line_out_and_puts_the_cursor_after_its_indentation():
+    from benchmarks.fresh_lines import fresh_lines
+
+    files = [Path(os.__file__).parent / name for name in ("textwrap.py", "argparse.py")]
+    texts = {path.read_text(encoding="utf-8") for path in files}
+    cuts = list(fresh_lines(files, 30, seed=1))
+    assert len(cuts) == 30
+    for left, right, code in cuts:
+        indentation = left[left.rfind("\n") + 1:]
+        assert indentation and not indentation.strip() and right.startswith("\n") and code == code.strip()
+        assert any(text.startswith(left + code) and text.endswith(right) for text in texts)

@@ -98,11 +98,18 @@ class FimModel:
         token, which training text puts before a comment far more often than before code, so a model asked to go
         on from it writes a comment. Taken back, the space becomes the start of the token the model prefers there
         (` None`, ` x`). The last token is taken back, and the one before it too while what is taken back could
-        still be the start of one token (`    pri` ends in ` p`, `ri`: both go, and ` print` can follow). Nothing
-        is taken back in a line's indentation: a FIM model trained on line cuts knows what comes there."""
+        still be the start of one token (`    pri` ends in ` p`, `ri`: both go, and ` print` can follow).
+
+        So is the indentation of a line with nothing after the cursor, where an editor puts it after Enter: the
+        tokenizer gives an indentation's last space to the word after it (a line break and seven spaces, then
+        ` return`), so a prompt that ends in the whole indentation ends in a token that code rarely goes on from,
+        and the model ended there at once (an empty middle) or wrote a stray space before its code. Nothing is
+        taken back at a line's start (the middle may write its own indentation) or inside an indentation that the
+        line goes on with."""
         ids = self.prompt(left, right, reserve)
         last_line = left[max(left.rfind("\n"), left.rfind("\r")) + 1:]
-        if not last_line.strip(" \t\f") or self.format.templates[self.order][-1] != LEFT:
+        inside_indentation = not last_line.strip(" \t\f") and right[:1] not in ("", "\n", "\r")
+        if not last_line or inside_indentation or self.format.templates[self.order][-1] != LEFT:
             return ids, b""
         taken = b""
         count = 0
@@ -129,6 +136,12 @@ class FimModel:
             found.append(spelled[index][1])
             index += 1
         return found
+
+    @cached_property
+    def blank_tokens(self) -> list[tuple[int, int]]:
+        """(id, length in bytes) of the text tokens that write only whitespace."""
+        return [(token, len(data)) for data, tokens in self._tokens_by_bytes.items() if data.isspace()
+                for token in tokens]
 
     @cached_property
     def _spelled_tokens(self) -> list[tuple[bytes, int]]:

@@ -1,0 +1,70 @@
+"""What a user sees at fresh indented lines: the cursor after Enter and the editor's indentation.
+
+At `--count` code lines of the model's held-out files (seeded), the line is taken out and the cursor put after its
+indentation, the right context going on at the line break, as an editor has it when a new line is started. The
+completion is asked as the server asks at an automatic trigger (single line, block scope, the default attempts,
+3 alternatives). Counted over the middles shown first: empty ones (the editor shows nothing), ones that begin
+with whitespace (the accepted line is misindented), ones that are only whitespace, and ones equal to the line's
+code. `--show` prints each line's code and the middles.
+
+    python benchmarks/fresh_lines.py [--model DIR] [--count N] [--seed S] [--show]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+
+from fimlsp.decoding import DecodingOptions, complete_middles
+from fimlsp.language import Caches
+from fimlsp.model.loading import load_model
+from fimlsp.models import default_model_path
+from fimlsp.training import corpus
+
+
+def fresh_lines(files: list[Path], count: int, seed: int):
+    """(left, right, code) at `count` code lines of `files`: the cursor after the line's indentation."""
+    rng = random.Random(seed)
+    found = 0
+    while found < count:
+        lines = rng.choice(files).read_text(encoding="utf-8").splitlines(keepends=True)
+        candidates = [index for index, line in enumerate(lines) if line.startswith("    ")
+                      and 8 < len(line.strip()) < 70 and not line.strip().startswith(("#", '"', "'"))]
+        if not candidates:
+            continue
+        index = rng.choice(candidates)
+        line = lines[index]
+        indentation = line[:len(line) - len(line.lstrip())]
+        yield "".join(lines[:index]) + indentation, "\n" + "".join(lines[index + 1:]), line.strip()
+        found += 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, default=default_model_path())
+    parser.add_argument("--count", type=int, default=80)
+    parser.add_argument("--seed", type=int, default=23)
+    parser.add_argument("--show", action="store_true")
+    args = parser.parse_args()
+    model = load_model(args.model)
+    manifest = json.loads((args.model / "corpus.json").read_text(encoding="utf-8"))
+    files, _missing = corpus.resolve_files(manifest, "heldout")
+    options = DecodingOptions(max_tokens=128, scope="block", single_line=True)
+    caches = Caches()
+    firsts = []
+    for left, right, code in fresh_lines([Path(path) for _name, path in files], args.count, args.seed):
+        middles = [result.middle for result in complete_middles(model, left, right, options, 3, caches=caches)]
+        firsts.append((middles[0], code))
+        if args.show:
+            print(f"{code!r}\n    {middles}")
+    shown = [middle for middle, _code in firsts]
+    print(f"{len(firsts)} fresh lines; middles shown first: empty {sum(not m for m in shown)}, "
+          f"beginning with whitespace {sum(m[:1].isspace() for m in shown)}, "
+          f"only whitespace {sum(bool(m) and m.isspace() for m in shown)}, "
+          f"the line's code {sum(middle == code for middle, code in firsts)}")
+
+
+if __name__ == "__main__":
+    main()
