@@ -56,8 +56,6 @@ class FimTokens:
         return {"<fim_prefix>": self.prefix, "<fim_middle>": self.middle, "<fim_suffix>": self.suffix}[name]
 
 
-
-
 @dataclasses.dataclass(frozen=True)
 class SpanMix:
     """Shares of the FIM cuts; `random` takes what `line` and `node` leave, its middle's length drawn as
