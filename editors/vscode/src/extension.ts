@@ -11,7 +11,6 @@ import {
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
-  TransportKind,
 } from "vscode-languageclient/node";
 
 const SECTION = "fimlsp";
@@ -92,7 +91,9 @@ async function watchModel(current: LanguageClient): Promise<void> {
 
 async function start(): Promise<void> {
   const [command, ...args] = serverCommand();
-  const serverOptions: ServerOptions = { command, args, transport: TransportKind.stdio };
+  // No `transport`: with TransportKind.stdio the client appends `--stdio` to the arguments, which `fimlsp serve`
+  // rejects; without one it still talks over the process's stdin and stdout.
+  const serverOptions: ServerOptions = { command, args };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
       { scheme: "file", language: "python" },
