@@ -30,9 +30,10 @@ rm -rf "$prefix"
 mkdir -p "$prefix"
 cd "$prefix"
 echo '{"name": "fimlsp-e2e-code-server", "private": true}' >package.json
-# node-pty's build runs `npx node-gyp`, which must not stop to ask; as root, npm runs install scripts only with
-# --unsafe-perm.
-TMPDIR="$work" npm_config_yes=true npm install --no-audit --no-fund --unsafe-perm "code-server@$version" >&2
-"$program" --version >&2
+# node-pty's build runs `npx node-gyp`, which must not stop to ask; code-server's post-install refuses to run as
+# root without unsafe-perm (given as the variable: npm 11 warns about it as a flag).
+TMPDIR="$work" npm_config_yes=true npm_config_unsafe_perm=true \
+    npm install --no-audit --no-fund --loglevel=error "code-server@$version" >&2
+XDG_CONFIG_HOME="$work" "$program" --version >&2
 touch "$prefix/.installed-$version"
 echo "$program"
