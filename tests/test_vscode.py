@@ -17,6 +17,7 @@ the cursor, to DIR (how `docs/screenshots/` was made).
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import os
 import shutil
@@ -53,9 +54,7 @@ def _missing() -> list[str]:
         missing.append(f"code-server (run {INSTALLER.relative_to(ROOT)})")
     if not Path(CHROMIUM).exists():
         missing.append("Chromium (apt-get install -y chromium)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("playwright") is None:
         missing.append("the playwright package (pip install -e '.[test]')")
     if shutil.which("npm") is None or not (EXTENSION / "node_modules").exists():
         missing.append("the extension's node modules (cd editors/vscode && npm install)")
@@ -98,15 +97,18 @@ class Workbench:
         """Type `keys` (text, or a key name in angle brackets) as a user does; the ghost text that appears, and
         the milliseconds from the last keystroke to its appearance."""
         page = self.page
-        page.evaluate("""() => {
-            const probe = window.fimlspProbe = {lastKey: 0, ghost: 0};
-            window.addEventListener('keydown', () => { probe.lastKey = performance.now(); probe.ghost = 0; }, true);
-            new MutationObserver(() => {
-                const shown = [...document.querySelectorAll(%s)].some(each => each.textContent.length > 0);
-                if (shown && !probe.ghost) probe.ghost = performance.now();
-                if (!shown) probe.ghost = 0;
-            }).observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
-        }""" % json.dumps(GHOST))
+        page.evaluate("""selector => {
+            if (!window.fimlspProbe) {
+                const probe = window.fimlspProbe = {};
+                window.addEventListener('keydown', () => { probe.lastKey = performance.now(); probe.ghost = 0; }, true);
+                new MutationObserver(() => {
+                    const shown = [...document.querySelectorAll(selector)].some(each => each.textContent.length > 0);
+                    if (shown && !probe.ghost) probe.ghost = performance.now();
+                    if (!shown) probe.ghost = 0;
+                }).observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
+            }
+            window.fimlspProbe.lastKey = window.fimlspProbe.ghost = 0;
+        }""", GHOST)
         for each in keys:
             if each.startswith("<") and each.endswith(">"):
                 page.keyboard.press(each[1:-1])
@@ -124,7 +126,7 @@ class Workbench:
         """The text of the line that holds the cursor, as drawn (ghost text included)."""
         return self.page.locator(".monaco-editor .view-overlays .current-line").evaluate("""line => {
             const top = line.parentElement.style.top;
-            const view = [...document.querySelectorAll('.monaco-editor .view-lines .view-line')]
+            const view = [...line.closest('.monaco-editor').querySelectorAll('.view-lines .view-line')]
                 .find(each => each.style.top === top);
             return view ? view.textContent : '';
         }""").replace("\u00a0", " ")
@@ -141,7 +143,6 @@ class Workbench:
         page.screenshot(path=path, clip={"x": editor["x"], "y": top, "width": min(editor["width"], 760),
                                          "height": bottom - top})
         return path
-
 
     def screenshot_of_status_bar(self, name: str, hover) -> Path:
         """A PNG of the status bar's right half and the hover above it."""
@@ -160,10 +161,11 @@ def _free_port() -> int:
 
 
 def _pack_extension(out: Path) -> Path:
-    """`vsce package` into `out`: compiles and bundles the extension as `npm run package` does."""
+    """`npm run package` into `out`: compiles and bundles the extension from its sources, then packs it."""
     vsix = out / "fimlsp.vsix"
-    subprocess.run(["npm", "run", "package", "--", "--out", str(vsix)], cwd=EXTENSION, check=True,
-                   capture_output=True, timeout=300)
+    packed = subprocess.run(["npm", "run", "package", "--", "--out", str(vsix)], cwd=EXTENSION,
+                            capture_output=True, text=True, timeout=300)
+    assert packed.returncode == 0, packed.stdout[-3000:] + packed.stderr[-3000:]
     return vsix
 
 
@@ -293,7 +295,7 @@ def test_ghost_text_at_three_cursors_is_accepted_with_tab_and_saves_a_valid_file
         assert accepted.rstrip() == shown.rstrip(), (name, ghost, shown, accepted)  # inserted as it was drawn
         before = path.read_text()
         page.keyboard.press("Control+s")
-        saved = _changed(path, before)
+        saved = _saved(page, path, before)
         tree = compile(saved, str(path), "exec", ast.PyCF_ONLY_AST)
         compile(tree, str(path), "exec")
         saved_line = saved.split("\n")[number + keys.count("<Enter>") - 1]
@@ -305,13 +307,36 @@ def test_ghost_text_at_three_cursors_is_accepted_with_tab_and_saves_a_valid_file
               f"median {median:.0f}")
 
 
-def _changed(path: Path, before: str, seconds: float = 10) -> str:
-    """The file's text once it differs from `before` (VS Code writes it after Ctrl+S returns)."""
+def _saved(page, path: Path, before: str, seconds: float = 10) -> str:
+    """The file's text once VS Code has written it: its tab no longer dirty, and the text changed and settled (a
+    read during the write sees part of the file)."""
+    page.wait_for_function("() => !document.querySelector('.tabs-container .tab.dirty')", timeout=seconds * SECONDS)
     deadline = time.monotonic() + seconds
-    while (text := path.read_text()) == before:
+    previous = None
+    while (text := path.read_text()) == before or text != previous:
         assert time.monotonic() < deadline, f"{path.name} was not saved"
-        time.sleep(0.1)
+        previous = text
+        time.sleep(0.2)
     return text
+
+
+def _server_errors(user_data: Path) -> list[str]:
+    """Lines of the fimlsp Output channel that say a message from VS Code failed on the server."""
+    return [line for line in _settings_log(user_data).splitlines() if "Unable to" in line or "[Error" in line]
+
+
+def test_trigger_inline_suggestion_asks_for_a_suggestion_explicitly(workbench):
+    """An explicit request reaches the server as LSP's `Invoked` (VS Code numbers its trigger kinds from 0)."""
+    page, path = workbench.page, workbench.workspace / "colorsys.py"
+    workbench.go_to_end_of_line(path.read_text().split("\n").index("    rangec = (maxc-minc)") + 1)
+    page.keyboard.press("Enter")
+    page.keyboard.type("spread = ", delay=60)
+    time.sleep(4)  # the automatic requests end (2 s time budget)
+    page.keyboard.press("Escape")
+    page.wait_for_function("selector => !document.querySelector(selector)", arg=GHOST, timeout=10 * SECONDS)
+    ghost, _ = workbench.type_and_wait_for_ghost_text(["<F1>", "Trigger Inline Suggestion", "<Enter>"])
+    assert ghost.strip()
+    assert not _server_errors(workbench.user_data), _server_errors(workbench.user_data)
 
 
 def _publish_screenshots(folder: Path) -> None:
