@@ -1,8 +1,9 @@
 // fimlsp for VS Code: starts `fimlsp serve` for Python files and shows its inline completions (ghost text).
 //
-// The language client's proposed features include LSP 3.18's textDocument/inlineCompletion; the server also
-// answers textDocument/completion. Settings under `fimlsp.*` go to the server as initializationOptions and,
-// when they change, as workspace/didChangeConfiguration; a change of the server command restarts the server.
+// The language client (10.x, LSP 3.18) asks the server for textDocument/inlineCompletion, which VS Code shows as
+// ghost text; the server also answers textDocument/completion. Settings under `fimlsp.*` go to the server as
+// initializationOptions and, when they change, as workspace/didChangeConfiguration; a change of the server command
+// restarts the server.
 // The status bar item shows the model, and after each request what came of it (the server's fimlsp/status), so
 // that a user sees why no suggestion appears.
 import * as vscode from "vscode";
@@ -11,7 +12,6 @@ import {
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
-  TransportKind,
 } from "vscode-languageclient/node";
 
 const SECTION = "fimlsp";
@@ -92,7 +92,9 @@ async function watchModel(current: LanguageClient): Promise<void> {
 
 async function start(): Promise<void> {
   const [command, ...args] = serverCommand();
-  const serverOptions: ServerOptions = { command, args, transport: TransportKind.stdio };
+  // No `transport`: with TransportKind.stdio the client appends `--stdio` to the arguments, which `fimlsp serve`
+  // rejects; without one it still talks over the process's stdin and stdout.
+  const serverOptions: ServerOptions = { command, args };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
       { scheme: "file", language: "python" },
@@ -101,7 +103,6 @@ async function start(): Promise<void> {
     initializationOptions: serverSettings(),
   };
   const created = new LanguageClient(SECTION, "fimlsp", serverOptions, clientOptions);
-  created.registerProposedFeatures(); // textDocument/inlineCompletion
   created.onNotification(REQUEST_STATUS, (params: RequestStatus) => {
     if (created !== client) {
       return;
