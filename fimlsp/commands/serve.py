@@ -18,6 +18,7 @@ import sys
 
 from fimlsp.cli import UserError
 from fimlsp.decoding import MODES
+from fimlsp.model.loading import DEVICE_CHOICES, DEVICES
 from fimlsp.server.config import SINGLE_LINE, Settings
 
 DEFAULTS = Settings()  # the server's default settings are the command's
@@ -61,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--time-budget must be positive")
     if args.size_budget < 1:
         raise UserError("--size-budget must be at least 1")
+    if args.device is not None and not DEVICES.fullmatch(args.device):
+        raise UserError(f"--device expects {DEVICE_CHOICES}, got {args.device!r}")
     address = parse_address(args.tcp) if args.tcp else None
 
     from fimlsp.server.server import build_server

@@ -141,7 +141,7 @@ class FimServer(LanguageServer):
         except ModelLoadError as error:
             log.error("%s", error)
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"fimlsp: {error}"))
-            self.model_status = {"ready": False, "model": None, "error": str(error)}
+            self.model_status = {"ready": error.kept is not None, "model": error.kept, "error": str(error)}
         else:
             log.info("model %s ready", name)
             self.model_status = {"ready": True, "model": name, "error": None}
