@@ -150,12 +150,14 @@ class FimServer(LanguageServer):
     def refuse_change(self, uri: str | None, reason: str) -> None:
         """A `didChange` that cannot be applied: the document is out of sync until its full text comes again, and
         the client hears why (a warning, and the `fimlsp/status` notification)."""
-        where = uri or "a document"
-        message = (f"a change to {where} was refused ({reason}); no suggestions for it until the editor sends "
-                   "its full text again (reopen the file)")
+        document = self.documents.get(uri) if uri is not None else None
+        message = (f"a change to {uri or 'a document'} was refused ({reason}); no suggestions for it until the "
+                   "editor sends its full text again (reopen the file)")
         log.warning("%s", message)
-        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=f"fimlsp: {message}"))
-        if uri is None or not self.documents.lose_sync(uri, reason):
+        if document is None or document.sync_problem is None:  # said once, when the document falls out of sync
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
+                                                             message=f"fimlsp: {message}"))
+        if document is None or not self.documents.lose_sync(uri, reason):
             return
         self.engine.forget(uri)
         self.protocol.notify(STATUS, {"uri": uri, "line": 0, "character": 0, "suggestion": False,

@@ -78,6 +78,7 @@ class FrameReader:
         self._buffer = bytearray()
         self._in_body = False
         self._declared: int | None = None  # the body length the header named, if it named a usable one
+        self._skipped = 0  # bytes dropped since the last header, reported once at the next one
 
     def feed(self, data: bytes) -> list[Message | BadFrame | Skipped]:
         self._buffer += data
@@ -97,16 +98,19 @@ class FrameReader:
         if not buffer:
             return False
         if not _FIELD_START.match(buffer[:self.max_header]):
-            return self._resynchronise(events, 0)
+            return self._resynchronise(0)
         end = buffer.find(_HEADER_END, 0, self.max_header + len(_HEADER_END))
         if end < 0:
             if len(buffer) < self.max_header + len(_HEADER_END):
                 return False
             events.append(BadFrame(f"a header of more than {self.max_header} bytes without the blank line that "
                                    "ends it: skipped to the next Content-Length header"))
-            return self._resynchronise(events, 1, quiet=True)
+            return self._resynchronise(1)
         header = bytes(buffer[:end])
         del buffer[:end + len(_HEADER_END)]
+        if self._skipped:
+            events.append(Skipped(f"{self._skipped} bytes outside any message skipped"))
+            self._skipped = 0
         self._in_body, self._declared = True, None
         fields = [field for field in header.split(b"\r\n") if _LENGTH_FIELD.fullmatch(field)]
         value = _LENGTH_FIELD.fullmatch(fields[-1]).group(1) if fields else None
@@ -146,7 +150,7 @@ class FrameReader:
         except RecursionError:
             self._in_body = False
             events.append(BadFrame("the body's JSON is nested too deeply"))
-            return self._resynchronise(events, 1 if declared is None else min(declared, len(buffer)), quiet=True)
+            return self._resynchronise(1 if declared is None else min(declared, len(buffer)))
         except json.JSONDecodeError as error:
             incomplete = error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated string")
             if incomplete and within_limit:
@@ -155,7 +159,7 @@ class FrameReader:
             why = (f"no complete JSON value within {self.max_content} bytes" if incomplete
                    else f"the body is not JSON ({error.msg})")
             events.append(BadFrame(why))
-            return self._resynchronise(events, 1 if declared is None else min(declared, len(buffer)), quiet=True)
+            return self._resynchronise(1 if declared is None else min(declared, len(buffer)))
         size = start + len(text[:end].encode("utf-8", "surrogateescape"))
         body = bytes(buffer[:size])
         del buffer[:size]
@@ -171,16 +175,15 @@ class FrameReader:
         events.append(Message(value))
         return True
 
-    def _resynchronise(self, events: list, skip: int, quiet: bool = False) -> bool:
+    def _resynchronise(self, skip: int) -> bool:
         """Drop bytes up to the next header after `skip` bytes (all but a possible header's start when there is
-        none yet)."""
+        none yet); they are reported at the next header."""
         buffer = self._buffer
         found = _NEXT_HEADER.search(buffer, skip)
         dropped = found.start() if found else max(skip, len(buffer) - len(b"content-length:"))
         if dropped == 0:
             return False
-        if not quiet and buffer[:dropped].strip(_WHITESPACE):
-            events.append(Skipped(f"{dropped} bytes outside any message skipped ({_shown(bytes(buffer[:40]))}...)"))
+        self._skipped += dropped
         del buffer[:dropped]
         return True
 
