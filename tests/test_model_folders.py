@@ -31,13 +31,16 @@ def folder_with_code(tiny_model_path, tmp_path) -> tuple[Path, Path]:
     (folder / "evil.py").write_text(
         f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n"
         "from transformers import GPTBigCodeConfig, GPTBigCodeForCausalLM, PreTrainedTokenizerFast\n"
-        "class EvilConfig(GPTBigCodeConfig):\n    pass\n"
+        "class EvilConfig(GPTBigCodeConfig):\n    model_type = 'evil_bigcode'\n"
         "class EvilModel(GPTBigCodeForCausalLM):\n    config_class = EvilConfig\n"
         "class EvilTokenizer(PreTrainedTokenizerFast):\n    pass\n")
     for file, code in (("config.json", {"AutoConfig": "evil.EvilConfig", "AutoModelForCausalLM": "evil.EvilModel"}),
                        ("tokenizer_config.json", {"AutoTokenizer": [None, "evil.EvilTokenizer"]})):
         settings = json.loads((folder / file).read_text())
-        (folder / file).write_text(json.dumps({**settings, "auto_map": code}))
+        settings = {**settings, "auto_map": code}
+        if file == "config.json":  # an architecture transformers lacks: only the folder's code could load it
+            settings["model_type"] = "evil_bigcode"
+        (folder / file).write_text(json.dumps(settings))
     return folder, marker
 
 
