@@ -23,14 +23,16 @@ class RpcClient:
         self.stderr: list[bytes] = []
         self._incoming: queue.Queue[dict | None] = queue.Queue()
         self._next_id = 0
+        self._writing = threading.Lock()  # the reader thread answers the server's requests
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=lambda: self.stderr.extend(self.process.stderr), daemon=True).start()
 
     # Sending --------------------------------------------------------------------------------------------------
 
     def send_raw(self, data: bytes) -> None:
-        self.process.stdin.write(data)
-        self.process.stdin.flush()
+        with self._writing:
+            self.process.stdin.write(data)
+            self.process.stdin.flush()
 
     @staticmethod
     def frame(message: dict | bytes, length_error: int = 0) -> bytes:
@@ -76,6 +78,11 @@ class RpcClient:
                 if name.lower() == "content-length":
                     length = int(value)
             message = json.loads(stream.read(length))
+            if "method" in message and "id" in message:  # the server asks (window/workDoneProgress/create)
+                try:
+                    self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+                except OSError:
+                    pass  # the server has gone
             self._incoming.put(message)
 
     def wait_for(self, matches: Callable[[dict], bool], timeout: float = TIMEOUT) -> dict:
