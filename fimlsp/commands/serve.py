@@ -5,6 +5,8 @@ textDocument/completion. The options below are the server's starting settings; a
 initializationOptions and workspace/didChangeConfiguration. Log lines go to the client as window/logMessage
 with their level (--log-level); stderr carries only errors, since clients show all of it as errors (Neovim logs
 every stderr line as [ERROR]); stdout carries only the protocol.
+
+Exit status: 0 after the client's shutdown and exit (or when the input ends), 1 after an exit without shutdown.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 
 from fimlsp.cli import UserError
 from fimlsp.decoding import MODES
+from fimlsp.model.loading import DEVICE_CHOICES, DEVICES
 from fimlsp.server.config import SINGLE_LINE, Settings
 
 DEFAULTS = Settings()  # the server's default settings are the command's
@@ -59,9 +62,12 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--time-budget must be positive")
     if args.size_budget < 1:
         raise UserError("--size-budget must be at least 1")
+    if args.device is not None and not DEVICES.fullmatch(args.device):
+        raise UserError(f"--device expects {DEVICE_CHOICES}, got {args.device!r}")
     address = parse_address(args.tcp) if args.tcp else None
 
     from fimlsp.server.server import build_server
+    from fimlsp.server.transport import serve_stdio, serve_tcp
 
     errors = logging.StreamHandler(sys.stderr)
     errors.setLevel(logging.ERROR)
@@ -72,12 +78,10 @@ def run(args: argparse.Namespace) -> int:
                         size_budget=args.size_budget)
     server = build_server(settings)
     if address is not None:
-        server.start_tcp(*address)
-        return 0
+        return serve_tcp(server, *address)
     # The protocol owns stdout: anything else written to it (a library's print, a C extension's message) would
     # corrupt the stream, so file descriptor 1 and sys.stdout now lead to stderr.
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
-    server.start_io(sys.stdin.buffer, protocol_out)
-    return 0
+    return serve_stdio(server, sys.stdin.buffer, protocol_out)

@@ -112,10 +112,14 @@ def write_fim_settings(directory: Path, fim_format: str, order: str) -> None:
 
 def preferred_order(directory: Path) -> str:
     """The prompt order a model folder names in its `fim.json` (a model trained mostly on one order does best
-    with it); prefix-suffix-middle when it names none."""
+    with it); prefix-suffix-middle when it names none. ValueError when the file is not JSON."""
     path = Path(directory) / FIM_SETTINGS
     if path.is_file():
-        order = json.loads(path.read_text(encoding="utf-8")).get("order")
+        try:
+            settings = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"its {FIM_SETTINGS} cannot be read as JSON ({error})") from None
+        order = settings.get("order") if isinstance(settings, dict) else None
         if isinstance(order, str):
             return order
     return "psm"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import inspect
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -19,6 +20,12 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 # Tokens at the left context's end that token healing may take back (`FimModel.healed_prompt`).
 MAX_HEALED_TOKENS = 4
+
+# The devices a model may be put on; torch accepts more names (`meta`, `xla`) on which no completion can run.
+DEVICES = re.compile(r"cpu|cuda(:\d+)?|mps")
+DEVICE_CHOICES = "cpu, cuda, cuda:N or mps"
+# Files of a model folder whose `auto_map` names the folder's own Python code, which `transformers` would import.
+CODE_MAPS = ("config.json", "tokenizer_config.json")
 
 # Seconds to wait for the hub when a hub id is not in the local cache: enough for a TLS handshake on a slow link,
 # short enough that an editor is not left waiting on a silent network.
@@ -176,17 +183,30 @@ def load_model(
     `order` None: the order the folder's `fim.json` names, else prefix-suffix-middle.
 
     A hub id in the local cache loads from it without the network; one that is not fails at once, before torch is
-    imported, when the hub cannot be reached."""
+    imported, when the hub cannot be reached.
+
+    No code from a model folder runs: a folder with its own code (`auto_map`) is refused before anything of it
+    loads, and `transformers` is told never to trust remote code (it would ask on stdout otherwise)."""
     from fimlsp.models import default_model_path
 
     if name is None:
         name = default_model_path()
     location = Path(os.path.expanduser(str(name)))
     looks_local = location.exists() or str(name).startswith((".", "/", "~")) or str(name).count("/") > 1
+    if looks_local and location.exists() and not location.is_dir():
+        raise ModelError(f"{str(name)!r} is a file, not a model folder")
     if looks_local and not location.is_dir():
         raise ModelError(f"model folder {str(name)!r} does not exist")
     if looks_local and not (location / "config.json").is_file():
         raise ModelError(f"{str(name)!r} is not a model folder (it has no config.json)")
+    if looks_local:
+        _refuse_custom_code(location, str(name))
+        try:
+            folder_order = preferred_order(location)
+        except ValueError as error:
+            raise ModelError(f"model folder {str(name)!r}: {error}") from None
+    if device is not None and not DEVICES.fullmatch(device):
+        raise ModelError(f"device {device!r} is not one fimlsp can run a model on: use {DEVICE_CHOICES}")
     cached = not looks_local and _hub_cached_or_reachable(str(name))
 
     import torch
@@ -196,12 +216,13 @@ def load_model(
     transformers.logging.set_verbosity_error()
     transformers.logging.disable_progress_bar()
     device = device or default_device()
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ModelError(f"device {device!r} was asked for, but no CUDA device is available")
+    _check_available(device, torch)
     source = str(location) if looks_local else str(name)
+    offline = looks_local or cached
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=looks_local or cached)
-        model = AutoModelForCausalLM.from_pretrained(source, dtype="auto", local_files_only=looks_local or cached)
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=offline, trust_remote_code=False)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype="auto", local_files_only=offline,
+                                                     trust_remote_code=False)
     except (OSError, ValueError, KeyError) as error:
         where = "folder" if looks_local else "local cache" if cached else "hub"
         raise ModelError(f"cannot load model {str(name)!r} from the {where}: {_first_line(error)}") from error
@@ -221,7 +242,7 @@ def load_model(
                 f"tokens of {', '.join(sorted(FORMATS))}"
             )
     if order is None:
-        order = preferred_order(location) if looks_local else "psm"
+        order = folder_order if looks_local else "psm"
     if order not in chosen.orders:
         raise ModelError(f"format {chosen.name!r} supports the orders {', '.join(chosen.orders)}, not {order!r}")
     if device == "cpu" and model.dtype == torch.float16:
@@ -238,6 +259,37 @@ def load_model(
     )
     return FimModel(model, tokenizer, chosen, order, device, token_bytes(tokenizer), frozenset(stops), int(window),
                     str(name))
+
+
+def _refuse_custom_code(location: Path, name: str) -> None:
+    """ModelError if the folder names code of its own for `transformers` to import (`auto_map`): fimlsp runs none."""
+    for file in CODE_MAPS:
+        path = location / file
+        if not path.is_file():
+            continue
+        try:
+            settings = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ModelError(f"model folder {name!r}: its {file} cannot be read as JSON ({error})") from None
+        code = settings.get("auto_map") if isinstance(settings, dict) else None
+        if code:
+            named = ", ".join(sorted(map(str, code))) if isinstance(code, dict) else str(code)
+            raise ModelError(f"model folder {name!r} has code of its own ({file} maps {named} to it) and fimlsp "
+                             "runs no code from a model folder: use a model whose architecture transformers has "
+                             "built in")
+
+
+def _check_available(device: str, torch) -> None:
+    """ModelError unless torch can put a model on `device` here."""
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ModelError(f"device {device!r} was asked for, but no CUDA device is available")
+        index = int(device.partition(":")[2] or 0)
+        if index >= torch.cuda.device_count():
+            raise ModelError(f"device {device!r} was asked for, but there are {torch.cuda.device_count()} CUDA "
+                             "devices (cuda:0 is the first)")
+    elif device == "mps" and not torch.backends.mps.is_available():
+        raise ModelError("device 'mps' was asked for, but no Apple GPU (MPS) is available")
 
 
 def _hub_cached_or_reachable(repo_id: str) -> bool:

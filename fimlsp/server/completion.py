@@ -29,7 +29,12 @@ SUPERSEDED = "a newer request replaced this one"
 
 
 class ModelLoadError(Exception):
-    """The configured model cannot be loaded; the message is one line for the user."""
+    """The configured model cannot be loaded; the message is one line for the user. `kept`: the model still
+    served instead (the one loaded before), if any."""
+
+    def __init__(self, message: str, kept: str | None = None):
+        super().__init__(message)
+        self.kept = kept
 
 
 @dataclass(frozen=True)
@@ -82,18 +87,22 @@ class CompletionEngine:
             return f"{self._model.name} on {self._model.device}"
         from fimlsp.model import ModelError, load_model
 
-        self._model, self._model_key, self._model_error = None, key, None
         name, device = key
         try:
-            self._model = load_model(name, device)
+            model = load_model(name, device)
         except ModelError as error:
-            self._model_error = str(error)
+            problem = str(error)
         except Exception as error:  # a broken model folder can fail deep inside torch or transformers
             log.debug("loading the model failed", exc_info=True)
-            self._model_error = f"cannot load model {name or '(default)'}: {type(error).__name__}: {error}"
-        if self._model_error is not None:
-            raise ModelLoadError(self._model_error)
-        return f"{self._model.name} on {self._model.device}"
+            problem = f"cannot load model {name or '(default)'}: {type(error).__name__}: {error}"
+        else:
+            self._model, self._model_key, self._model_error = model, key, None
+            return f"{model.name} on {model.device}"
+        if self._model is not None:  # a working model stays until another loads
+            kept = f"{self._model.name} on {self._model.device}"
+            raise ModelLoadError(f"{problem}; still serving {kept}", kept)
+        self._model, self._model_key, self._model_error = None, key, problem
+        raise ModelLoadError(problem)
 
     # Requests ------------------------------------------------------------------------------------------------
 

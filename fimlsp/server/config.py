@@ -13,6 +13,7 @@ from typing import Any
 
 from fimlsp.decoding import MODES, SCOPES, DecodingOptions
 from fimlsp.language import DEFAULT_BUDGET
+from fimlsp.model.loading import DEVICE_CHOICES, DEVICES
 
 SINGLE_LINE = ("auto", "always", "never")
 SECTION = "fimlsp"
@@ -24,6 +25,13 @@ def _optional_text(value: Any) -> str | None:
         return None
     if not isinstance(value, str):
         raise ValueError("expected a string")
+    return value
+
+
+def _device(value: Any) -> str | None:
+    value = _optional_text(value)
+    if value is not None and not DEVICES.fullmatch(value):
+        raise ValueError(f"expected {DEVICE_CHOICES}")
     return value
 
 
@@ -70,7 +78,7 @@ class Settings:
     """The one list of the server's settings: the editors' copies are tested against it."""
 
     model: str | None = _setting(None, "model", _optional_text)  # a model folder or hub id; None: the shipped one
-    device: str | None = _setting(None, "device", _optional_text)  # a torch device; None: a GPU if present
+    device: str | None = _setting(None, "device", _device)  # a torch device; None: a GPU if present
     mode: str = _setting(MODES[0], "mode", _choice(MODES), MODES)
     # block: a middle stays in the block at the cursor and leaves the code after it as it reads
     scope: str = _setting("block", "scope", _choice(SCOPES), SCOPES)

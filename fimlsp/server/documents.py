@@ -14,6 +14,8 @@ class Document:
     text: str
     version: int | None
     language_id: str
+    # Why the server's copy may differ from the client's (a change it could not apply); None while in sync.
+    sync_problem: str | None = None
 
     @property
     def language(self) -> Language | None:
@@ -31,22 +33,35 @@ class Documents:
         return document
 
     def change(self, uri: str, version: int | None, changes, encoding: str = UTF16) -> Document | None:
-        """Apply `textDocument/didChange` content changes in order; None for a document that is not open."""
+        """Apply `textDocument/didChange` content changes in order; None for a document that is not open.
+
+        A document out of sync takes only a full-text change, which puts it back in sync; a change that fails to
+        apply raises and leaves the document as it was."""
         document = self._documents.get(uri)
         if document is None:
             return None
-        text = document.text
+        text, problem = document.text, document.sync_problem
         for change in changes:
             change_range = getattr(change, "range", None)
             if change_range is None:
-                text = change.text
-            else:
+                text, problem = change.text, None
+            elif problem is None:
                 start, end = change_range.start, change_range.end
                 text = apply_change(text, (start.line, start.character), (end.line, end.character), change.text,
                                     encoding)
         document.text = text
         document.version = version
+        document.sync_problem = problem
         return document
+
+    def lose_sync(self, uri: str, reason: str) -> bool:
+        """Mark an open document out of sync after a change that could not be applied; False if it is not open."""
+        document = self._documents.get(uri)
+        if document is None:
+            return False
+        document.sync_problem = (f"the server's copy of the document is out of sync after a refused change "
+                                 f"({reason}); waiting for a full-text change or didOpen")
+        return True
 
     def close(self, uri: str) -> None:
         self._documents.pop(uri, None)

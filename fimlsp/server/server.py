@@ -11,7 +11,10 @@
 - After each completion request the `fimlsp/status` notification says what came of it (`suggestion: ...` or
   `no suggestion: <reason>`), so that a client can show why nothing appears.
 - Log lines go to the client as `window/logMessage` with their level; stderr is left to errors.
-- Every handler answers: a bad request is logged and gets an empty answer.
+- Every handler answers: a bad request is logged and gets an empty answer. Framing, params checks and the
+  lifecycle are `fimlsp.server.transport`'s and `fimlsp.server.protocol`'s.
+- A text change that cannot be applied leaves the document out of sync, which the client is told: no suggestions
+  for it until a full-text change or `didOpen` gives the server its text again.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ import uuid
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from fimlsp import __version__
 from fimlsp.lines import LINE_BREAK
@@ -33,6 +35,7 @@ from fimlsp.server.cache import Suggestion
 from fimlsp.server.completion import CompletionEngine, ModelLoadError, NoSuggestion, Request
 from fimlsp.server.documents import Documents
 from fimlsp.server.positions import UTF16, PositionError, offset_at
+from fimlsp.server.protocol import FimProtocol
 
 log = logging.getLogger("fimlsp.server")
 
@@ -44,27 +47,6 @@ _MESSAGE_TYPES = (
     (logging.WARNING, types.MessageType.Warning),
     (logging.INFO, types.MessageType.Info),
 )
-
-
-class FimProtocol(LanguageServerProtocol):
-    """Leaves text synchronisation to `Documents`: pygls' own copy splits lines with `str.splitlines`, which ends
-    lines at form feeds and U+2028 where LSP does not, and would misplace edits in such files."""
-
-    def _user_handler(self, method: str, params):
-        if (handler := self.fm.features.get(method)) is not None:
-            yield handler, (params,), None
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
-    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
-        yield from self._user_handler(types.TEXT_DOCUMENT_DID_OPEN, params)
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
-        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CHANGE, params)
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
-    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
-        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
 
 
 class ClientLogHandler(logging.Handler):
@@ -159,11 +141,27 @@ class FimServer(LanguageServer):
         except ModelLoadError as error:
             log.error("%s", error)
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"fimlsp: {error}"))
-            self.model_status = {"ready": False, "model": None, "error": str(error)}
+            self.model_status = {"ready": error.kept is not None, "model": error.kept, "error": str(error)}
         else:
             log.info("model %s ready", name)
             self.model_status = {"ready": True, "model": name, "error": None}
         return self.model_status
+
+    def refuse_change(self, uri: str | None, reason: str) -> None:
+        """A `didChange` that cannot be applied: the document is out of sync until its full text comes again, and
+        the client hears why (a warning, and the `fimlsp/status` notification)."""
+        document = self.documents.get(uri) if uri is not None else None
+        message = (f"a change to {uri or 'a document'} was refused ({reason}); no suggestions for it until the "
+                   "editor sends its full text again (reopen the file)")
+        log.warning("%s", message)
+        if document is None or document.sync_problem is None:  # said once, when the document falls out of sync
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
+                                                             message=f"fimlsp: {message}"))
+        if document is None or not self.documents.lose_sync(uri, reason):
+            return
+        self.engine.forget(uri)
+        self.protocol.notify(STATUS, {"uri": uri, "line": 0, "character": 0, "suggestion": False,
+                                      "message": f"no suggestion: {self.documents.get(uri).sync_problem}"})
 
     async def suggest(self, uri: str, position: types.Position, single_line: bool) -> Suggestion | NoSuggestion:
         """The suggestion at `position`, or why there is none; the client hears which through `fimlsp/status`."""
@@ -181,6 +179,8 @@ class FimServer(LanguageServer):
         if document is None:
             log.warning("%s: completion asked for a document that is not open", uri)
             return NoSuggestion("the document is not open")
+        if document.sync_problem is not None:
+            return NoSuggestion(document.sync_problem)
         language = document.language
         if language is None:
             return NoSuggestion(f"no language fimlsp completes ({document.language_id or 'no language id'})")
@@ -280,7 +280,13 @@ def build_server(settings: config.Settings) -> FimServer:
     @_never_fails
     def did_change(ls: FimServer, params: types.DidChangeTextDocumentParams):
         document = params.text_document
-        if ls.documents.change(document.uri, document.version, params.content_changes, ls.position_encoding) is None:
+        try:
+            changed = ls.documents.change(document.uri, document.version, params.content_changes,
+                                          ls.position_encoding)
+        except Exception as error:
+            ls.refuse_change(document.uri, f"{type(error).__name__}: {error}")
+            return
+        if changed is None:
             log.warning("%s: change to a document that is not open ignored", document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)

@@ -27,7 +27,8 @@ def load_model(directory: Path, device):
     import torch
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(str(directory), local_files_only=True, dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(str(directory), local_files_only=True, dtype=torch.float32,
+                                                 trust_remote_code=False)
     return model.to(device).eval()
 
 

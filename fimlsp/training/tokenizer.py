@@ -59,7 +59,7 @@ def load_tokenizer(directory: Path):
     """Load a saved tokenizer without touching the network."""
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+    return AutoTokenizer.from_pretrained(str(directory), local_files_only=True, trust_remote_code=False)
 
 
 def special_token_ids(tokenizer) -> dict[str, int]:

@@ -465,7 +465,7 @@ class TrainingRun:
         import torch
         from transformers import GPTBigCodeForCausalLM
 
-        start = GPTBigCodeForCausalLM.from_pretrained(self.init_model, dtype=torch.float32)
+        start = GPTBigCodeForCausalLM.from_pretrained(self.init_model, dtype=torch.float32, trust_remote_code=False)
         try:
             model.load_state_dict(start.state_dict())
         except RuntimeError as error:
