@@ -407,3 +407,29 @@ async def test_a_superseded_request_is_dropped_before_it_runs(tiny_model_path):
             client.text_document_did_change(types.DidChangeTextDocumentParams(  # no suggestion cache for the next round
                 text_document=types.VersionedTextDocumentIdentifier(uri=URI, version=2),
                 content_changes=[types.TextDocumentContentChangeWholeDocument(text=SOURCE + "\n")]))
+
+
+async def test_the_time_budget_bounds_the_answer_on_a_long_file(tmp_path):
+    """A prompt as long as the model's context takes the tiny 4,096-token model longer than the whole budget to
+    read: within a budget the prompt is cut to what the model reads in its share of it, so the server's recorded
+    time for the request stays within the budget (and a generous margin for a busy machine)."""
+    import torch
+
+    from fimlsp.training.tiny import build_tiny_model
+
+    torch.set_num_threads(1)
+    model = build_tiny_model(tmp_path / "long-model", n_positions=4096)
+    text = SOURCE * 40
+    line = 40 * SOURCE.count("\n") // 2 + 13  # `self.count += step`, half way down
+    assert text.splitlines()[line].strip() == "self.count += step"
+    async with serve(options_for(model, timeBudget=30, loopRepeats=0), log_level="info") as client:
+        open_document(client, text)
+        await client.text_document_inline_completion_async(inline_params(line, 8))  # the constraint, built once
+        budget = 0.3
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+            settings=options_for(model, timeBudget=budget, loopRepeats=0)))
+        await client.text_document_inline_completion_async(inline_params(line, 8))
+        timings = [message.message for message in client.log_messages if "total" in message.message]
+        assert len(timings) == 2 and "recognizer reused" in timings[1], timings
+        first, second = (float(re.search(r"total (\d+) ms", timing).group(1)) for timing in timings)
+        assert second <= 1e3 * budget + 300, timings  # before: the prompt's pass alone took over a second

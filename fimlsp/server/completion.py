@@ -31,6 +31,10 @@ log = logging.getLogger("fimlsp.server")
 SUPERSEDED = "superseded: a newer request for the document replaced this one"
 
 
+# The warm-up's left context: long enough for a prompt that measures the model's speed.
+_WARM_UP_LEFT = "def area(width, height):\n    return width * height\n\n\n" * 16 + "total = "
+
+
 class ModelLoadError(Exception):
     """The configured model cannot be loaded; the message is one line for the user."""
 
@@ -106,7 +110,18 @@ class CompletionEngine:
             self._model_error = f"cannot load model {name or '(default)'}: {type(error).__name__}: {error}"
         if self._model_error is not None:
             raise ModelLoadError(self._model_error)
+        self._warm_up()
         return f"{self._model.name} on {self._model.device}"
+
+    def _warm_up(self) -> None:
+        """One small completion as part of the load: the language builds its tables and the model's speed over a
+        prompt is measured (`FimModel.prompt_tokens_within`) before the first request, which has a budget."""
+        from fimlsp.decoding import DecodingOptions, complete_middle
+
+        try:
+            complete_middle(self._model, _WARM_UP_LEFT, "\n", DecodingOptions(max_tokens=2, attempts=1))
+        except Exception as error:  # the first request will say what is wrong
+            log.debug("warming up failed: %s: %s", type(error).__name__, error)
 
     # Requests ------------------------------------------------------------------------------------------------
 
