@@ -20,6 +20,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # Tokens at the left context's end that token healing may take back (`FimModel.healed_prompt`).
 MAX_HEALED_TOKENS = 4
 
+# Taken-back byte strings whose agreeing tokens are kept (`FimModel.tokens_agreeing`).
+MAX_KEPT_AGREEING = 1024
+
 # The fewest tokens a prompt is cut to when a time budget would leave it fewer (`FimModel.prompt_tokens_within`),
 # and the shortest prompt whose forward pass measures the model's speed (shorter ones are mostly overhead).
 MIN_PROMPT_TOKENS = 64
@@ -166,7 +169,20 @@ class FimModel:
 
     def tokens_agreeing(self, data: bytes) -> list[int]:
         """The ids of the text tokens that write `data` again or begin to: their bytes start with it (a run of the
-        tokens sorted by their bytes), or are a non-empty start of it."""
+        tokens sorted by their bytes), or are a non-empty start of it. Kept: every attempt of every completion
+        after a space asks for the same thousands of tokens."""
+        found = self._agreeing.get(data)
+        if found is None:
+            if len(self._agreeing) >= MAX_KEPT_AGREEING:
+                self._agreeing.clear()
+            found = self._agreeing[data] = self._find_agreeing(data)
+        return found
+
+    @cached_property
+    def _agreeing(self) -> dict[bytes, list[int]]:
+        return {}
+
+    def _find_agreeing(self, data: bytes) -> list[int]:
         spelled = self._spelled_tokens
         found = [token for length in range(1, len(data)) for token in self.tokens_of(data[:length])]
         index = bisect.bisect_left(spelled, (data,))
