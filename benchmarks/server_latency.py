@@ -429,10 +429,9 @@ async def first_seconds(args: argparse.Namespace) -> int:
         ready = time.perf_counter() - started
         print(f"first suggestion after start: {ready:.1f} s (initialize answered at {initialized:.1f} s; "
               f"{asks} request(s); valid: {first.valid}; last status: {first.message})")
-        rest = iter(cursors[1:])
-        phase_cursors = lambda: [next(rest) for _ in range(args.cursors)]  # noqa: E731
+        phases_cursors = [cursors[1 + phase * args.cursors:1 + (phase + 1) * args.cursors] for phase in range(phases)]
         for name, load in (("quiet", 0), (f"{BUSY_PROCESSES} busy processes beside it", BUSY_PROCESSES)):
-            chosen = phase_cursors()
+            chosen = phases_cursors.pop(0)
             driver.timings.clear()
             with BusyProcesses(load, seconds=120):
                 if load:
@@ -443,7 +442,7 @@ async def first_seconds(args: argparse.Namespace) -> int:
         for budget in BUDGETS:
             client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
                 settings={"fimlsp": {**settings, "timeBudget": budget}}))
-            chosen = phase_cursors()
+            chosen = phases_cursors.pop(0)
             driver.timings.clear()
             answers = [await driver.ask(cursor) for cursor in chosen]
             print(phase_summary(f"quiet, timeBudget {budget:g} s", answers))
