@@ -390,8 +390,8 @@ def _parses(text: str) -> bool:
 def phase_summary(name: str, answers: list[Answer]) -> str:
     valid = sum(answer.valid for answer in answers)
     ms = sorted(1e3 * answer.seconds for answer in answers)
-    return (f"{name:34s} {valid}/{len(answers)} with a valid suggestion; latency median {statistics.median(ms):6.0f} ms, "
-            f"p95 {_p95(ms):6.0f} ms, max {ms[-1]:6.0f} ms")
+    return (f"{name:34s} {valid}/{len(answers)} with a valid suggestion; "
+            f"latency median {statistics.median(ms):6.0f} ms, p95 {_p95(ms):6.0f} ms, max {ms[-1]:6.0f} ms")
 
 
 def _timing_summary(lines: list[str]) -> str:

@@ -723,7 +723,8 @@ def test_attempts_decoded_as_one_batch_give_the_middles_decoded_one_after_anothe
         monkeypatch.setattr(decoding, name, 600.0)
     rows = []
     forward = FimModel.forward
-    monkeypatch.setattr(FimModel, "forward", lambda self, ids, cache: rows.append(len(ids)) or forward(self, ids, cache))
+    monkeypatch.setattr(FimModel, "forward",
+                        lambda self, ids, cache: rows.append(len(ids)) or forward(self, ids, cache))
     options = DecodingOptions(max_tokens=12, attempts=3, statement_end=True)
     cases = _stdlib_sample("randspan", 5) + _stdlib_sample("boundary", 5)
     batched = [complete_middles(model, case.left, case.right, options, n=3) for case in cases]

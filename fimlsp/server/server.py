@@ -103,7 +103,8 @@ class FimServer(LanguageServer):
         self.documents = Documents()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.loading: asyncio.Future | None = None  # the latest model load
-        self.model_status = {"ready": False, "model": None, "error": None, "message": "no model loaded", "seconds": None}
+        self.model_status = {"ready": False, "model": None, "error": None, "message": "no model loaded",
+                             "seconds": None}
         self.initialized = False  # the client has been told that the session began: notifications may go
 
     def shutdown(self) -> None:
