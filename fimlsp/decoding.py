@@ -35,7 +35,12 @@ decodes `attempts` greedy middles, each from another of the best valid first tok
 `top_k`: further down they are noise), all going on from one forward pass over the prompt, and returns first the
 one that ended best (`preference`): valid, then ended by the model or where it was asked to end before cut back by
 a fallback, then by the model's mean log-probability per token with the token that ended the middle (a sum would
-prefer the shortest: `pass` over `return total / len(values)`). `attempts=1` is plain greedy decoding.
+prefer the shortest: `pass` over `return total / len(values)`). `attempts=1` is plain greedy decoding. The
+attempts are decoded side by side (`_decode_side_by_side`): one forward pass a step for a batch of their
+sequences, where the model's key-value cache keeps a row per sequence (`FimModel.batches`), else one after
+another. Within a time budget (`timeout`) they share it: the prompt is cut to what the model reads in
+`PROMPT_SHARE` of it, the token loops end `FALLBACK_SHARE` before its end, and when it ends a middle already
+finished is offered, or else the first unfinished one ended by a fallback.
 
 The prompt is token-healed (`token_healing`, `FimModel.healed_prompt`): where the middle goes on from the left
 context, the left context's last tokens are taken back, and the model's first tokens must write their bytes again
