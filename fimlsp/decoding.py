@@ -35,7 +35,12 @@ decodes `attempts` greedy middles, each from another of the best valid first tok
 `top_k`: further down they are noise), all going on from one forward pass over the prompt, and returns first the
 one that ended best (`preference`): valid, then ended by the model or where it was asked to end before cut back by
 a fallback, then by the model's mean log-probability per token with the token that ended the middle (a sum would
-prefer the shortest: `pass` over `return total / len(values)`). `attempts=1` is plain greedy decoding.
+prefer the shortest: `pass` over `return total / len(values)`). `attempts=1` is plain greedy decoding. The
+attempts are decoded side by side (`_decode_side_by_side`): one forward pass a step for a batch of their
+sequences, where the model's key-value cache keeps a row per sequence (`FimModel.batches`), else one after
+another. Within a time budget (`timeout`) they share it: the prompt is cut to what the model reads in
+`PROMPT_SHARE` of it, the token loops end `FALLBACK_SHARE` before its end, and when it ends a middle already
+finished is offered, or else the first unfinished one ended by a fallback.
 
 The prompt is token-healed (`token_healing`, `FimModel.healed_prompt`): where the middle goes on from the left
 context, the left context's last tokens are taken back, and the model's first tokens must write their bytes again
@@ -54,7 +59,7 @@ import copy
 import math
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import asdict, dataclass, replace
 
 from fimlsp.model import FimModel
@@ -76,6 +81,10 @@ SEARCH_SECONDS = 0.1
 START_SEARCH_SECONDS = 2.0
 START_SEARCH_SHARE = 0.25  # of the completion's time budget, when it has one
 FALLBACK_SEARCH_SECONDS = 0.5
+# Within a time budget: the share of the time left that the prompt's forward pass may take (the prompt is cut to
+# fit it), and the share at the end left to a fallback's searches (the token loop ends before it).
+PROMPT_SHARE = 0.4
+FALLBACK_SHARE = 0.15
 # A loop is a chunk of at most this many characters, holding a letter or digit, whose `loop_repeats` copies make at
 # least this many characters (at 3 repeats, `path, path, path, ` is one; `0, 0, 0, ` and a `====` rule are not).
 LOOP_MAX_CHUNK = 64
@@ -267,12 +276,13 @@ class _Decoder:
     """One run of the token loop: the model's candidates, the judge's verdicts, the budget's rules."""
 
     def __init__(self, model: FimModel, judge: Judge, options: DecodingOptions, deadline: float | None,
-                 should_stop: Callable[[], bool] | None):
+                 should_stop: Callable[[], bool] | None, steps_deadline: float | None = None):
         self.model, self.judge, self.options = model, judge, options
         self.deadline, self.should_stop = deadline, should_stop
+        # the token loop ends here, leaving the rest of the time to a fallback's searches
+        self.steps_deadline = deadline if steps_deadline is None else steps_deadline
         self.stop_ids = sorted(model.stop_ids)
         self.tried = 0
-        self.model_seconds = 0.0
         self.finishing = False  # the model wanted to end before the file was complete
         self.steered_from: int | None = None  # characters of the middle when the budget or a finish first steered
         self.steerable = False  # a finish within the token limit was found from the start: the end is guaranteed
@@ -285,8 +295,10 @@ class _Decoder:
         line = LINE_BREAK.search(judge.right)
         self.rest_of_line = judge.right[:line.start() if line else len(judge.right)].lstrip(" \t\f")
 
-    def run(self, prompt_pass: _PromptPass, start: _Prefix, skip_first: int = 0) -> tuple[_Prefix, str, list[_Prefix]]:
-        """Decode from `start`; returns the last prefix, why it stopped, and the prefixes passed on the way.
+    def steps(self, prompt_length: int, start: _Prefix, skip_first: int = 0) -> Generator:
+        """Decode from `start`, a token a step, after a prompt of `prompt_length` tokens: yields the token taken (None
+        first: the prompt) and is sent the model's logits after it (`_decode_side_by_side` runs the model); returns
+        the last prefix, why it stopped, and the prefixes passed on the way.
         `skip_first` valid first tokens are passed over (the alternatives of a greedy completion); an alternative
         starts only from one of the model's top `top_k` tokens, and stops as `no_alternative` when none is left."""
         import torch
@@ -295,56 +307,49 @@ class _Decoder:
         self.steerable = judge.constrained and start.finish is not None
         self.statement_column = start.state.statement_column() if options.statement_end and start.state else None
         generator = torch.Generator().manual_seed(options.seed)
-        input_ids, past, prefix, seen = None, None, start, []
-        with torch.inference_mode():
-            while True:
-                stop = self._stopped(prompt_pass.ids, prefix)
-                if stop is not None:
-                    return prefix, stop, seen
-                if input_ids is None:
-                    logits, past = prompt_pass.take()
-                else:
-                    clock = time.perf_counter()
-                    logits, past = model.forward(input_ids, past)
-                    self.model_seconds += time.perf_counter() - clock
-                log_probs = torch.log_softmax(logits[0, -1].float(), dim=-1)
-                if prefix.heal:  # only tokens that write the taken-back bytes again, and no end before them
-                    agreeing = torch.tensor(model.tokens_agreeing(prefix.heal), device=log_probs.device)
-                    log_probs = torch.full_like(log_probs, float("-inf")).index_copy_(
-                        0, agreeing, log_probs[agreeing])
-                if start.heal.isspace() and not prefix.text and not prefix.pending:
-                    # taken-back indentation (or the space after `return `) is the user's: the middle writes it
-                    # again and then code, not more whitespace (a deeper line, a stray space, a run of spaces)
-                    longer = [token for token, length in model.blank_tokens if length > len(prefix.heal)]
-                    log_probs[longer] = float("-inf")
-                prefix.eos_probability = float(log_probs[self.stop_ids].exp().sum()) if self.stop_ids else 0.0
-                seen.append(prefix)
-                chosen = self._choose(prefix, log_probs, generator, skip_first if prefix is start else 0)
-                if chosen in ("eos", "no_candidate", "no_alternative"):
-                    return prefix, chosen, seen
-                token, following = chosen
-                # Where the middle ends before this token, the token is the model's end of it.
-                self.end_log_probability = following.log_probability - prefix.log_probability
-                ended = self._right_end(prefix, following)
+        token, prefix, seen = None, start, []
+        while True:
+            stop = self._stopped(prompt_length, prefix)
+            if stop is not None:
+                return prefix, stop, seen
+            logits = yield token
+            log_probs = torch.log_softmax(logits.float(), dim=-1)
+            if prefix.heal:  # only tokens that write the taken-back bytes again, and no end before them
+                agreeing = torch.tensor(model.tokens_agreeing(prefix.heal), device=log_probs.device)
+                log_probs = torch.full_like(log_probs, float("-inf")).index_copy_(
+                    0, agreeing, log_probs[agreeing])
+            if start.heal.isspace() and not prefix.text and not prefix.pending:
+                # taken-back indentation (or the space after `return `) is the user's: the middle writes it
+                # again and then code, not more whitespace (a deeper line, a stray space, a run of spaces)
+                longer = [token for token, length in model.blank_tokens if length > len(prefix.heal)]
+                log_probs[longer] = float("-inf")
+            prefix.eos_probability = float(log_probs[self.stop_ids].exp().sum()) if self.stop_ids else 0.0
+            seen.append(prefix)
+            chosen = self._choose(prefix, log_probs, generator, skip_first if prefix is start else 0)
+            if chosen in ("eos", "no_candidate", "no_alternative"):
+                return prefix, chosen, seen
+            token, following = chosen
+            # Where the middle ends before this token, the token is the model's end of it.
+            self.end_log_probability = following.log_probability - prefix.log_probability
+            ended = self._right_end(prefix, following)
+            if ended is not None:
+                return ended, "right", seen
+            if self.options.single_line and "\n" in following.text[len(prefix.text):]:
+                line_end = _line_end(prefix, following.text[len(prefix.text):], judge)
+                if line_end is not None:
+                    return line_end, "line", seen
+            if self.statement_column is not None:
+                ended = self._statement_end(start, prefix, following)
                 if ended is not None:
-                    return ended, "right", seen
-                if self.options.single_line and "\n" in following.text[len(prefix.text):]:
-                    line_end = _line_end(prefix, following.text[len(prefix.text):], judge)
-                    if line_end is not None:
-                        return line_end, "line", seen
-                if self.statement_column is not None:
-                    ended = self._statement_end(start, prefix, following)
-                    if ended is not None:
-                        return ended, "statement", seen
-                self.end_log_probability = None
-                prefix = following
-                if self.finishing and not prefix.pending and judge.valid_end(prefix):
-                    return prefix, "eos", seen
-                if options.loop_repeats and not prefix.pending:
-                    looped = self._before_loop(start, prefix, seen)
-                    if looped is not None:
-                        return looped, "loop", [each for each in seen if len(each.text) <= len(looped.text)]
-                input_ids = torch.tensor([[token]], device=model.device)
+                    return ended, "statement", seen
+            self.end_log_probability = None
+            prefix = following
+            if self.finishing and not prefix.pending and judge.valid_end(prefix):
+                return prefix, "eos", seen
+            if options.loop_repeats and not prefix.pending:
+                looped = self._before_loop(start, prefix, seen)
+                if looped is not None:
+                    return looped, "loop", [each for each in seen if len(each.text) <= len(looped.text)]
 
     def _right_end(self, prefix: _Prefix, following: _Prefix) -> _Prefix | None:
         """The middle, when the model begins to write the rest of the cursor's line after a valid end (`open(path`
@@ -411,12 +416,12 @@ class _Decoder:
         tokens = len(self.model.tokenizer.encode(text, add_special_tokens=False)) if text else 0
         return _Prefix(text, b"", state, tokens, prefix.log_probability)
 
-    def _stopped(self, prompt: list[int], prefix: _Prefix) -> str | None:
+    def _stopped(self, prompt_length: int, prefix: _Prefix) -> str | None:
         if self.should_stop is not None and self.should_stop():
             return "cancelled"
-        if self.deadline is not None and time.perf_counter() > self.deadline:
+        if self.steps_deadline is not None and time.perf_counter() > self.steps_deadline:
             return "timeout"
-        if len(prompt) + prefix.tokens >= self.model.context_window:
+        if prompt_length + prefix.tokens >= self.model.context_window:
             return "context_full"
         if prefix.tokens >= self.options.max_tokens:
             return "max_tokens"
@@ -583,19 +588,19 @@ class _Decoder:
         tokens = len(self.model.tokenizer.encode(finish, add_special_tokens=False))
         return (finish, tokens) if tokens <= left else None
 
-    def _known_finish(self, prefix: _Prefix, limit: int | None = None, seconds: float = SEARCH_SECONDS) -> str | None:
+    def _known_finish(self, prefix: _Prefix, limit: int | None = None) -> str | None:
         """The prefix's finish, searched for once (within `limit` characters, by default the tokens left)."""
         if prefix.finish is None and not prefix.searched and self.searches_left > 0:
             prefix.searched = True
             self.searches_left -= 1
             limit = self._tokens_left(prefix) if limit is None else limit
-            prefix.finish = self.judge.finish(prefix.state, limit, self._search_deadline(seconds))
+            prefix.finish = self.judge.finish(prefix.state, limit, self._search_deadline(SEARCH_SECONDS))
         return prefix.finish
 
     def _search_deadline(self, seconds: float) -> float:
-        """`seconds` from now, and no later than the completion's deadline (but a fallback gets a moment)."""
+        """`seconds` from now, and no later than the completion's deadline."""
         deadline = time.perf_counter() + seconds
-        return deadline if self.deadline is None else min(deadline, max(self.deadline, time.perf_counter() + 0.05))
+        return deadline if self.deadline is None else min(deadline, self.deadline)
 
 
 def complete_middle(
@@ -646,8 +651,10 @@ def complete_middles(
         if guarantee.state is None:
             mode = "unconstrained"
     reserve = min(options.max_tokens, model.context_window // 4)
-    prompt, heal = model.healed_prompt(left, right, reserve) if options.token_healing else (
-        model.prompt(left, right, reserve), b"")
+    # Within a time budget, the prompt is cut to what the model can read in its share of the time left.
+    limit = None if deadline is None else model.prompt_tokens_within(PROMPT_SHARE * (deadline - time.perf_counter()))
+    prompt, heal = model.healed_prompt(left, right, reserve, limit) if options.token_healing else (
+        model.prompt(left, right, reserve, limit), b"")
     # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.
     options = replace(options, max_tokens=max(0, min(options.max_tokens, model.context_window - len(prompt))))
     prompt_pass = _PromptPass(model, prompt, shared=options.attempts > 1 or n > 1)
@@ -658,54 +665,125 @@ def complete_middles(
         start, scope, scope_reason, start_searches = _start(guarantee.state, options, deadline)
     start_seconds = time.perf_counter() - clock
     start.heal = heal
+    # The token loops end early enough to leave a fallback its searches within the budget.
+    steps_deadline = None if deadline is None else deadline - FALLBACK_SHARE * (deadline - time.perf_counter())
     results: list[Completion] = []
     attempts = 0
     while attempts < options.attempts or (len(results) < n and attempts < 2 * n):
         if results and deadline is not None and time.perf_counter() >= deadline:
             break  # a later attempt would only time out, and its fallback run past the budget
-        run_options = options if options.temperature == 0 else replace(options, seed=options.seed + attempts)
-        skip = attempts if options.temperature == 0 else 0
-        attempts += 1
-        result = _complete_once(model, left, right, run_options, mode, guarantee, prompt_pass, start, deadline,
-                                should_stop, skip)
-        if result is None:  # no other valid first token among the model's top ones
-            break
-        result.setup_seconds = setup_seconds
-        result.scope = scope
-        result.reason = "; ".join(reason for reason in (scope_reason, result.reason) if reason)
-        if any(result.middle == other.middle for other in results):
-            continue
-        results.append(result)
-        if result.stop in ("cancelled", "timeout"):
+        together = options.attempts - attempts if attempts < options.attempts and model.batches else 1
+        decoders, runs = [], []
+        for attempt in range(attempts, attempts + together):
+            run_options = options if options.temperature == 0 else replace(options, seed=options.seed + attempt)
+            skip = attempt if options.temperature == 0 else 0
+            judge = _JUDGES[mode](left, right, named(options.language))
+            decoders.append(_Decoder(model, judge, run_options, deadline, should_stop, steps_deadline))
+            runs.append(decoders[-1].steps(len(prompt), start, skip))
+        attempts += together
+        outcomes = _decode_side_by_side(prompt_pass, runs)
+        # When the budget ends, a middle that was finished is offered and the unfinished ones are dropped; with
+        # none finished, the first unfinished one is ended by a fallback.
+        judged = [None if outcome[1] == "timeout" else
+                  _judged(model, left, right, decoder, mode, guarantee, start, outcome)
+                  for decoder, outcome in zip(decoders, outcomes)]
+        finished = any(result is not None and result.valid for result in judged)
+        timed_out = [index for index, outcome in enumerate(outcomes) if outcome[1] == "timeout"]
+        if timed_out and not finished:
+            first = timed_out[0]
+            judged[first] = _judged(model, left, right, decoders[first], mode, guarantee, start, outcomes[first])
+        ended = False
+        for outcome, result in zip(outcomes, judged):
+            if outcome[1] == "no_alternative":  # no other valid first token among the model's top ones
+                ended = True
+                break
+            if result is None:
+                continue
+            result.setup_seconds = setup_seconds
+            result.scope = scope
+            result.reason = "; ".join(reason for reason in (scope_reason, result.reason) if reason)
+            if any(result.middle == other.middle for other in results):
+                continue
+            results.append(result)
+            if result.stop in ("cancelled", "timeout"):
+                ended = True
+                break
+        if ended or timed_out:
             break
     results.sort(key=preference, reverse=True)
     first = results[0]
-    first.model_seconds += prompt_pass.seconds
+    first.model_seconds += prompt_pass.seconds + prompt_pass.step_seconds
     first.constraint_seconds += start_seconds
     first.search_seconds += start_seconds
     first.finish_searches += start_searches
     return results[:n]
 
 
+def _decode_side_by_side(prompt_pass: _PromptPass, runs: list[Generator]) -> list[tuple[_Prefix, str, list]]:
+    """Run the decoders' `steps` together, one forward pass a step for all: a batch of one sequence each, over
+    a key-value cache with a row each (a decoder that stops leaves the batch). Every sequence is the prompt and as
+    many tokens as the others, so the rows need no padding, and each row's logits are those of its sequence
+    alone. The decoders' outcomes, in order."""
+    import torch
+
+    model = prompt_pass.model
+    outcomes: list = [None] * len(runs)
+    with torch.inference_mode():
+        waiting = []  # the runs that wait for the model, in the order of the cache's rows
+        for index, run in enumerate(runs):
+            try:
+                next(run)
+                waiting.append(index)
+            except StopIteration as done:
+                outcomes[index] = done.value
+        if not waiting:
+            return outcomes
+        logits, cache = prompt_pass.take(len(waiting))
+        rows = [logits[0, -1]] * len(waiting)
+        while waiting:
+            going, tokens = [], []
+            for index, row in zip(waiting, rows):
+                try:
+                    tokens.append(runs[index].send(row))
+                    going.append(index)
+                except StopIteration as done:
+                    outcomes[index] = done.value
+            if not going:
+                break
+            if len(going) < len(waiting):
+                cache = model.cache_rows(cache, [waiting.index(index) for index in going])
+            waiting = going
+            clock = time.perf_counter()
+            logits, cache = model.forward(torch.tensor([[token] for token in tokens], device=model.device), cache)
+            prompt_pass.step_seconds += time.perf_counter() - clock
+            rows = [logits[row, -1] for row in range(len(waiting))]
+    return outcomes
+
+
 class _PromptPass:
     """The prompt's forward pass, run once for all attempts. A key-value cache grows in place, so each attempt
-    goes on from a copy of it when `shared` (another attempt may follow)."""
+    goes on from a copy of it when `shared` (another attempt may follow). It also keeps the time of the steps after
+    it (`step_seconds`), which the attempts decoded together share."""
 
     def __init__(self, model: FimModel, ids: list[int], shared: bool):
         self.model, self.ids, self.shared = model, ids, shared
         self.seconds = 0.0
+        self.step_seconds = 0.0
         self._output = None
 
-    def take(self):
-        """The prompt's logits and a key-value cache to go on from (call under `torch.inference_mode`)."""
+    def take(self, rows: int = 1):
+        """The prompt's logits and a key-value cache to go on from, with `rows` copies of the prompt's row (call
+        under `torch.inference_mode`)."""
         import torch
 
         if self._output is None:
             clock = time.perf_counter()
             self._output = self.model.forward(torch.tensor([self.ids], device=self.model.device), None)
             self.seconds = time.perf_counter() - clock
+            self.model.timed_prompt(len(self.ids), self.seconds)
         logits, cache = self._output
-        return logits, copy.deepcopy(cache) if self.shared else cache
+        cache = copy.deepcopy(cache) if self.shared else cache
+        return logits, self.model.cache_rows(cache, [0] * rows) if rows > 1 else cache
 
 
 def preference(result: Completion) -> tuple[bool, bool, float]:
@@ -746,14 +824,10 @@ def _start(state: FimState, options: DecodingOptions, deadline: float | None) ->
 _MODEL_ENDS = ("eos", "line", "statement", "right")
 
 
-def _complete_once(model, left, right, options, mode, guarantee, prompt_pass, start, deadline, should_stop,
-                   skip) -> Completion | None:
-    """One decoded middle, judged; None when an alternative found no first token to start from."""
-    judge = _JUDGES[mode](left, right, named(options.language))
-    decoder = _Decoder(model, judge, options, deadline, should_stop)
-    prefix, stop, seen = decoder.run(prompt_pass, start, skip)
-    if stop == "no_alternative":
-        return None
+def _judged(model, left, right, decoder: _Decoder, mode, guarantee, start, outcome) -> Completion:
+    """The middle a decoder's `steps` ended with, judged (ended by a fallback where generation stopped early)."""
+    judge, options = decoder.judge, decoder.options
+    prefix, stop, seen = outcome
     refused = prefix if stop == "no_candidate" else None
     looped = decoder.looped
     generated, ending, finish_chars = (looped or prefix).tokens, "none", 0
@@ -789,7 +863,7 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt_pass, st
     narrowed = guarantee is not None and guarantee.scope != FILE
     return Completion(
         middle, whole, options.mode, stop, ending, finish_chars, prefix.tokens, prefix.log_probability,
-        decoder.tried, judge.searches, decoder.model_seconds, 0.0, judge.seconds, ending == "fallback", generated,
+        decoder.tried, judge.searches, 0.0, 0.0, judge.seconds, ending == "fallback", generated,
         checked, guarantee.lines(left, right) if checked == REGION else None,
         guarantee is not None and guarantee.state is None and checked == NONE,
         guarantee.reason if narrowed else "", options.max_tokens, repeated_chars=repeated_chars,

@@ -78,9 +78,10 @@ def test_cli_says_what_was_checked(tiny_model_path, tmp_path):
 
 
 def test_cancellation_and_time_budget(tiny):
-    calls = []
+    calls = []  # one poll a step of each attempt: one attempt here
     result = complete_middle(
-        tiny, LEFT, RIGHT, DecodingOptions(max_tokens=200), should_stop=lambda: calls.append(1) or len(calls) > 3
+        tiny, LEFT, RIGHT, DecodingOptions(max_tokens=200, attempts=1),
+        should_stop=lambda: calls.append(1) or len(calls) > 3
     )
     assert result.stop == "cancelled" and result.tokens <= 3 and result.candidates_tried >= 3
     timed = complete_middle(tiny, LEFT, RIGHT, DecodingOptions(max_tokens=10_000, timeout=0.3, loop_repeats=0))
@@ -319,8 +320,8 @@ def test_no_attempt_starts_once_the_time_budget_is_spent(tiny, monkeypatch):
 
     complete_middle(tiny, "x = ", "\n", DecodingOptions(max_tokens=1, attempts=1))  # the grammar's tables, built
     calls = []
-    once = decoding._complete_once
-    monkeypatch.setattr(decoding, "_complete_once", lambda *args: calls.append(1) or once(*args))
+    steps = decoding._Decoder.steps
+    monkeypatch.setattr(decoding._Decoder, "steps", lambda self, *args: calls.append(1) or steps(self, *args))
     model = dataclasses.replace(tiny, model=SlowScriptedModel([byte_token(tiny, ord("1"))], min(tiny.stop_ids),
                                                               len(tiny.token_bytes)))
     result = complete_middle(model, "x = ", "\n", DecodingOptions(max_tokens=4, timeout=0.7, token_healing=False))
@@ -368,7 +369,8 @@ def test_attempts_share_the_prompts_forward_pass(tiny, monkeypatch):
     assert sum(prompts) == 1 and len(shared) == 3, (prompts, shared)
 
     take = decoding._PromptPass.take
-    monkeypatch.setattr(decoding._PromptPass, "take", lambda self: (setattr(self, "_output", None), take(self))[1])
+    monkeypatch.setattr(decoding._PromptPass, "take",
+                        lambda self, rows=1: (setattr(self, "_output", None), take(self, rows))[1])
     again = decoding.complete_middles(tiny, left, right, options, n=3)
     assert [(r.middle, round(r.log_probability, 4)) for r in shared] == [
         (r.middle, round(r.log_probability, 4)) for r in again]
@@ -704,3 +706,34 @@ def test_the_fresh_line_benchmark_takes_a_line_out_and_puts_the_cursor_after_its
         indentation = left[left.rfind("\n") + 1:]
         assert indentation and not indentation.strip() and right.startswith("\n") and code == code.strip()
         assert any(text.startswith(left + code) and text.endswith(right) for text in texts)
+
+
+@pytest.mark.parametrize("which", ["tiny", "shipped"])
+def test_attempts_decoded_as_one_batch_give_the_middles_decoded_one_after_another(tiny, which, monkeypatch):
+    """The attempts go through the model side by side, one forward pass of a batch of sequences a step, and give
+    the same greedy middles, in the same order, as attempts decoded one at a time, on standard-library cuts. (The
+    finish searches get all the time they need: a search cut by its clock on a busy machine changes a middle.)"""
+    from fimlsp import decoding
+    from fimlsp.decoding import complete_middles
+    from fimlsp.model.loading import FimModel
+    from tests.test_python_quotient import _stdlib_sample
+
+    model = tiny if which == "tiny" else load_model(None, "cpu")
+    for name in ("SEARCH_SECONDS", "START_SEARCH_SECONDS", "FALLBACK_SEARCH_SECONDS"):
+        monkeypatch.setattr(decoding, name, 600.0)
+    rows = []
+    forward = FimModel.forward
+    monkeypatch.setattr(FimModel, "forward",
+                        lambda self, ids, cache: rows.append(len(ids)) or forward(self, ids, cache))
+    options = DecodingOptions(max_tokens=12, attempts=3, statement_end=True)
+    cases = _stdlib_sample("randspan", 5) + _stdlib_sample("boundary", 5)
+    batched = [complete_middles(model, case.left, case.right, options, n=3) for case in cases]
+    together, rows[:] = list(rows), []
+    monkeypatch.setattr(FimModel, "batches", property(lambda self: False))
+    alone = [complete_middles(model, case.left, case.right, options, n=3) for case in cases]
+    for case, side_by_side, one_by_one in zip(cases, batched, alone):
+        assert [result.middle for result in side_by_side] == [result.middle for result in one_by_one], case.name
+        assert [result.log_probability for result in side_by_side] == pytest.approx(
+            [result.log_probability for result in one_by_one], abs=1e-4), case.name
+    assert max(together) == 3 and max(rows) == 1  # three sequences a pass, or one
+    assert len(together) < len(rows), (len(together), len(rows))  # fewer passes than one a token each

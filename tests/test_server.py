@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import re
 import sys
 import time
 
@@ -41,9 +42,10 @@ POSITIONS = [(4, 14), (5, 18), (13, 8), (17, 6), (18, 0)]
 
 
 @contextlib.asynccontextmanager
-async def serve(options: dict, capabilities: types.ClientCapabilities | None = None, log_level: str = "debug"):
-    """A client connected to a fresh server, initialized with `options` and the model loaded; the server's
-    `fimlsp/status` notifications collect in `client.statuses`, as (line, character, suggestion, message)."""
+async def serve(options: dict, capabilities: types.ClientCapabilities | None = None, log_level: str = "debug",
+                loaded: bool = True):
+    """A client connected to a fresh server, initialized with `options` and, if `loaded`, the model loaded; the
+    server's `fimlsp/status` notifications collect in `client.statuses`, as (line, character, suggestion, message)."""
     client = make_test_lsp_client()
     client.statuses = []
 
@@ -58,7 +60,8 @@ async def serve(options: dict, capabilities: types.ClientCapabilities | None = N
             capabilities=capabilities or client_capabilities("visual-studio-code"),
             initialization_options=options,
         ))
-        await wait_for_model(client)
+        if loaded:
+            await wait_for_model(client)
         yield client
         await asyncio.wait_for(client.shutdown_session(), 30)
         graceful = True
@@ -355,3 +358,78 @@ async def test_log_lines_reach_the_client_with_their_levels_and_stderr_is_left_t
     assert (types.MessageType.Warning, "fimlsp") in levels and "unknown setting 'colour' ignored" in messages
     assert not [m for m in client.log_messages if m.type == types.MessageType.Log], "debug lines at --log-level info"
     assert "fimlsp" not in capfd.readouterr().err  # nothing but errors goes to stderr, and there were none
+
+
+def model_messages(client: LanguageClient) -> list[str]:
+    """The `fimlsp/status` messages about the model (those with no document)."""
+    return [message for line, _, _, message in client.statuses if line is None]
+
+
+async def test_the_model_loads_from_initialize_and_a_request_made_meanwhile_waits_for_it(tiny_model_path):
+    async with serve(options_for(tiny_model_path, timeBudget=2), loaded=False) as client:
+        open_document(client, SOURCE)
+        left, right = split(SOURCE, 13, 8)
+        inline = await client.text_document_inline_completion_async(inline_params(13, 8))
+        assert inline.items and parses(left + inline.items[0].insert_text + right)
+        messages = model_messages(client)
+        assert messages[0] == "loading model " + str(tiny_model_path) + "…", messages
+        assert re.fullmatch(r"model .* on cpu ready in \d+\.\d s", messages[-1]), messages
+        ends = [report.message for reports in client.progress_reports.values() for report in reports
+                if isinstance(report, types.WorkDoneProgressEnd)]
+        assert ends == [messages[-1]]
+        # The request waited for the model (the load takes longer than the budget), then had its whole budget.
+        assert any(re.search(r"waited \d+ ms for the model to load", message.message)
+                   for message in client.log_messages)
+        assert client.statuses[-1] == (13, 8, True, "suggestion: checked: the file parses")
+
+
+async def test_a_superseded_request_is_dropped_before_it_runs(tiny_model_path):
+    async with serve(options_for(tiny_model_path, timeBudget=2), loaded=False) as client:
+        open_document(client, SOURCE)
+        for round_ in ("while the model loads", "once it is ready"):
+            statuses = len(client.statuses)
+            first = asyncio.ensure_future(client.text_document_inline_completion_async(inline_params(13, 8)))
+            second = asyncio.ensure_future(client.text_document_inline_completion_async(inline_params(5, 18)))
+            dropped = await first
+            assert not dropped.items, round_
+            assert not second.done() or round_ == "once it is ready"
+            answer = await second
+            left, right = split(SOURCE, 5, 18)
+            assert answer.items and parses(left + answer.items[0].insert_text + right), round_
+            requests = [status for status in client.statuses[statuses:] if status[0] is not None]
+            assert requests == [(13, 8, False, "no suggestion: superseded: a newer request for the document "
+                                               "replaced this one"),
+                                (5, 18, True, "suggestion: checked: the file parses")], round_
+            if round_ == "while the model loads":
+                # The first request never ran: no decoding was logged for it.
+                assert not [message for message in client.log_messages if ":14:9: " in message.message
+                            and "decoding" in message.message]
+            client.text_document_did_change(types.DidChangeTextDocumentParams(  # no suggestion cache for the next round
+                text_document=types.VersionedTextDocumentIdentifier(uri=URI, version=2),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=SOURCE + "\n")]))
+
+
+async def test_the_time_budget_bounds_the_answer_on_a_long_file(tmp_path):
+    """A prompt as long as the model's context takes the tiny 4,096-token model longer than the whole budget to
+    read: within a budget the prompt is cut to what the model reads in its share of it, so the server's recorded
+    time for the request stays within the budget (and a generous margin for a busy machine)."""
+    import torch
+
+    from fimlsp.training.tiny import build_tiny_model
+
+    torch.set_num_threads(1)
+    model = build_tiny_model(tmp_path / "long-model", n_positions=4096)
+    text = SOURCE * 40
+    line = 40 * SOURCE.count("\n") // 2 + 13  # `self.count += step`, half way down
+    assert text.splitlines()[line].strip() == "self.count += step"
+    async with serve(options_for(model, timeBudget=30, loopRepeats=0), log_level="info") as client:
+        open_document(client, text)
+        await client.text_document_inline_completion_async(inline_params(line, 8))  # the constraint, built once
+        budget = 0.3
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+            settings=options_for(model, timeBudget=budget, loopRepeats=0)))
+        await client.text_document_inline_completion_async(inline_params(line, 8))
+        timings = [message.message for message in client.log_messages if "total" in message.message]
+        assert len(timings) == 2 and "recognizer reused" in timings[1], timings
+        first, second = (float(re.search(r"total (\d+) ms", timing).group(1)) for timing in timings)
+        assert second <= 1e3 * budget + 300, timings  # before: the prompt's pass alone took over a second

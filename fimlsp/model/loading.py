@@ -26,6 +26,12 @@ DEVICES = re.compile(r"cpu|cuda(:\d+)?|mps")
 DEVICE_CHOICES = "cpu, cuda, cuda:N or mps"
 # Files of a model folder whose `auto_map` names the folder's own Python code, which `transformers` would import.
 CODE_MAPS = ("config.json", "tokenizer_config.json")
+# Taken-back byte strings whose agreeing tokens are kept (`FimModel.tokens_agreeing`).
+MAX_KEPT_AGREEING = 1024
+
+# The fewest tokens a prompt is cut to when a time budget would leave it fewer (`FimModel.prompt_tokens_within`),
+# and the shortest prompt whose forward pass measures the model's speed (shorter ones are mostly overhead).
+MIN_PROMPT_TOKENS = 64
 
 # Seconds to wait for the hub when a hub id is not in the local cache: enough for a TLS handshake on a slow link,
 # short enough that an editor is not left waiting on a silent network.
@@ -49,12 +55,46 @@ class FimModel:
     stop_ids: frozenset[int]
     context_window: int
     name: str
+    prompt_seconds_per_token: float | None = None  # measured on the latest long prompts (`timed_prompt`)
 
     def forward(self, input_ids, cache):
         """The logits after `input_ids` and the key-value cache that goes on from them (None at the start), under
         either name `transformers` has given the cache (`past_key_values`, then `cache` in 5.x)."""
         output = self.model(input_ids=input_ids, use_cache=True, **{self._cache_name: cache})
         return output.logits, getattr(output, self._cache_name)
+
+    @cached_property
+    def batches(self) -> bool:
+        """Whether sequences can be decoded side by side: a `transformers` model, whose key-value cache keeps a row
+        per sequence that `cache_rows` selects."""
+        from transformers import PreTrainedModel
+
+        return isinstance(self.model, PreTrainedModel)
+
+    @staticmethod
+    def cache_rows(cache, rows: list[int]):
+        """The key-value cache of a batch made of the given rows of `cache` (a row may repeat), in place."""
+        import torch
+
+        cache.batch_select_indices(torch.tensor(rows, device=cache.layers[0].keys.device))
+        return cache
+
+    def timed_prompt(self, tokens: int, seconds: float) -> None:
+        """Record a prompt's forward pass: the speed `prompt_tokens_within` expects, from passes long enough to
+        measure it, half the latest, half what came before (the machine's load changes)."""
+        if tokens < MIN_PROMPT_TOKENS:
+            return
+        rate = seconds / tokens
+        previous = self.prompt_seconds_per_token
+        self.prompt_seconds_per_token = rate if previous is None else (rate + previous) / 2
+
+    def prompt_tokens_within(self, seconds: float) -> int | None:
+        """The most prompt tokens whose forward pass should take at most `seconds`, never fewer than
+        `MIN_PROMPT_TOKENS`; None (no cut) until a pass has been measured."""
+        rate = self.prompt_seconds_per_token
+        if rate is None or rate <= 0:
+            return None
+        return max(MIN_PROMPT_TOKENS, int(seconds / rate))
 
     @cached_property
     def _cache_name(self) -> str:
@@ -72,9 +112,9 @@ class FimModel:
                 found.setdefault(data, []).append(token)
         return {data: tuple(tokens) for data, tokens in found.items()}
 
-    def prompt(self, left: str, right: str, reserve: int) -> list[int]:
+    def prompt(self, left: str, right: str, reserve: int, limit: int | None = None) -> list[int]:
         """Token ids of the FIM prompt, cutting the left context's start and the right context's end by tokens
-        so that `reserve` tokens of middle still fit the context window."""
+        so that `reserve` tokens of middle still fit the context window, and the prompt has at most `limit` tokens."""
         pieces = []
         for piece in self.format.templates[self.order]:
             if piece in (LEFT, RIGHT):
@@ -84,7 +124,7 @@ class FimModel:
             else:
                 pieces.append(self.tokenizer.encode(piece, add_special_tokens=False))
         fixed = sum(len(piece) for piece in pieces if isinstance(piece, list))
-        room = max(0, self.context_window - reserve - fixed)
+        room = max(0, min(self.context_window - reserve, limit or self.context_window) - fixed)
         left_ids = self._encode_end(left, room, from_end=True)
         right_ids = self._encode_end(right, room, from_end=False)
         if len(left_ids) + len(right_ids) > room:
@@ -97,7 +137,7 @@ class FimModel:
             ids.extend(left_ids if piece == LEFT else right_ids if piece == RIGHT else piece)
         return ids
 
-    def healed_prompt(self, left: str, right: str, reserve: int) -> tuple[list[int], bytes]:
+    def healed_prompt(self, left: str, right: str, reserve: int, limit: int | None = None) -> tuple[list[int], bytes]:
         """`prompt` with the left context's last tokens taken back, where the middle goes on from the left context
         (SPM order), and their bytes, which the middle's first tokens must write again (token healing).
 
@@ -113,7 +153,7 @@ class FimModel:
         and the model ended there at once (an empty middle) or wrote a stray space before its code. Nothing is
         taken back at a line's start (the middle may write its own indentation) or inside an indentation that the
         line goes on with."""
-        ids = self.prompt(left, right, reserve)
+        ids = self.prompt(left, right, reserve, limit)
         last_line = left[max(left.rfind("\n"), left.rfind("\r")) + 1:]
         inside_indentation = not last_line.strip(" \t\f") and right[:1] not in ("", "\n", "\r")
         if not last_line or inside_indentation or self.format.templates[self.order][-1] != LEFT:
@@ -135,7 +175,20 @@ class FimModel:
 
     def tokens_agreeing(self, data: bytes) -> list[int]:
         """The ids of the text tokens that write `data` again or begin to: their bytes start with it (a run of the
-        tokens sorted by their bytes), or are a non-empty start of it."""
+        tokens sorted by their bytes), or are a non-empty start of it. Kept: every attempt of every completion
+        after a space asks for the same thousands of tokens."""
+        found = self._agreeing.get(data)
+        if found is None:
+            if len(self._agreeing) >= MAX_KEPT_AGREEING:
+                self._agreeing.clear()
+            found = self._agreeing[data] = self._find_agreeing(data)
+        return found
+
+    @cached_property
+    def _agreeing(self) -> dict[bytes, list[int]]:
+        return {}
+
+    def _find_agreeing(self, data: bytes) -> list[int]:
         spelled = self._spelled_tokens
         found = [token for length in range(1, len(data)) for token in self.tokens_of(data[:length])]
         index = bisect.bisect_left(spelled, (data,))

@@ -1,12 +1,15 @@
 """Completion requests: the model and the decoder run in one worker thread, off the event loop.
 
-One generation runs at a time. A newer request stops the running one at its next token (a cooperative stop flag
-that the decoder polls every step) unless it asks for exactly the same completion, in which case it shares the
-result: VS Code asks for an inline completion and a completion list at the same keystroke. A client's
-`$/cancelRequest` cancels the awaiting task; the generation stops once no request waits for it any more.
-Model loads go through the same worker, so requests made while a model loads wait for it. The time budget counts
-from the request's arrival: a request still waiting for the worker when it runs out answers then, and is skipped,
-so a backlog cannot build up.
+One generation runs at a time. A newer request for the same document supersedes the older one: a queued one is
+dropped before it runs, a running one stops at its next token (a cooperative stop flag that the decoder and the
+constraint's setup poll), and either answers at once with no completion, so the newest keystroke never waits behind
+stale ones. A request that asks for exactly the same completion shares the running one's result instead: VS Code
+asks for an inline completion and a completion list at the same keystroke. A client's `$/cancelRequest` cancels
+the awaiting task; the generation stops once no request waits for it any more.
+The model loads in the same worker, from `initialize` on; a request made while it loads waits for it, and its time
+budget counts from when the model is ready (or from its arrival, if later). The budget covers the rest: the wait for
+the worker, the constraint's setup and the decoding. A request still waiting for the worker when it runs out
+answers then, and is skipped, so a backlog cannot build up.
 Every request ends in a `Suggestion` or a `NoSuggestion` that says why, for the client's status display.
 """
 
@@ -25,7 +28,11 @@ from fimlsp.server.config import Settings
 
 log = logging.getLogger("fimlsp.server")
 
-SUPERSEDED = "a newer request replaced this one"
+SUPERSEDED = "superseded: a newer request for the document replaced this one"
+
+
+# The warm-up's left context: long enough for a prompt that measures the model's speed.
+_WARM_UP_LEFT = "def area(width, height):\n    return width * height\n\n\n" * 16 + "total = "
 
 
 class ModelLoadError(Exception):
@@ -57,10 +64,17 @@ class Request:
 @dataclass
 class _Job:
     request: Request
-    stop: threading.Event
+    stop: threading.Event  # polled by the worker: the job's result is not wanted any more
     future: asyncio.Future | None = None
     waiters: int = 1
     started: threading.Event = field(default_factory=threading.Event)  # the worker has taken it up
+    halted: asyncio.Event = field(default_factory=asyncio.Event)  # `stop`, for the requests awaiting the job
+    model_wait: float = 0.0  # seconds the request waited for the model to load
+
+    def halt(self) -> None:
+        """Stop the job (from the event loop): the worker skips or stops it, its requests answer at once."""
+        self.stop.set()
+        self.halted.set()
 
 
 class CompletionEngine:
@@ -72,13 +86,16 @@ class CompletionEngine:
         self._model = None
         self._model_key: tuple | None = None
         self._model_error: str | None = None
-        self._job: _Job | None = None
+        self._loading: asyncio.Future | None = None  # the latest model load
+        self._jobs: dict[str, _Job] = {}  # the latest job of each document
 
     # Model ---------------------------------------------------------------------------------------------------
 
     def load(self, settings: Settings) -> asyncio.Future:
-        """Queue loading the model of `settings` (a no-op if it is loaded); the future names the model and its device."""
-        return asyncio.get_running_loop().run_in_executor(self._executor, self._load, settings.model_key())
+        """Queue loading the model of `settings` (a no-op if it is loaded); the future names the model and its device.
+        Requests wait for it before their time budget starts."""
+        self._loading = asyncio.get_running_loop().run_in_executor(self._executor, self._load, settings.model_key())
+        return self._loading
 
     def _load(self, key: tuple) -> str:
         if key == self._model_key:
@@ -97,12 +114,23 @@ class CompletionEngine:
             problem = f"cannot load model {name or '(default)'}: {type(error).__name__}: {error}"
         else:
             self._model, self._model_key, self._model_error = model, key, None
+            self._warm_up()
             return f"{model.name} on {model.device}"
         if self._model is not None:  # a working model stays until another loads
             kept = f"{self._model.name} on {self._model.device}"
             raise ModelLoadError(f"{problem}; still serving {kept}", kept)
         self._model, self._model_key, self._model_error = None, key, problem
         raise ModelLoadError(problem)
+
+    def _warm_up(self) -> None:
+        """One small completion as part of the load: the language builds its tables and the model's speed over a
+        prompt is measured (`FimModel.prompt_tokens_within`) before the first request, which has a budget."""
+        from fimlsp.decoding import DecodingOptions, complete_middle
+
+        try:
+            complete_middle(self._model, _WARM_UP_LEFT, "\n", DecodingOptions(max_tokens=2, attempts=1))
+        except Exception as error:  # the first request will say what is wrong
+            log.debug("warming up failed: %s: %s", type(error).__name__, error)
 
     # Requests ------------------------------------------------------------------------------------------------
 
@@ -113,54 +141,69 @@ class CompletionEngine:
         if settings.cache:
             cached = self.suggestions.lookup(request.uri, request.left, request.right, request.single_line)
             if cached:
-                self.supersede()
+                self.supersede(request.uri)
                 log.info("%s: %d characters from the last suggestion (no model run)", request.where,
                          len(cached.middle))
                 return cached
-        job = self._job
+        job = self._jobs.get(request.uri)
         if job is not None and job.request == request and not job.stop.is_set():
             job.waiters += 1
         else:
             if job is not None:
-                job.stop.set()
+                job.halt()
             job = _Job(request, threading.Event())
-            job.future = asyncio.get_running_loop().run_in_executor(
-                self._executor, self._generate, job, settings, received,
-            )
-            self._job = job
+            self._jobs[request.uri] = job
+            job.future = asyncio.ensure_future(self._run(job, settings, received))
         try:
-            budget_left = received + settings.time_budget - time.perf_counter()
-            done, _ = await asyncio.wait([job.future], timeout=max(0.0, budget_left))
-            if not done and not job.started.is_set():
-                self._leave(job)
-                return _queued_too_long(request, settings, time.perf_counter() - received)
             suggestion = await asyncio.shield(job.future)
         except asyncio.CancelledError:
             self._leave(job)
             raise
         finally:
-            if self._job is job and job.future.done():
-                self._job = None
-        if job.stop.is_set():
-            return NoSuggestion(SUPERSEDED)
+            if self._jobs.get(request.uri) is job and job.future.done():
+                del self._jobs[request.uri]
         if isinstance(suggestion, NoSuggestion):
             return suggestion
         if settings.cache:
             self.suggestions.remember(request.uri, request.left, suggestion, request.right, request.single_line)
         return suggestion
 
-    @staticmethod
-    def _leave(job: _Job) -> None:
+    async def _run(self, job: _Job, settings: Settings, received: float) -> Suggestion | NoSuggestion:
+        """Wait for the model, then for the worker within the time budget; answers at once when superseded."""
+        halted = asyncio.ensure_future(job.halted.wait())
+        try:
+            loading = self._loading
+            if loading is not None and not loading.done():
+                await asyncio.wait([loading, halted], return_when=asyncio.FIRST_COMPLETED)
+                if job.stop.is_set():
+                    return _superseded(job.request, "while the model loaded")
+                job.model_wait = time.perf_counter() - received
+            start = received + job.model_wait  # the budget counts from here
+            work = asyncio.get_running_loop().run_in_executor(self._executor, self._generate, job, settings, start)
+            budget_left = start + settings.time_budget - time.perf_counter()
+            await asyncio.wait([work, halted], timeout=max(0.0, budget_left), return_when=asyncio.FIRST_COMPLETED)
+            if job.stop.is_set():
+                return _superseded(job.request, "running" if job.started.is_set() else "before it ran")
+            if not work.done() and not job.started.is_set():
+                job.stop.set()  # the worker skips it
+                return _queued_too_long(job.request, settings, time.perf_counter() - start)
+            suggestion = await work
+            return NoSuggestion(SUPERSEDED) if job.stop.is_set() else suggestion
+        finally:
+            halted.cancel()
+
+    def _leave(self, job: _Job) -> None:
         """A request stops waiting for `job`; with no request left waiting, the job stops."""
         job.waiters -= 1
         if job.waiters == 0:
-            job.stop.set()
+            job.halt()
 
-    def supersede(self) -> None:
-        """Stop the running generation: its requests answer with no completion."""
-        if self._job is not None:
-            self._job.stop.set()
-            self._job = None
+    def supersede(self, uri: str | None = None) -> None:
+        """Stop the generation for `uri` (every generation when None): its requests answer with no completion."""
+        for key in [uri] if uri is not None else list(self._jobs):
+            job = self._jobs.pop(key, None)
+            if job is not None:
+                job.halt()
 
     def forget(self, uri: str) -> None:
         self.recognizers.forget(uri)
@@ -170,25 +213,26 @@ class CompletionEngine:
         self.supersede()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    def _generate(self, job: _Job, settings: Settings, received: float) -> Suggestion | NoSuggestion:
-        """Worker thread: run the decoder. Never raises: a failure is logged and gives no completion."""
-        job.started.set()
+    def _generate(self, job: _Job, settings: Settings, start: float) -> Suggestion | NoSuggestion:
+        """Worker thread: run the decoder, its time budget counted from `start`. Never raises: a failure is logged
+        and gives no completion."""
         request, stop = job.request, job.stop
-        if stop.is_set():
+        if stop.is_set():  # superseded, or out of time, while it waited for the worker
             return NoSuggestion(SUPERSEDED)
+        job.started.set()
         if self._model is None:
             reason = f"no model: {self._model_error}" if self._model_error else "no model is loaded"
             log.info("%s: no completion: %s", request.where, reason)
             return NoSuggestion(reason)
         try:
-            return self._decode(request, settings, stop, received)
+            return self._decode(request, settings, stop, start, job.model_wait)
         except Exception as error:
             log.error("%s: completion failed: %s: %s", request.where, type(error).__name__, error)
             log.debug("completion failed", exc_info=True)
             return NoSuggestion(f"the completion failed: {type(error).__name__}: {error}")
 
-    def _decode(self, request: Request, settings: Settings, stop: threading.Event,
-                received: float) -> Suggestion | NoSuggestion:
+    def _decode(self, request: Request, settings: Settings, stop: threading.Event, received: float,
+                model_wait: float) -> Suggestion | NoSuggestion:
         from earley import Deadline, Stopped
         from fimlsp.decoding import DecodingOptions, complete_middles
         from fimlsp.language import NONE, named
@@ -234,8 +278,9 @@ class CompletionEngine:
         usable = result.valid or result.unchecked or settings.mode == "unconstrained"
         detail = _detail(result)
         log.info(
-            "%s: %d characters, stop=%s, %d tokens, %s; queued %.0f ms, recognizer %s in %.1f ms, decoding %.0f ms, "
+            "%s: %d characters, stop=%s, %d tokens, %s; %squeued %.0f ms, recognizer %s in %.1f ms, decoding %.0f ms, "
             "total %.0f ms%s", request.where, len(result.middle), result.stop, result.tokens, detail,
+            f"waited {1e3 * model_wait:.0f} ms for the model to load, " if model_wait else "",
             1e3 * queued, how, 1e3 * setup, 1e3 * decoding, 1e3 * (time.perf_counter() - received),
             "" if usable else " (no valid middle: not shown)",
         )
@@ -247,9 +292,14 @@ class CompletionEngine:
         return Suggestion(result.middle, detail, others)
 
 
+def _superseded(request: Request, when: str) -> NoSuggestion:
+    log.info("%s: no completion: %s (%s)", request.where, SUPERSEDED, when)
+    return NoSuggestion(SUPERSEDED)
+
+
 def _queued_too_long(request: Request, settings: Settings, queued: float) -> NoSuggestion:
     reason = (f"the {settings.time_budget:g} s time budget ran out while the request waited {1e3 * queued:.0f} ms "
-              "for the model (loading, or busy with an earlier request)")
+              "for the model (busy with a request for another document)")
     log.info("%s: no completion: %s", request.where, reason)
     return NoSuggestion(reason)
 

@@ -5,8 +5,9 @@
 - Documents are synced incrementally into `fimlsp.server.documents` with LSP's line rules.
 - Settings come from `initializationOptions` and `workspace/didChangeConfiguration` (pushed, or pulled with
   `workspace/configuration` when the notification carries none).
-- The model loads once, in the background, with `window/workDoneProgress`; it reloads when the model or the
-  device setting changes.
+- The model starts loading at `initialize`, in the background; the client hears of it through
+  `window/workDoneProgress` (`loading model …`, then `… ready in N s`), the `fimlsp/status` notification (the same
+  messages, with a null `uri`) and `fimlsp.modelStatus`. It reloads when the model or the device setting changes.
 - `workspace/executeCommand` `fimlsp.modelStatus` answers when the model has loaded (for a client's status bar).
 - After each completion request the `fimlsp/status` notification says what came of it (`suggestion: ...` or
   `no suggestion: <reason>`), so that a client can show why nothing appears.
@@ -23,6 +24,7 @@ import asyncio
 import functools
 import logging
 import threading
+import time
 import uuid
 
 from lsprotocol import types
@@ -40,7 +42,9 @@ from fimlsp.server.protocol import FimProtocol
 log = logging.getLogger("fimlsp.server")
 
 MODEL_STATUS = "fimlsp.modelStatus"  # workspace/executeCommand: wait for the model, then say how it went
-STATUS = "fimlsp/status"  # notification: what came of a completion request, {uri, line, character, suggestion, message}
+# notification: what came of a completion request, {uri, line, character, suggestion, message}; and the model's
+# loading, with a null uri, line and character
+STATUS = "fimlsp/status"
 
 _MESSAGE_TYPES = (
     (logging.ERROR, types.MessageType.Error),
@@ -81,7 +85,9 @@ class FimServer(LanguageServer):
         self.documents = Documents()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.loading: asyncio.Future | None = None  # the latest model load
-        self.model_status = {"ready": False, "model": None, "error": None}
+        self.model_status = {"ready": False, "model": None, "error": None, "message": "no model loaded",
+                             "seconds": None}
+        self.initialized = False  # the client has been told that the session began: notifications may go
 
     def shutdown(self) -> None:
         """Stop the generation too when the connection ends, so the process can exit at once."""
@@ -111,14 +117,23 @@ class FimServer(LanguageServer):
         log.info("settings: %s", _describe(settings))
         if settings.model_key() != previous.model_key() and self.loading is not None:
             self.engine.supersede()
-            asyncio.ensure_future(self.load_model())
+            self.start_loading()
+            asyncio.ensure_future(self.report_loading())
 
-    async def load_model(self) -> None:
-        """Load the configured model in the worker, with a progress report if the client supports one."""
-        settings = self.settings
-        # Queued first, so that requests wait behind it.
-        self.loading = asyncio.ensure_future(self._record_load(self.engine.load(settings)))
+    def start_loading(self) -> None:
+        """Queue loading the configured model in the worker, at once: requests wait for it."""
+        name = self.settings.model or "the default model"
+        self.model_status = {"ready": False, "model": None, "error": None, "message": f"loading model {name}…",
+                             "seconds": None}
+        self.loading = asyncio.ensure_future(self._record_load(self.engine.load(self.settings), time.perf_counter()))
+        if self.initialized:
+            self.notify_model_status()
+
+    async def report_loading(self) -> None:
+        """Report the latest load with a progress report, if the client supports one, until it ends."""
         loading = self.loading
+        if loading is None:
+            return
         token = None
         window = getattr(self.client_capabilities, "window", None)
         if window is not None and window.work_done_progress:
@@ -126,25 +141,35 @@ class FimServer(LanguageServer):
             try:
                 await self.work_done_progress.create_async(token)
                 self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-                    title="fimlsp", message=f"loading {settings.model or 'the default model'}", cancellable=False))
+                    title="fimlsp", message=self.model_status["message"], cancellable=False))
             except Exception as error:
                 log.debug("no progress report: %s", error)
                 token = None
         status = await loading
         if token is not None:
-            done = f"{status['model']} ready" if status["ready"] else "no model: completions are off"
-            self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=done))
+            self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=status["message"]))
 
-    async def _record_load(self, loading: asyncio.Future) -> dict:
+    def notify_model_status(self) -> None:
+        """The model's status as a `fimlsp/status` notification, with no document."""
+        self.protocol.notify(STATUS, {"uri": None, "line": None, "character": None, "suggestion": False,
+                                      "message": self.model_status["message"]})
+
+    async def _record_load(self, loading: asyncio.Future, started: float) -> dict:
         try:
             name = await loading
         except ModelLoadError as error:
             log.error("%s", error)
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"fimlsp: {error}"))
-            self.model_status = {"ready": error.kept is not None, "model": error.kept, "error": str(error)}
+            message = f"{error}" if error.kept is not None else f"no model: {error}"
+            self.model_status = {"ready": error.kept is not None, "model": error.kept, "error": str(error),
+                                 "message": message, "seconds": None}
         else:
-            log.info("model %s ready", name)
-            self.model_status = {"ready": True, "model": name, "error": None}
+            seconds = time.perf_counter() - started
+            log.info("model %s ready in %.1f s", name, seconds)
+            self.model_status = {"ready": True, "model": name, "error": None,
+                                 "message": f"model {name} ready in {seconds:.1f} s", "seconds": round(seconds, 3)}
+        if self.initialized and self.loading is asyncio.current_task():  # not a load a newer one replaced
+            self.notify_model_status()
         return self.model_status
 
     def refuse_change(self, uri: str | None, reason: str) -> None:
@@ -249,10 +274,13 @@ def build_server(settings: config.Settings) -> FimServer:
         ls.loop = asyncio.get_running_loop()
         logging.getLogger("fimlsp").addHandler(ClientLogHandler(ls))
         ls.apply_settings(params.initialization_options, "initializationOptions")
+        ls.start_loading()  # no notification may go before the answer: `initialized` reports it
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: FimServer, params: types.InitializedParams):
-        await ls.load_model()
+        ls.initialized = True
+        ls.notify_model_status()
+        await ls.report_loading()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: FimServer, params: types.DidChangeConfigurationParams):
