@@ -29,10 +29,11 @@ interface ModelStatus {
   error: string | null;
 }
 
+// With a null uri it is the model's loading ("loading model …", "… ready in N s"), which watchModel shows.
 interface RequestStatus {
-  uri: string;
-  line: number;
-  character: number;
+  uri: string | null;
+  line: number | null;
+  character: number | null;
   suggestion: boolean;
   message: string;
 }
@@ -105,6 +106,10 @@ async function start(): Promise<void> {
   const created = new LanguageClient(SECTION, "fimlsp", serverOptions, clientOptions);
   created.onNotification(REQUEST_STATUS, (params: RequestStatus) => {
     if (created !== client) {
+      return;
+    }
+    if (params.uri === null) {
+      status.tooltip = `fimlsp: ${params.message}`;
       return;
     }
     status.text = params.suggestion ? "$(sparkle) fimlsp" : "$(circle-slash) fimlsp: no suggestion";
