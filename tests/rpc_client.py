@@ -111,6 +111,10 @@ class RpcClient:
     def notifications(self, method: str) -> list[dict]:
         return [message["params"] for message in self.received if message.get("method") == method]
 
+    def request_statuses(self) -> list[dict]:
+        """The `fimlsp/status` notifications about requests (those about the model's loading have no uri)."""
+        return [params for params in self.notifications("fimlsp/status") if params["uri"] is not None]
+
     def wait_for_model(self) -> dict:
         """The model status once the model load has ended."""
         return self.response(self.request("workspace/executeCommand", {"command": "fimlsp.modelStatus"}))["result"]

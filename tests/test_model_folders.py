@@ -111,13 +111,13 @@ def test_server_keeps_its_model_when_a_new_model_or_device_setting_is_refused(ti
         assert status["ready"] and str(tiny_model_path) in status["model"], status
         assert "is a file, not a model folder" in status["error"] and "still serving" in status["error"]
         client.response(client.request("textDocument/completion", position_params(URI, 13, 8)))
-        assert "no model" not in client.notifications("fimlsp/status")[-1]["message"]
+        assert "no model" not in client.request_statuses()[-1]["message"]
 
         client.notify("workspace/didChangeConfiguration", {"settings": {"fimlsp": {"device": "meta"}}})
         warning = client.wait_for(lambda message: message.get("method") == "window/logMessage"
                                   and "'device'" in message["params"]["message"])
         assert "cpu, cuda, cuda:N or mps" in warning["params"]["message"]
         client.response(client.request("textDocument/completion", position_params(URI, 5, 18)))
-        message = client.notifications("fimlsp/status")[-1]["message"]
+        message = client.request_statuses()[-1]["message"]
         assert "no model" not in message and "failed" not in message, message
         assert shut_down(client) == 0

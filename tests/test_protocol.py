@@ -166,17 +166,18 @@ def test_a_refused_change_is_said_and_no_suggestion_follows_until_the_full_text(
         client.notify("textDocument/didChange", change(URI, 2, edit((-1, 0), (0, 0), "x = 1\n")))
         warning = client.wait_for(lambda message: message.get("method") == "window/showMessage")
         assert warning["params"]["type"] == 2 and "refused" in warning["params"]["message"]
-        status = client.wait_for(lambda message: message.get("method") == "fimlsp/status")
+        status = client.wait_for(lambda message: message.get("method") == "fimlsp/status"
+                                 and message["params"]["uri"] == URI)
         assert not status["params"]["suggestion"] and "out of sync" in status["params"]["message"]
 
         client.notify("textDocument/didChange", change(URI, 3, edit((0, 0), (0, 0), "# ")))  # valid, but on what?
         answer = client.response(client.request("textDocument/completion", position_params(URI, 13, 8)))
         assert answer["result"]["items"] == []
-        assert "out of sync" in client.notifications("fimlsp/status")[-1]["message"]
+        assert "out of sync" in client.request_statuses()[-1]["message"]
 
         client.notify("textDocument/didChange", change(URI, 4, {"text": SOURCE}))
         client.response(client.request("textDocument/completion", position_params(URI, 13, 8)))
-        assert "out of sync" not in client.notifications("fimlsp/status")[-1]["message"]
+        assert "out of sync" not in client.request_statuses()[-1]["message"]
         assert shut_down(client) == 0
 
 
