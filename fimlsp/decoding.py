@@ -45,7 +45,9 @@ after `return `) is the user's: the first tokens write it again and then code, n
 The constrained mode's promise comes from the language's `constrain` (`fimlsp.language`): the whole file, or the
 statements around the cursor when the file is broken elsewhere or bigger than the budget (`guarantee` and `region`
 say which).
-When not even those admit a middle, it decodes unconstrained and marks the result unchecked.
+When not even those admit a middle, or the setup runs past its time, it decodes unconstrained and marks the result
+unchecked unless the language's parser accepts the file with it. A middle is shown (`shown`) only if it passed its
+mode's check: never one that may break a file that is valid but for the middle.
 """
 
 from __future__ import annotations
@@ -706,6 +708,15 @@ class _PromptPass:
             self.seconds = time.perf_counter() - clock
         logits, cache = self._output
         return logits, copy.deepcopy(cache) if self.shared else cache
+
+
+def shown(result: Completion) -> bool:
+    """Whether a middle may be shown to a user: it passed the check its mode asks for (`valid`: the file parses
+    with it or, in a file that admits no middle, the region of its promise does), or the mode asks for none
+    (`unconstrained`). An unchecked middle, decoded without a constraint in the constrained mode, was judged by the
+    language's parser on the whole file: it is shown only as a valid one, so that a setup that ran out of time (or
+    of middles) never lets a middle break a file that is valid but for it."""
+    return result.valid or result.mode == "unconstrained"
 
 
 def preference(result: Completion) -> tuple[bool, bool, float]:

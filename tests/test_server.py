@@ -41,9 +41,11 @@ POSITIONS = [(4, 14), (5, 18), (13, 8), (17, 6), (18, 0)]
 
 
 @contextlib.asynccontextmanager
-async def serve(options: dict, capabilities: types.ClientCapabilities | None = None, log_level: str = "debug"):
-    """A client connected to a fresh server, initialized with `options` and the model loaded; the server's
-    `fimlsp/status` notifications collect in `client.statuses`, as (line, character, suggestion, message)."""
+async def serve(options: dict, capabilities: types.ClientCapabilities | None = None, log_level: str = "debug",
+                server: str = "fimlsp"):
+    """A client connected to a fresh server (`python -m <server> serve`, or the module's own command line when it
+    is not fimlsp), initialized with `options` and the model loaded; the server's `fimlsp/status` notifications
+    collect in `client.statuses`, as (line, character, suggestion, message)."""
     client = make_test_lsp_client()
     client.statuses = []
 
@@ -51,7 +53,8 @@ async def serve(options: dict, capabilities: types.ClientCapabilities | None = N
     def status(params):
         client.statuses.append((params.line, params.character, params.suggestion, params.message))
 
-    await client.start_io(sys.executable, "-m", "fimlsp", "serve", "--log-level", log_level)
+    command = ["-m", server] + (["serve"] if server == "fimlsp" else [])
+    await client.start_io(sys.executable, *command, "--log-level", log_level)
     graceful = False
     try:
         await client.initialize_session(types.InitializeParams(
@@ -272,6 +275,25 @@ async def test_time_budget_gives_a_valid_middle_or_nothing(tmp_path):
         assert time.monotonic() - started < 2.5
         for item in inline.items:
             assert parses(left + item.insert_text + right)
+
+
+async def test_a_setup_past_its_deadline_offers_a_middle_only_if_the_file_parses_with_it(tiny_model_path):
+    """The setup runs past its deadline at every request (forced: `tests.expired_setup_server`), as on a loaded
+    machine: the middles decoded without a constraint are offered only where the file parses with them, and a
+    request without one says why."""
+    async with serve(options_for(tiny_model_path, timeBudget=5), server="tests.expired_setup_server") as client:
+        open_document(client, SOURCE)
+        for line, character in POSITIONS:
+            left, right = split(SOURCE, line, character)
+            inline = await client.text_document_inline_completion_async(inline_params(line, character))
+            listed = await client.text_document_completion_async(completion_params(line, character))
+            middles = [item.insert_text for item in inline.items] + [item.text_edit.new_text for item in listed.items]
+            for middle in middles:
+                assert parses(left + middle + right), (line, character, middle)
+            assert all(item.detail == "fimlsp · checked: the file parses" for item in listed.items)
+        refused = [message for _, _, suggested, message in client.statuses if not suggested]
+        assert ("no suggestion: the constraint could not be built within its time budget, and the middle decoded "
+                "without a constraint does not parse") in refused, client.statuses
 
 
 async def test_bad_positions_and_other_languages_get_empty_answers(tiny_model_path):
