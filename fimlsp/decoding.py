@@ -61,7 +61,7 @@ from dataclasses import asdict, dataclass, replace
 
 from fimlsp.model import FimModel
 from fimlsp.model.token_text import completions_of, split_utf8
-from fimlsp.lines import LINE_BREAK, split_lines
+from fimlsp.lines import LINE_BREAK, split_lines, with_line_breaks_of
 from fimlsp.language import DEFAULT_BUDGET, DEFAULT_LANGUAGE, FILE, NONE, REGION, Caches, Guarantee, Language, named
 from fimlsp.language import State as FimState
 
@@ -785,6 +785,7 @@ def _complete_once(model, left, right, options, mode, guarantee, prompt_pass, st
         if trimmed is not None:
             repeated_chars, prefix = len(prefix.text) - len(trimmed.text), trimmed
     middle = prefix.text if not prefix.pending else prefix.text + prefix.pending.decode("utf-8", "replace")
+    middle = with_line_breaks_of(middle, left, right)  # an editor inserts it as it is, among the file's lines
     ended_by_model = ending in _MODEL_ENDS and not repeated_chars
     confirmed = mode != "unconstrained" and ending != "none"  # the judge said the end is valid
     scope = FILE if mode == "checked" or guarantee is None else guarantee.scope

@@ -15,6 +15,7 @@ import torch
 
 from fimlsp import quotient
 from fimlsp.decoding import DecodingOptions, complete_middle, shown
+from fimlsp.lines import LINE_BREAK
 from fimlsp.model import load_model
 from fimlsp.model.formats import FORMATS
 from fimlsp.python.syntax import parses
@@ -109,6 +110,24 @@ def test_cli_prints_no_middle_decoded_past_the_setup_deadline_that_breaks_the_fi
     assert late.returncode == 1 and not late.stdout
     assert late.stderr == ("fimlsp complete: no valid middle: the constraint could not be built within its time "
                            "budget; the middle generated unconstrained does not parse (try --mode unconstrained)\n")
+
+
+# `x = 1|def g():`: every middle that makes the file valid holds a line break.
+NEEDS_A_LINE_BREAK = ["import os", "x = 1def g():", "    return x", ""]
+
+
+@pytest.mark.parametrize("line_break", ["\r\n", "\r"])
+def test_cli_writes_the_middle_s_line_breaks_as_the_file_s(tiny_model_path, tmp_path, line_break):
+    source = tmp_path / "breaks.py"
+    text = line_break.join(NEEDS_A_LINE_BREAK)
+    source.write_bytes(text.encode())
+    result = subprocess.run([sys.executable, "-m", "fimlsp", "complete", f"{source}:2:6", "--model",
+                             str(tiny_model_path), "--max-tokens", "16"], capture_output=True)  # bytes: breaks as written
+    middle = result.stdout.decode()
+    assert result.returncode == 0 and middle, result.stderr
+    left, right = text.split("def g()", 1)
+    assert parses(left + middle + "def g()" + right)
+    assert LINE_BREAK.findall(middle) and set(LINE_BREAK.findall(middle)) == {line_break}, repr(middle)
 
 
 def test_cancellation_and_time_budget(tiny):

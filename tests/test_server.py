@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import re
 import sys
 import time
 
@@ -294,6 +295,23 @@ async def test_a_setup_past_its_deadline_offers_a_middle_only_if_the_file_parses
         refused = [message for _, _, suggested, message in client.statuses if not suggested]
         assert ("no suggestion: the constraint could not be built within its time budget, and the middle decoded "
                 "without a constraint does not parse") in refused, client.statuses
+
+
+@pytest.mark.parametrize("line_break", ["\r\n", "\r"])
+async def test_suggestions_break_lines_as_the_document_does(tiny_model_path, line_break):
+    """`x = 1|def g():`: every middle that makes the document valid holds a line break, written as the document's."""
+    text = line_break.join(["import os", "x = 1def g():", "    return x", ""])
+    left, right = text[:text.index("def g()")], text[text.index("def g()"):]
+    async with serve(options_for(tiny_model_path, maxTokens=16, singleLine="never")) as client:
+        open_document(client, text)
+        inline = await client.text_document_inline_completion_async(inline_params(1, 5))
+        listed = await client.text_document_completion_async(completion_params(1, 5))
+        middles = [item.insert_text for item in inline.items] + [item.text_edit.new_text for item in listed.items]
+        assert len(middles) == 2, "the tiny model's constrained middle is offered both ways"
+        for middle in middles:
+            assert parses(left + middle + right), repr(middle)
+            breaks = set(re.findall(r"\r\n|\r|\n", middle))
+            assert breaks == {line_break}, repr(middle)
 
 
 async def test_bad_positions_and_other_languages_get_empty_answers(tiny_model_path):
