@@ -261,27 +261,32 @@ async def test_cancellation_and_superseding_answer_promptly(tmp_path):
             await asyncio.wait_for(second, 5)
 
 
-async def test_time_budget_gives_a_valid_middle_or_nothing(tmp_path):
+@pytest.mark.parametrize("server", ["fimlsp", "tests.expired_setup_server"])
+async def test_time_budget_gives_a_valid_middle_or_nothing(tmp_path, server):
+    """Within a budget of 0.5 s, a suggestion is a valid middle or there is none: as the server runs, and with
+    the setup past its deadline at every request (forced: `tests.expired_setup_server`, what a loaded machine
+    does), where the middle decoded without a constraint is offered only if the file parses with it."""
     import torch
 
     from fimlsp.training.tiny import build_tiny_model
 
     torch.set_num_threads(1)
     model = build_tiny_model(tmp_path / "long-model", n_positions=4096)
-    async with serve(options_for(model, maxTokens=3000, timeBudget=0.5)) as client:
+    async with serve(options_for(model, maxTokens=3000, timeBudget=0.5), server=server) as client:
         open_document(client, SOURCE)
-        left, right = split(SOURCE, 13, 8)
-        started = time.monotonic()
-        inline = await client.text_document_inline_completion_async(inline_params(13, 8))
-        assert time.monotonic() - started < 2.5
-        for item in inline.items:
-            assert parses(left + item.insert_text + right)
+        for line, character in [(4, 14), (13, 8)]:  # the first also builds the grammar, once a process
+            left, right = split(SOURCE, line, character)
+            started = time.monotonic()
+            inline = await client.text_document_inline_completion_async(inline_params(line, character))
+            assert time.monotonic() - started < 2.5
+            for item in inline.items:
+                assert parses(left + item.insert_text + right), (line, character, item.insert_text)
 
 
 async def test_a_setup_past_its_deadline_offers_a_middle_only_if_the_file_parses_with_it(tiny_model_path):
-    """The setup runs past its deadline at every request (forced: `tests.expired_setup_server`), as on a loaded
-    machine: the middles decoded without a constraint are offered only where the file parses with them, and a
-    request without one says why."""
+    """The setup runs past its deadline at every request (`tests.expired_setup_server`): inline completions and
+    completion items alike offer the middles decoded without a constraint only where the file parses with them,
+    and say they were checked."""
     async with serve(options_for(tiny_model_path, timeBudget=5), server="tests.expired_setup_server") as client:
         open_document(client, SOURCE)
         for line, character in POSITIONS:
