@@ -5,7 +5,8 @@ middle so that it no longer parses. `--unit statement` breaks one unrelated top-
 middle touches), one of three ways: an unfinished line inserted before it (`print((`), a stray closing bracket at
 its start, or a character deleted from it. `--unit line` breaks one random non-blank line that the middle does
 not touch, anywhere (in the cursor's own function or class too): cut short at a random point, a random bracket
-inserted, or a character deleted. Then `fimlsp.python.region.constrain` runs on the broken file, and the script
+inserted, or a character deleted. `--unit nothing` breaks nothing: the file is valid but for the middle, and every
+promise must be the whole file's (a region there is a valid file taken for a broken one, issue 33). Then `fimlsp.python.region.constrain` runs on the broken file, and the script
 reports:
 
 - the share of cases whose promise is the whole file, a region, or none (unconstrained fallback);
@@ -18,7 +19,12 @@ reports:
   put into the file with the break repaired, parses there whenever the region's cuts are statement boundaries;
 - setup time (CPU), and as a ratio to `ast.parse` of the whole file measured in the same run.
 
-    python -m benchmarks.broken_elsewhere [--unit statement|line] [--cases N] [--mutations M] [--seed S]
+`--quick SECONDS` sets how long the whole file is tried first (`region.QUICK_WHOLE_FILE`); 0 makes the regions'
+guesses come first wherever they say the file is broken, as a process's first call did while the grammar's
+one-time build ran inside that attempt.
+
+    python -m benchmarks.broken_elsewhere [--unit statement|line|nothing] [--cases N] [--mutations M] [--seed S]
+        [--quick SECONDS]
 """
 
 from __future__ import annotations
@@ -34,11 +40,12 @@ from dataclasses import dataclass, field
 
 from benchmarks.quotient_correctness import mutate, stdlib_files
 from fimlsp.cases import random_span_cases
+from fimlsp.python import region
 from fimlsp.python.region import FILE, NONE, REGION, constrain
 from fimlsp.python.syntax import parses
 
 BREAKS = ("unfinished_line", "stray_bracket", "deleted_character")
-UNITS = ("statement", "line")
+UNITS = ("statement", "line", "nothing")
 
 
 def break_unrelated_statement(text: str, start: int, end: int, rng: random.Random) -> tuple[str, int, int] | None:
@@ -93,6 +100,11 @@ def break_unrelated_line(text: str, start: int, end: int, rng: random.Random) ->
     return (broken, position, change) if not parses(broken) else None
 
 
+def _unbroken(text: str, start: int, end: int, rng: random.Random) -> tuple[str, int, int]:
+    """The file as it is (`--unit nothing`), broken nowhere: at the cursor, by nothing."""
+    return text, start, 0
+
+
 _MARKER = "__region__"
 
 
@@ -135,7 +147,7 @@ class Outcome:
 def evaluate(count: int, mutations: int, seed: int, files=None, unit: str = "statement") -> Outcome:
     rng = random.Random(seed)
     outcome = Outcome()
-    breaker = break_unrelated_line if unit == "line" else break_unrelated_statement
+    breaker = {"line": break_unrelated_line, "statement": break_unrelated_statement, "nothing": _unbroken}[unit]
     for case in random_span_cases(files if files is not None else stdlib_files(), seed, None):
         if outcome.cases >= count:
             break
@@ -191,11 +203,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mutations", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--unit", choices=UNITS, default="statement", help="what is broken (default: statement)")
+    parser.add_argument("--quick", type=float, default=region.QUICK_WHOLE_FILE, metavar="SECONDS",
+                        help="how long the whole file is tried first (default: %(default)s)")
     args = parser.parse_args(argv)
+    region.QUICK_WHOLE_FILE = args.quick
     outcome = evaluate(args.cases, args.mutations, args.seed, unit=args.unit)
     total = max(1, outcome.cases)
-    what = "random non-blank line" if args.unit == "line" else "top-level statement"
-    print(f"{outcome.cases} cases with an unrelated {what} broken (seed {args.seed})")
+    what = {"line": "an unrelated random non-blank line", "statement": "an unrelated top-level statement",
+            "nothing": "nothing"}[args.unit]
+    print(f"{outcome.cases} cases with {what} broken (seed {args.seed}, whole file tried first for {args.quick} s)")
     for scope in (FILE, REGION, NONE):
         count = outcome.scopes[scope]
         print(f"  promise {scope:6}: {count:5} ({100 * count / total:.1f}%)")
@@ -218,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
               f"p90 {statistics.quantiles(setups, n=10)[-1]:.0f} ms, max {max(setups):.0f} ms; "
               f"as a ratio to ast.parse of the file: median {statistics.median(outcome.ratios):.1f}x, "
               f"p90 {statistics.quantiles(outcome.ratios, n=10)[-1]:.1f}x")
-    return 1 if outcome.false_rejects or outcome.unsound else 0
+    valid_taken_for_broken = args.unit == "nothing" and outcome.scopes[REGION]
+    return 1 if outcome.false_rejects or outcome.unsound or valid_taken_for_broken else 0
 
 
 if __name__ == "__main__":

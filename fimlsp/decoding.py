@@ -50,7 +50,9 @@ after `return `) is the user's: the first tokens write it again and then code, n
 The constrained mode's promise comes from the language's `constrain` (`fimlsp.language`): the whole file, or the
 statements around the cursor when the file is broken elsewhere or bigger than the budget (`guarantee` and `region`
 say which).
-When not even those admit a middle, it decodes unconstrained and marks the result unchecked.
+When not even those admit a middle, or the setup runs past its time, it decodes unconstrained and marks the result
+unchecked unless the language's parser accepts the file with it. A middle is shown (`shown`) only if it passed its
+mode's check: never one that may break a file that is valid but for the middle.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ from dataclasses import asdict, dataclass, replace
 
 from fimlsp.model import FimModel
 from fimlsp.model.token_text import completions_of, split_utf8
-from fimlsp.lines import LINE_BREAK, split_lines
+from fimlsp.lines import LINE_BREAK, split_lines, with_line_breaks_of
 from fimlsp.language import DEFAULT_BUDGET, DEFAULT_LANGUAGE, FILE, NONE, REGION, Caches, Guarantee, Language, named
 from fimlsp.language import State as FimState
 
@@ -786,6 +788,15 @@ class _PromptPass:
         return logits, self.model.cache_rows(cache, [0] * rows) if rows > 1 else cache
 
 
+def shown(result: Completion) -> bool:
+    """Whether a middle may be shown to a user: it passed the check its mode asks for (`valid`: the file parses
+    with it or, in a file that admits no middle, the region of its promise does), or the mode asks for none
+    (`unconstrained`). An unchecked middle, decoded without a constraint in the constrained mode, was judged by the
+    language's parser on the whole file: it is shown only as a valid one, so that a setup that ran out of time (or
+    of middles) never lets a middle break a file that is valid but for it."""
+    return result.valid or result.mode == "unconstrained"
+
+
 def preference(result: Completion) -> tuple[bool, bool, float]:
     """How middles rank: valid before invalid (the checked and constrained modes; the model alone is not judged);
     ended by the model (its end of sequence, a steered finish) or where it was asked to end (line, statement, the
@@ -848,6 +859,7 @@ def _judged(model, left, right, decoder: _Decoder, mode, guarantee, start, outco
         if trimmed is not None:
             repeated_chars, prefix = len(prefix.text) - len(trimmed.text), trimmed
     middle = prefix.text if not prefix.pending else prefix.text + prefix.pending.decode("utf-8", "replace")
+    middle = with_line_breaks_of(middle, left, right)  # an editor inserts it as it is, among the file's lines
     ended_by_model = ending in _MODEL_ENDS and not repeated_chars
     confirmed = mode != "unconstrained" and ending != "none"  # the judge said the end is valid
     scope = FILE if mode == "checked" or guarantee is None else guarantee.scope

@@ -105,3 +105,34 @@ def line_starts_backwards(text: str, end: int | None = None) -> Iterator[int]:
             yield found + 1
         end = found
     yield 0
+
+
+def line_break_at(left: str, right: str) -> str:
+    """The line break of a file at a cursor between `left` and `right`: the one that ends the cursor's line, else
+    the last one before it, else `\\n` (a file of one line)."""
+    if left.endswith("\r") and right.startswith("\n"):
+        return "\r\n"
+    found = LINE_BREAK.search(right)
+    if found is not None:
+        return found.group()
+    last = max(left.rfind("\n"), left.rfind("\r"))
+    if last < 0:
+        return "\n"
+    return "\r\n" if left.startswith("\r\n", last - 1) else left[last]
+
+
+
+def with_line_breaks_of(middle: str, left: str, right: str) -> str:
+    """`middle` with its line breaks written as the file's (`line_break_at`), for an editor that inserts it as it
+    is. The file keeps its line breaks where they were, so CPython reads it the same: a `\\n` that completes the
+    `\\r` ending `left` (or a `\\r` that the `\\n` starting `right` completes) is the file's break there, kept only
+    where the file's breaks are `\\r\\n`; where the file's breaks are mixed at the cursor and a rewritten break
+    would join one of them, the middle is left as it is."""
+    line_break = line_break_at(left, right)
+    joins_left = left.endswith("\r") and middle.startswith("\n")
+    joins_right = right.startswith("\n") and middle.endswith("\r") and len(middle) > joins_left
+    inner = LINE_BREAK.sub(line_break, middle[joins_left:len(middle) - joins_right])
+    crlf = line_break == "\r\n"
+    written = ("\n" if joins_left and crlf else "") + inner + ("\r" if joins_right and crlf else "")
+    before, after = left[-1:], right[:1]
+    return written if normalize(before + written + after) == normalize(before + middle + after) else middle

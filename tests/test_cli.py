@@ -107,7 +107,10 @@ def _read_all(descriptor: int) -> bytes:
 def test_a_refused_context_says_where_on_stderr(tmp_path, capsys):
     broken = tmp_path / "broken.py"
     broken.write_text("import os\nx = 1 2\ny = 3\n")
-    assert main(["complete", f"{broken}:2:8", "--max-tokens", "4"]) == 0
-    error = capsys.readouterr().err
-    assert error.count("\n") == 1 and error.startswith("fimlsp complete: unchecked: no middle can make")
-    assert "CPython refuses line 2, column 7: invalid syntax); the middle was generated unconstrained" in error
+    assert main(["complete", f"{broken}:2:8", "--max-tokens", "4"]) == 1  # no middle parses: none is printed
+    captured = capsys.readouterr()
+    assert not captured.out
+    error = captured.err
+    assert error.count("\n") == 1 and error.startswith("fimlsp complete: no valid middle: no middle can make")
+    assert ("CPython refuses line 2, column 7: invalid syntax); the middle generated unconstrained does not parse"
+            in error)

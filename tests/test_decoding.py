@@ -14,7 +14,8 @@ import pytest
 import torch
 
 from fimlsp import quotient
-from fimlsp.decoding import DecodingOptions, complete_middle
+from fimlsp.decoding import DecodingOptions, complete_middle, shown
+from fimlsp.lines import LINE_BREAK
 from fimlsp.model import load_model
 from fimlsp.model.formats import FORMATS
 from fimlsp.python.syntax import parses
@@ -62,6 +63,24 @@ def test_unchecked_when_not_even_the_statement_at_the_cursor_admits_a_middle(tin
     result = complete_middle(tiny, "def f():\n    return (", "\n        1,,\n    )\n", DecodingOptions(max_tokens=5))
     assert result.unchecked and result.guarantee == "none" and not result.valid and result.region is None
     assert result.tokens == 5 and result.mode == "constrained" and "around the cursor" in result.reason
+    assert not shown(result)
+
+
+GREET_LEFT = 'def greet(name, greeting="hello"):\n    message = '
+GREET_RIGHT = 'f"{greeting}, {name}"\n    return message\n'
+
+
+def test_a_middle_decoded_past_the_setup_deadline_is_shown_only_if_the_file_parses_with_it(tiny):
+    """The setup always runs past a deadline of a nanosecond: the middle is decoded without a constraint, judged
+    by the parser on the whole file, and shown exactly when the file parses with it."""
+    outcomes = set()
+    for left, right in [(GREET_LEFT, GREET_RIGHT), (LEFT, RIGHT), (BROKEN_LEFT, BROKEN_RIGHT)]:
+        result = complete_middle(tiny, left, right, DecodingOptions(max_tokens=8, setup_timeout=1e-9))
+        assert "could not be built within its time budget" in result.reason
+        assert result.parses == parses(left + result.middle + right)
+        assert shown(result) == result.parses == result.valid == (result.guarantee == "file") == (not result.unchecked)
+        outcomes.add(shown(result))
+    assert outcomes == {True, False}, "the tiny model's unconstrained middles: one parses here, one does not"
 
 
 def test_cli_says_what_was_checked(tiny_model_path, tmp_path):
@@ -73,8 +92,42 @@ def test_cli_says_what_was_checked(tiny_model_path, tmp_path):
     hopeless = tmp_path / "hopeless.py"
     hopeless.write_text("def f():\n    return (\n        1,,\n    )\n")
     unchecked = run_cli("complete", f"{hopeless}:2:13", "--model", str(tiny_model_path), "--max-tokens", "4")
-    assert unchecked.returncode == 0 and unchecked.stderr.startswith("fimlsp complete: unchecked: ")
-    assert unchecked.stdout and "Traceback" not in unchecked.stderr
+    assert unchecked.returncode == 1 and not unchecked.stdout  # a middle that no check passed is not printed
+    assert unchecked.stderr == ("fimlsp complete: no valid middle: no middle can make the statements around the "
+                                "cursor parse (without a middle, CPython refuses line 3, column 11: invalid syntax); "
+                                "the middle generated unconstrained does not parse (try --mode unconstrained)\n")
+
+
+def test_cli_prints_no_middle_decoded_past_the_setup_deadline_that_breaks_the_file(tiny_model_path, tmp_path):
+    source = tmp_path / "greet.py"
+    source.write_text(GREET_LEFT + GREET_RIGHT)
+    late = run_cli("complete", f"{source}:2:15", "--model", str(tiny_model_path), "--max-tokens", "8",
+                   "--setup-timeout", "1e-9", "--json")
+    assert not parses(GREET_LEFT + json.loads(late.stdout)["middle"] + GREET_RIGHT)
+    assert late.returncode == 1
+    late = run_cli("complete", f"{source}:2:15", "--model", str(tiny_model_path), "--max-tokens", "8",
+                   "--setup-timeout", "1e-9")
+    assert late.returncode == 1 and not late.stdout
+    assert late.stderr == ("fimlsp complete: no valid middle: the constraint could not be built within its time "
+                           "budget; the middle generated unconstrained does not parse (try --mode unconstrained)\n")
+
+
+# `x = 1|def g():`: every middle that makes the file valid holds a line break.
+NEEDS_A_LINE_BREAK = ["import os", "x = 1def g():", "    return x", ""]
+
+
+@pytest.mark.parametrize("line_break", ["\r\n", "\r"])
+def test_cli_writes_the_middle_s_line_breaks_as_the_file_s(tiny_model_path, tmp_path, line_break):
+    source = tmp_path / "breaks.py"
+    text = line_break.join(NEEDS_A_LINE_BREAK)
+    source.write_bytes(text.encode())
+    result = subprocess.run([sys.executable, "-m", "fimlsp", "complete", f"{source}:2:6", "--model",
+                             str(tiny_model_path), "--max-tokens", "16"], capture_output=True)  # bytes: breaks as written
+    middle = result.stdout.decode()
+    assert result.returncode == 0 and middle, result.stderr
+    left, right = text.split("def g()", 1)
+    assert parses(left + middle + "def g()" + right)
+    assert LINE_BREAK.findall(middle) and set(LINE_BREAK.findall(middle)) == {line_break}, repr(middle)
 
 
 def test_cancellation_and_time_budget(tiny):

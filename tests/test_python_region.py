@@ -3,14 +3,17 @@ big, and holds: whatever completes under it parses once the rest of the file is 
 
 from __future__ import annotations
 
+import sysconfig
 import time
+from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.broken_elsewhere import evaluate, is_statement_boundary
 from fimlsp.python.lexer import INITIAL, advance
+from fimlsp.python import region
 from fimlsp.python.quotient import RightContextCache
 from fimlsp.python.region import FILE, NONE, REGION, constrain
 from fimlsp.python.right_context import statement_ends
@@ -243,3 +246,71 @@ def test_a_refused_context_says_where_cpython_refuses_the_file():
     assert promise.scope == NONE and promise.state is None
     assert promise.reason == ("no middle can make the statements around the cursor parse (without a middle, "
                               "CPython refuses line 2, column 7: invalid syntax)")
+
+
+# Issue 33: a module docstring cut in its text, the right context the tail of a long set literal. Read as the
+# middle leaves it (after a string that the middle closes), the right context's first statement end is the set's
+# closing `}`, and the text from there does not parse: the file looked broken elsewhere, and a region was promised
+# whose middles (`…"""\nif x:#`) break the file.
+MODULE_NAMES = ["aifc", "argparse", "array", "ast", "asynchat"] * 60
+DOCSTRING_LEFT = '"""\nA list of module names.\n\nDO NOT EDIT. Regenerate it with\nthe mk'
+DOCSTRING_MIDDLE = 'list.py script.\n"""\n\nNAMES = {\n    "abc"'
+SET_TAIL = ",\n" + "".join(f'    "{name}",\n' for name in MODULE_NAMES) + "}\n"
+
+
+@pytest.mark.parametrize("quick", [0.0, region.QUICK_WHOLE_FILE])
+def test_a_docstring_cut_before_a_long_literal_gets_the_whole_file_promise(monkeypatch, quick):
+    monkeypatch.setattr(region, "QUICK_WHOLE_FILE", quick)  # 0: the quick whole-file attempt never finishes
+    assert parses(DOCSTRING_LEFT + DOCSTRING_MIDDLE + SET_TAIL)
+    promise = constrain(DOCSTRING_LEFT, SET_TAIL)
+    assert promise.scope == FILE and not promise.reason, promise
+    state = promise.state.feed(DOCSTRING_MIDDLE)
+    assert state is not None and state.complete
+
+
+def _small_stdlib_files() -> list[Path]:
+    root = Path(sysconfig.get_paths()["stdlib"])
+    return sorted(path for path in root.glob("*.py") if path.stat().st_size < 12_000)
+
+
+SMALL_STDLIB_FILES = _small_stdlib_files()
+LITERALS = [("{", "}"), ("[", "]"), ("(", ")"), ("dict(", ")")]
+
+
+@st.composite
+def docstring_before_a_literal(draw) -> str:
+    """A valid module like the one of issue 33: a docstring, then a long literal of strings (or a call of
+    keywords), sometimes between other statements."""
+    words = st.text("abcdefghij .", min_size=0, max_size=24)
+    doc = "\n".join(draw(st.lists(words, min_size=1, max_size=5)))
+    opener, closer = draw(st.sampled_from(LITERALS))
+    count = draw(st.integers(1, 80))
+    items = "".join(f"    k{i}='{i}',\n" if opener == "dict(" else f'    "n{i}",\n' for i in range(count))
+    before = draw(st.sampled_from(["", "import os\n", "\n\n"]))
+    after = draw(st.sampled_from(["", "print(NAMES)\n", "\ndef f():\n    return NAMES\n"]))
+    return f'"""{doc}"""\n{before}\nNAMES = {opener}\n{items}{closer}\n{after}'
+
+
+@st.composite
+def valid_files(draw) -> str:
+    if draw(st.booleans()):
+        return draw(docstring_before_a_literal())
+    text = draw(st.sampled_from(SMALL_STDLIB_FILES)).read_text(encoding="utf-8", errors="replace")
+    assume(parses(text))
+    return text
+
+
+@settings(max_examples=40, deadline=None)
+@given(valid_files(), st.data(), st.sampled_from([0.0, region.QUICK_WHOLE_FILE]))
+def test_a_file_valid_but_for_the_middle_is_never_taken_for_a_file_broken_elsewhere(text, data, quick):
+    """Random cuts of valid files (often inside a string: a docstring, the literal's strings): the true middle
+    proves that the whole file can be completed, so the promise is the whole file's, whether or not the quick
+    whole-file attempt finishes (`quick` 0: it never does, and the regions' guesses come first)."""
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, min(len(text), start + 160)))
+    left, right = text[:start], text[end:]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(region, "QUICK_WHOLE_FILE", quick)
+        promise = constrain(left, right)
+    assert promise.scope == FILE, (left[-80:], text[start:end], right[:80], promise)
+    assert "whatever the middle" not in promise.reason

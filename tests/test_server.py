@@ -43,9 +43,10 @@ POSITIONS = [(4, 14), (5, 18), (13, 8), (17, 6), (18, 0)]
 
 @contextlib.asynccontextmanager
 async def serve(options: dict, capabilities: types.ClientCapabilities | None = None, log_level: str = "debug",
-                loaded: bool = True):
-    """A client connected to a fresh server, initialized with `options` and, if `loaded`, the model loaded; the
-    server's `fimlsp/status` notifications collect in `client.statuses`, as (line, character, suggestion, message)."""
+                loaded: bool = True, server: str = "fimlsp"):
+    """A client connected to a fresh server (`python -m <server> serve`, or the module's own command line when it
+    is not fimlsp), initialized with `options` and, if `loaded`, the model loaded; the server's `fimlsp/status`
+    notifications collect in `client.statuses`, as (line, character, suggestion, message)."""
     client = make_test_lsp_client()
     client.statuses = []
 
@@ -53,7 +54,8 @@ async def serve(options: dict, capabilities: types.ClientCapabilities | None = N
     def status(params):
         client.statuses.append((params.line, params.character, params.suggestion, params.message))
 
-    await client.start_io(sys.executable, "-m", "fimlsp", "serve", "--log-level", log_level)
+    command = ["-m", server] + (["serve"] if server == "fimlsp" else [])
+    await client.start_io(sys.executable, *command, "--log-level", log_level)
     graceful = False
     try:
         await client.initialize_session(types.InitializeParams(
@@ -260,21 +262,62 @@ async def test_cancellation_and_superseding_answer_promptly(tmp_path):
             await asyncio.wait_for(second, 5)
 
 
-async def test_time_budget_gives_a_valid_middle_or_nothing(tmp_path):
+@pytest.mark.parametrize("server", ["fimlsp", "tests.expired_setup_server"])
+async def test_time_budget_gives_a_valid_middle_or_nothing(tmp_path, server):
+    """Within a budget of 0.5 s, a suggestion is a valid middle or there is none: as the server runs, and with
+    the setup past its deadline at every request (forced: `tests.expired_setup_server`, what a loaded machine
+    does), where the middle decoded without a constraint is offered only if the file parses with it."""
     import torch
 
     from fimlsp.training.tiny import build_tiny_model
 
     torch.set_num_threads(1)
     model = build_tiny_model(tmp_path / "long-model", n_positions=4096)
-    async with serve(options_for(model, maxTokens=3000, timeBudget=0.5)) as client:
+    async with serve(options_for(model, maxTokens=3000, timeBudget=0.5), server=server) as client:
         open_document(client, SOURCE)
-        left, right = split(SOURCE, 13, 8)
-        started = time.monotonic()
-        inline = await client.text_document_inline_completion_async(inline_params(13, 8))
-        assert time.monotonic() - started < 2.5
-        for item in inline.items:
-            assert parses(left + item.insert_text + right)
+        for line, character in [(4, 14), (13, 8)]:  # the first also builds the grammar, once a process
+            left, right = split(SOURCE, line, character)
+            started = time.monotonic()
+            inline = await client.text_document_inline_completion_async(inline_params(line, character))
+            assert time.monotonic() - started < 2.5
+            for item in inline.items:
+                assert parses(left + item.insert_text + right), (line, character, item.insert_text)
+
+
+async def test_a_setup_past_its_deadline_offers_a_middle_only_if_the_file_parses_with_it(tiny_model_path):
+    """The setup runs past its deadline at every request (`tests.expired_setup_server`): inline completions and
+    completion items alike offer the middles decoded without a constraint only where the file parses with them,
+    and say they were checked."""
+    async with serve(options_for(tiny_model_path, timeBudget=5), server="tests.expired_setup_server") as client:
+        open_document(client, SOURCE)
+        for line, character in POSITIONS:
+            left, right = split(SOURCE, line, character)
+            inline = await client.text_document_inline_completion_async(inline_params(line, character))
+            listed = await client.text_document_completion_async(completion_params(line, character))
+            middles = [item.insert_text for item in inline.items] + [item.text_edit.new_text for item in listed.items]
+            for middle in middles:
+                assert parses(left + middle + right), (line, character, middle)
+            assert all(item.detail == "fimlsp · checked: the file parses" for item in listed.items)
+        refused = [message for _, _, suggested, message in client.statuses if not suggested]
+        assert ("no suggestion: the constraint could not be built within its time budget, and the middle decoded "
+                "without a constraint does not parse") in refused, client.statuses
+
+
+@pytest.mark.parametrize("line_break", ["\r\n", "\r"])
+async def test_suggestions_break_lines_as_the_document_does(tiny_model_path, line_break):
+    """`x = 1|def g():`: every middle that makes the document valid holds a line break, written as the document's."""
+    text = line_break.join(["import os", "x = 1def g():", "    return x", ""])
+    left, right = text[:text.index("def g()")], text[text.index("def g()"):]
+    async with serve(options_for(tiny_model_path, maxTokens=16, singleLine="never")) as client:
+        open_document(client, text)
+        inline = await client.text_document_inline_completion_async(inline_params(1, 5))
+        listed = await client.text_document_completion_async(completion_params(1, 5))
+        middles = [item.insert_text for item in inline.items] + [item.text_edit.new_text for item in listed.items]
+        assert len(middles) == 2, "the tiny model's constrained middle is offered both ways"
+        for middle in middles:
+            assert parses(left + middle + right), repr(middle)
+            breaks = set(re.findall(r"\r\n|\r|\n", middle))
+            assert breaks == {line_break}, repr(middle)
 
 
 async def test_bad_positions_and_other_languages_get_empty_answers(tiny_model_path):

@@ -3,8 +3,9 @@
 The file is split at the position; the middle that the model generates, constrained so that the whole file
 stays valid Python, goes to stdout and nothing else does. `-` as the file reads standard input. When the file is
 broken elsewhere (or bigger than `--size-budget`), the middle is checked against the statements around the
-cursor (top-level ones, or a block's), and stderr says which lines; when not even those admit a middle, it is
-generated unconstrained and stderr says it is unchecked.
+cursor (top-level ones, or a block's), and stderr says which lines; when not even those admit a middle (or the
+constraint cannot be built within `--setup-timeout`), it is generated unconstrained and printed only if the file
+parses with it: a middle that may break the file is never printed.
 
 By default the middle is what the editors suggest: it stays in the block that holds the cursor and ends where the
 cursor's statement does (`--scope file --no-statement-end` for the paper's setup), the best of three greedy
@@ -78,7 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "model to write again (token healing, the default: a cursor after `return ` no longer "
                              "prompts a comment)")
     parser.add_argument("--setup-timeout", type=float, default=DEFAULTS.setup_timeout, metavar="SECONDS",
-                        help="time to build the constraint; past it the middle is unchecked (default: %(default)s)")
+                        help="time to build the constraint; past it the middle is generated unconstrained and "
+                             "printed only if the file parses with it (default: %(default)s)")
     parser.add_argument("--size-budget", type=int, default=DEFAULTS.size_budget, metavar="CHARS",
                         help="files with more characters are checked only around the cursor (default: %(default)s)")
     parser.add_argument("--n", type=int, default=1, metavar="K",
@@ -99,7 +101,7 @@ def parse_target(target: str) -> tuple[str, int, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fimlsp.decoding import complete_middles
+    from fimlsp.decoding import complete_middles, shown
     from fimlsp.model import ModelError, load_model
 
     path, line, column = parse_target(args.target)
@@ -124,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(error)) from error
     results = complete_middles(model, left, right, options, args.n)
     result = results[0]
-    succeeded = result.valid or result.unchecked or args.mode == "unconstrained"
+    succeeded = shown(result)
     if args.json:
         where = {"file": path, "line": line, "column": column, "model": model.name}
         if args.n == 1:
@@ -137,8 +139,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write("\n")  # the shell's prompt starts on a line of its own
         sys.stdout.flush()
     if result.unchecked:
-        print(f"fimlsp complete: unchecked: {result.reason}; the middle was generated unconstrained",
-              file=sys.stderr)
+        print(f"fimlsp complete: no valid middle: {result.reason}; the middle generated unconstrained does not "
+              "parse (try --mode unconstrained)", file=sys.stderr)
     elif result.region is not None:
         first, last = result.region
         print(f"fimlsp complete: checked lines {first}-{last} only: {result.reason}", file=sys.stderr)

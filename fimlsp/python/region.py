@@ -25,9 +25,12 @@ Order of attempts, the widest promise first and the cheapest first where the out
 first, for a few tens of milliseconds (in a valid file its windows stop at the statements around the cursor, so
 that is plenty, and finding the regions would cost more); then, when the text after the enclosing top-level
 statement parses, the whole file with all the time; when it does not, the regions go first (the whole file's
-window would run to the break), and the whole file is tried after only in case the cuts were wrong. When
-nothing admits a middle the promise is "none": the caller decodes unconstrained and says the result is
-unchecked.
+window would run to the break). A region is promised only once the whole file is proved to admit no middle (or
+is over the budget): the cuts are guesses, and a cut inside a string or a bracket that the middle closes (a
+docstring cut in its text, before a long literal) makes the text after it look broken in a valid file. So the
+first region that admits a middle is confirmed by the whole file before it is promised. When nothing admits a
+middle the promise is "none": the caller decodes unconstrained, and shows the result only if the file parses
+with it.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from fimlsp.language import DEFAULT_BUDGET, FILE, NONE, REGION, Guarantee
 from fimlsp.lines import LINE
 from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import INITIAL, MAX_INDENT_LEVELS, advance, block_start
-from fimlsp.python.quotient import RightContextCache, quotient
+from fimlsp.python.quotient import RightContextCache, python_quotients, quotient
 from fimlsp.python.right_context import statement_ends
 from fimlsp.python.syntax import error_text, parses, parses_statements
 from fimlsp.python.window import start_between_statements, statement_starts, statement_starts_by_block
@@ -84,13 +87,14 @@ def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET, deadline: flo
     cache = RightContextCache() if cache is None else cache
     whole_file = functools.partial(quotient, left, right, cache=cache)
     fits = len(left) + len(right) <= budget
+    python_quotients()  # the grammar, built once a process: not within the quick attempt's time
     try:
-        whole_tried = False  # and no middle makes the whole file parse
+        hopeless = False  # proved: no middle makes the whole file parse
         if fits:
             try:
                 if (state := whole_file(within(deadline, QUICK_WHOLE_FILE))) is not None:
                     return PythonGuarantee(FILE, state, 0, len(right))
-                whole_tried = True
+                hopeless = True
             except Stopped:
                 raise
             except DeadlineExceeded:
@@ -98,17 +102,22 @@ def constrain(left: str, right: str, budget: int = DEFAULT_BUDGET, deadline: flo
         regions = _regions(left, right, budget, deadline)
         first = next(regions, None)
         top = first if first is not None and not first[2] else None
-        whole_first = fits and not whole_tried and (top is None or top[1] == len(right) or parses(right[top[1]:]))
-        if whole_first and (state := whole_file(deadline)) is not None:
-            return PythonGuarantee(FILE, state, 0, len(right))
+        whole_first = fits and not hopeless and (top is None or top[1] == len(right) or parses(right[top[1]:]))
+        if whole_first:
+            if (state := whole_file(deadline)) is not None:
+                return PythonGuarantee(FILE, state, 0, len(right))
+            hopeless = True
         if fits:
             reason = "the rest of the file does not parse, whatever the middle"
         else:
             reason = f"the file has more than {budget:,} characters; the rest of it was not checked"
         for cut, end, indent in itertools.chain([first] if first is not None else [], regions):
             if (state := quotient(left[cut:], right[:end], deadline, indent, cache)) is not None:
+                if fits and not hopeless:  # the cuts are guesses: only a file that admits no middle gets a region
+                    if (whole := whole_file(deadline)) is not None:
+                        return PythonGuarantee(FILE, whole, 0, len(right))
                 return PythonGuarantee(REGION, state, cut, end, reason, indent)
-        if fits and not whole_first and not whole_tried and (state := whole_file(deadline)) is not None:
+        if fits and not hopeless and (state := whole_file(deadline)) is not None:
             return PythonGuarantee(FILE, state, 0, len(right))
     except Stopped:
         raise

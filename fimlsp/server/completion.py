@@ -234,7 +234,7 @@ class CompletionEngine:
     def _decode(self, request: Request, settings: Settings, stop: threading.Event, received: float,
                 model_wait: float) -> Suggestion | NoSuggestion:
         from earley import Deadline, Stopped
-        from fimlsp.decoding import DecodingOptions, complete_middles
+        from fimlsp.decoding import DecodingOptions, complete_middles, shown
         from fimlsp.language import NONE, named
 
         started = time.perf_counter()
@@ -275,7 +275,7 @@ class CompletionEngine:
                                    should_stop=stop.is_set, guarantee=guarantee)
         result = results[0]
         decoding = time.perf_counter() - started - setup
-        usable = result.valid or result.unchecked or settings.mode == "unconstrained"
+        usable = shown(result)
         detail = _detail(result)
         log.info(
             "%s: %d characters, stop=%s, %d tokens, %s; %squeued %.0f ms, recognizer %s in %.1f ms, decoding %.0f ms, "
@@ -314,6 +314,8 @@ def _why_invalid(result, settings: Settings) -> str:
         "loop": f"the model fell into a loop ({result.loop_chars} characters cut) and no valid end was found before it",
         "cancelled": SUPERSEDED,
     }
+    if result.unchecked:
+        return f"{result.reason}, and the middle decoded without a constraint does not parse"
     reason = reasons.get(result.stop, f"no valid middle ({result.stop} after {result.tokens} tokens)")
     return f"{reason}: {result.refusal}" if result.refusal else reason
 
