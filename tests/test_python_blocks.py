@@ -4,6 +4,7 @@ and a finished file is judged by `compile`, not only `ast.parse`."""
 from __future__ import annotations
 
 import ast
+import functools
 import random
 
 import pytest
@@ -104,12 +105,17 @@ def test_complete_confirms_what_the_windows_leave_out():
     assert not isinstance(as_class, int) and parses(left + "class D:" + right) and not as_class.complete
 
 
+@functools.lru_cache(maxsize=1)
+def _small_stdlib_files() -> tuple[str, ...]:
+    from benchmarks.quotient_correctness import stdlib_files
+
+    return tuple(text for _name, text in stdlib_files() if len(text) < 20_000 and "\t" not in text)
+
+
 def _fresh_lines(count: int, seed: int):
     """(left, right) at fresh lines after statements of class, function and loop bodies of standard-library
     files, the cursor at the body's indentation."""
-    from benchmarks.quotient_correctness import stdlib_files
-
-    files = [text for _name, text in stdlib_files() if len(text) < 20_000 and "\t" not in text]
+    files = _small_stdlib_files()
     rng = random.Random(seed)
     while count:
         text = rng.choice(files)
