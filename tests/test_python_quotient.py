@@ -110,7 +110,8 @@ def test_empty_middle():
 
 MIDDLE_PIECES = st.sampled_from(
     ["x", "1", " ", "\n", "    ", "(", ")", "[", "]", ",", ":", "=", "+", "if", "else", "'", '"', "#", "\\",
-     "return", "pass", "def f():", "\t", "lambda", ".", "*"]
+     "return", "pass", "def f():", "\t", "lambda", ".", "*", "yield", "await ", "break", "continue", "async ",
+     "for x in y:", "while x:", "class C:", "nonlocal x", "async def g():"]
 )
 
 
