@@ -25,7 +25,7 @@ from earley import DeadlineExceeded
 from fimlsp import quotient
 from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import INITIAL, advance
-from fimlsp.python.syntax import compiles, parses
+from fimlsp.python.syntax import compiles
 from fimlsp.server.positions import UTF16, position_at
 from fimlsp.source import split_at
 from tests.hostile_inputs import BY_NAME, CASES, Hostile
