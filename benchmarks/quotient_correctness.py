@@ -3,7 +3,8 @@
 For each case (random spans and boundary cuts of Sec. VII-A, fixed seed), the true middle is fed one character at
 a time: it must never be rejected, and must end `complete` (a false reject otherwise). Then the middle is mutated
 (a character deleted, inserted or replaced, a closing bracket dropped or added, a line's indentation changed):
-whenever `ast.parse(left + mutated + right)` fails, `complete` must be False (a false accept otherwise). The
+whenever CPython does not compile `left + mutated + right` (`compile`, not only `ast.parse`: `return` outside
+a function is invalid), `complete` must be False (a false accept otherwise). The
 script also reports how often the quotient alone, before the exact confirmation, would have accepted such a
 mutation (the indentation trade-off of Sec. VI-B), and how early invalid mutations are rejected.
 
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from fimlsp.cases import boundary_cases, random_span_cases
 from fimlsp import quotient
-from fimlsp.python.syntax import parses
+from fimlsp.python.syntax import compiles
 
 MAX_FILE_BYTES = 100_000
 
@@ -37,7 +38,7 @@ def stdlib_files() -> list[tuple[str, str]]:
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
-        if parses(text):
+        if compiles(text):
             files.append((relative, text))
     return files
 
@@ -85,7 +86,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the case construction")
     args = parser.parse_args()
     files = stdlib_files()
-    print(f"corpus: {len(files)} standard-library files that ast.parse accepts (<= {MAX_FILE_BYTES} bytes)")
+    print(f"corpus: {len(files)} standard-library files that CPython compiles (<= {MAX_FILE_BYTES} bytes)")
     cases = [("randspan", case) for case in random_span_cases(files, args.seed, args.cases)]
     cases += [("boundary", case) for case in boundary_cases(files, args.seed, args.cases)]
     rng = random.Random(args.seed)
@@ -110,7 +111,7 @@ def main() -> int:
             false_rejects.append((kind, case.name, "not complete at the end", case.middle))
         for _ in range(args.mutations):
             mutated = mutate(case.middle, rng)
-            if mutated == case.middle or parses(case.left + mutated + case.right):
+            if mutated == case.middle or compiles(case.left + mutated + case.right):
                 continue
             mutations += 1
             end, rejected_at = feed_by_characters(state, mutated)

@@ -11,8 +11,8 @@ lets the middle end.
   character is at most one token), and when the model ranks end of sequence first before the file is complete,
   decoding enters a finishing phase that takes the model's most probable token among those that shorten the
   distance to a complete file. The model writes the finish; the shortest finish is only the yardstick.
-- `checked`: unconstrained, but end of sequence (and the final choice) only where `ast.parse` of the whole file
-  succeeds (the paper's "checked unconstrained").
+- `checked`: unconstrained, but end of sequence (and the final choice) only where the language's judge accepts the
+  whole file (Python: CPython compiles it) (the paper's "checked unconstrained").
 - `unconstrained`: plain greedy or sampled FIM.
 
 How a completion ended is in `Completion.ending`: `eos` (the model's own end of sequence), `finish` (a steered
@@ -145,7 +145,7 @@ class Completion:
     """What a completion produced and what it cost."""
 
     middle: str
-    parses: bool | None  # ast.parse(left + middle + right) succeeds; None: not checked (file over the budget)
+    parses: bool | None  # the language judges left + middle + right valid (Python: it compiles); None: not checked
     mode: str
     stop: str  # why generation stopped: eos, line, statement, right, max_tokens, context_full, no_candidate, loop,
     # timeout, cancelled
@@ -235,7 +235,7 @@ class Judge:
 
 
 class CheckedJudge(Judge):
-    """Every token is taken; the middle ends only where CPython parses the whole file."""
+    """Every token is taken; the middle ends only where the language's judge accepts the whole file."""
 
     def valid_end(self, prefix: _Prefix) -> bool:
         return not prefix.pending and self._timed(self.language.parses, self.left + prefix.text + self.right)

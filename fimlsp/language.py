@@ -134,7 +134,8 @@ class Language(ABC):
 
     @abstractmethod
     def parses(self, text: str) -> bool:
-        """Whether `text` is a valid file of the language: the final judge of a middle."""
+        """Whether `text` is a valid file of the language: the final judge of a middle (for Python, that CPython
+        compiles it, not only that it parses)."""
 
 
 _REGISTERED: dict[str, Language] = {}

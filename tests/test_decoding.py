@@ -626,11 +626,13 @@ def test_a_model_caught_in_a_loop_is_stopped_and_its_middle_ended(tiny, mode):
 
 
 def test_the_middle_shown_is_judged_on_the_whole_file(tiny, monkeypatch):
-    """Decoding's checks judge the few statements in the windows around the cursor; the middle it returns is
-    judged on the whole file, so a wrong window could cost a suggestion but never show an invalid one."""
+    """Decoding's checks are the recognizer's (the windows around the cursor, then the whole text); the middle it
+    returns is judged on the whole file by the language once more, so a recognizer that is wrong could cost a
+    suggestion but never show an invalid one."""
     from fimlsp.python.quotient import RightContext
 
     monkeypatch.setattr(RightContext, "valid_in_windows", lambda self, *window: True)  # a window that is wrong
+    monkeypatch.setattr(RightContext, "valid", lambda self, text: True)  # and a confirmation that is wrong
     left, right = "def f():\n    a = 1\n", "    b = 2\nc = 3\n"  # `x` is in the quotient (indentation aside)
     result = complete_middle(scripted(tiny, [byte_token(tiny, ord("x"))]), left, right,
                              DecodingOptions(max_tokens=4, attempts=1))

@@ -315,3 +315,24 @@ def test_a_results_file_from_before_the_later_settings_resumes_as_file_scope_wit
         runner.prepare(results, dataclasses.replace(old, loop_repeats=3))
     with pytest.raises(runner.ResumeError, match="token_healing=False"):
         runner.prepare(results, dataclasses.replace(old, token_healing=True))
+
+
+def test_names_a_middle_leaves_undefined_are_those_its_true_middle_does_not():
+    from fimlsp.evaluation.names import added_undefined_names
+
+    left, right = "import os\n\ndef f(directories):\n    ", "\n    return directories\n"
+    assert added_undefined_names(left, "x = warningStream", right, "x = os.sep") == ["warningStream"]
+    assert added_undefined_names(left, "x = os.getcwd()", right, "x = os.sep") == []
+    # a header that no longer binds what the body below uses
+    assert added_undefined_names("def f(", "):", "\n    return directories\n", "directories):") == ["directories"]
+    assert added_undefined_names("x = (", "", "\n", "1)") is None  # the file does not parse: not measured
+
+
+def test_the_share_of_valid_middles_adding_an_undefined_name_is_reported():
+    records = [{**_record(f"line:f{index}.py#0", "line", "constrained", index != 3),
+                "added_undefined": ["name"] if index == 0 else []} for index in range(4)]
+    records.append(_record("line:old.py#0", "line", "constrained", True))  # written before it was measured
+    summary = report.validity(records)[("line", "constrained")]
+    assert summary["undefined"] == pytest.approx(1 / 3)
+    header, row = report.format_validity(report.validity(records)).splitlines()[:2]
+    assert header.split()[6] == "undef" and row.split()[6] == "33.3%"

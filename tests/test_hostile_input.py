@@ -25,7 +25,7 @@ from earley import DeadlineExceeded
 from fimlsp import quotient
 from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import INITIAL, advance
-from fimlsp.python.syntax import parses
+from fimlsp.python.syntax import compiles
 from fimlsp.server.positions import UTF16, position_at
 from fimlsp.source import split_at
 from tests.hostile_inputs import BY_NAME, CASES, Hostile
@@ -63,14 +63,14 @@ def test_quotient_answers_soundly_in_bounded_time(case):
         assert elapsed < DEADLINE + HANG_GUARD, f"{case.name}: {elapsed:.0f} s"
     probes = PROBES if len(left) + len(right) <= SMALL else BIG_PROBES
     if state is None:
-        assert not any(parses(left + probe + right) for probe in probes), case.name
+        assert not any(compiles(left + probe + right) for probe in probes), case.name
         return
     for probe in probes:
         fed = state.feed(probe)
         if fed is None:
-            assert not parses(left + probe + right), (case.name, probe)
+            assert not compiles(left + probe + right), (case.name, probe)
         else:
-            assert fed.complete == parses(left + probe + right), (case.name, probe)
+            assert fed.complete == compiles(left + probe + right), (case.name, probe)
 
 
 @pytest.mark.parametrize("name", ["long-list-line", "long-comment-line"])

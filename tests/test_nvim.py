@@ -194,7 +194,7 @@ def test_neovim_shows_a_completion_that_makes_the_file_parse(tmp_path, tiny_mode
     offset = sum(len(line) + 1 for line in lines[: row - 1]) + column
     assert _parses(typed[:offset] + suggestion + typed[offset:]), suggestion
     assert result["accepted"] == typed[:offset] + suggestion + typed[offset:]
-    assert result["status"] == "fimlsp: suggestion: checked: the file parses"
+    assert result["status"] == "fimlsp: suggestion: checked: the file compiles"
 
 
 def test_neovim_shows_a_mid_line_suggestion_where_it_will_be_inserted(tmp_path, tiny_model_path):

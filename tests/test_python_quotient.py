@@ -17,7 +17,7 @@ from fimlsp.python import quotient as python_quotient
 from fimlsp.python.quotient import RightContext, RightContextCache
 from fimlsp.python.region import constrain
 from fimlsp.cases import boundary_cases, random_span_cases
-from fimlsp.python.syntax import parses
+from fimlsp.python.syntax import compiles, parses
 from fimlsp.python.window import StatementStarts, module_statement_starts
 from tests.test_fuzz import fuzz, stdlib_modules, valid_modules
 from tests.test_python_window import _next_terminals, nested_modules
@@ -34,7 +34,7 @@ SNIPPETS = {
         "                yield from x\n        try:\n            pass\n        except* E as e:\n"
         "            raise\n        finally:\n            del a\n\n\ndef g():\n    return (yield)\n"
     ),
-    "match": "match p:\n    case [1, *rest] if rest:\n        pass\n    case {'k': v, **kw} | Point(x=0):\n        pass\n",
+    "match": "match p:\n    case [1, *rest] if rest:\n        pass\n    case {'k': v, **kw} | Point(x=0, y=v, z=kw):\n        pass\n",
     "tabs": "if x:\n\tif y:\n\t\tz = 1\n\tw = 2\n",
     "decorators": (
         "x = compute(\n    1)\n@skip_if(\n    flag,\n)\nclass A:\n    pass\n@d\n@e(\n)\ndef f(): pass\ny = 2\n"
@@ -110,7 +110,8 @@ def test_empty_middle():
 
 MIDDLE_PIECES = st.sampled_from(
     ["x", "1", " ", "\n", "    ", "(", ")", "[", "]", ",", ":", "=", "+", "if", "else", "'", '"', "#", "\\",
-     "return", "pass", "def f():", "\t", "lambda", ".", "*"]
+     "return", "pass", "def f():", "\t", "lambda", ".", "*", "yield", "await ", "break", "continue", "async ",
+     "for x in y:", "while x:", "class C:", "nonlocal x", "async def g():"]
 )
 
 
@@ -126,9 +127,9 @@ def test_complete_is_exact_and_valid_middles_are_never_rejected(name, cut, piece
     for index in range(len(middle)):
         state = state.feed(middle[index])
         if state is None:
-            assert not any(parses(left + middle[: index + 1] + tail + right) for tail in ("", "\n", ")", "'"))
+            assert not any(compiles(left + middle[: index + 1] + tail + right) for tail in ("", "\n", ")", "'"))
             return
-    assert state.complete == parses(left + middle + right)
+    assert state.complete == compiles(left + middle + right)
 
 
 def _stdlib_sample(kind: str, count: int):
@@ -266,7 +267,7 @@ def test_a_middle_that_ends_inside_a_string_does_not_read_the_rest_of_the_file_i
 
 
 def test_complete_judges_the_statements_in_the_windows(monkeypatch):
-    """A check of `complete` costs the statement around the cursor, not the file (CPython parses a few lines),
+    """A check of `complete` costs the statement around the cursor, not the file (CPython compiles a few lines),
     refusals of what the quotient accepts included."""
     import fimlsp.python.quotient as module
 
@@ -274,9 +275,9 @@ def test_complete_judges_the_statements_in_the_windows(monkeypatch):
     left, right = functions + "def g():\n    a = 1\n", "    b = 2\nc = 3\n" + functions
     state = quotient(left, right)
     parsed = []
-    parses_statements = module.parses_statements
-    monkeypatch.setattr(module, "parses_statements",
-                        lambda source, indent="": parsed.append(len(source)) or parses_statements(source, indent))
+    compiles_standing_in = module.compiles_standing_in
+    monkeypatch.setattr(module, "compiles_standing_in",
+                        lambda source: parsed.append(len(source)) or compiles_standing_in(source))
     assert state.complete and state.feed("    b = 1\n").complete
     unindented = state.feed("x")  # `x    b = 2`: in the quotient, whose indentation is an over-approximation
     assert unindented.quotient_accepts() and not unindented.complete and not parses(left + "x" + right)

@@ -145,7 +145,7 @@ async def test_inline_completion_and_completion_make_the_file_parse(tiny_model_p
                 assert item.text_edit.range.start == item.text_edit.range.end == types.Position(
                     line=line, character=character)
                 assert parses(left + item.text_edit.new_text + right), (line, character, item.text_edit.new_text)
-                assert item.detail == "fimlsp · checked: the file parses"
+                assert item.detail == "fimlsp · checked: the file compiles"
                 shown += 1
         assert shown >= len(POSITIONS), "the tiny model's constrained completions should mostly be non-empty"
 

@@ -1,6 +1,6 @@
 """Measure how much the constraint helps and what it costs: run FIM cases of a corpus in each decoding mode.
 
-Cases are built from PATHs (Python files or directories; files that the running Python's `ast.parse` rejects are
+Cases are built from PATHs (Python files or directories; files that the running Python does not compile are
 skipped), from a model's held-out files (`--heldout-of MODEL_DIR`, read from its corpus.json; `--heldout-label
 stdlib` keeps the standard library's), or read from a case file (`--cases`). `--cuts randspan` deletes, at a
 point uniform in the first 90% of the file, min(100 chars, 20% of the file) or to the end; `--cuts boundary`
@@ -116,7 +116,7 @@ def cases_from_args(args: argparse.Namespace, *, quiet: bool = False) -> list:
             raise UserError(str(error)) from None
         files = sorted(dict(files).items())
         if not files:
-            raise UserError("no Python file that ast.parse accepts was found")
+            raise UserError("no Python file that the running Python compiles was found")
         cases = []
         args.cuts = args.cuts or ["randspan"]
         args.seed = 0 if args.seed is None else args.seed

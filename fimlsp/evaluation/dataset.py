@@ -1,6 +1,6 @@
 """Evaluation cases: which files, which cuts, and case files that other tools can read.
 
-Files are kept when the running Python's `ast.parse` accepts them (Sec. VII-A of Melcer et al.). Cases come from
+Files are kept when the running Python compiles them (Sec. VII-A of Melcer et al.). Cases come from
 `fimlsp.cases`: `randspan` deletes, at a point uniform in the first 90% of the file, min(100 characters, 20% of
 the file) or up to the end; `boundary` removes the text between two tokens at the same indentation level plus a
 random part of the first token; `line` the rest of a line or one to three whole lines; `node` one syntax node
@@ -57,7 +57,7 @@ class EvalCase:
 
 
 def discover(paths: Iterable[Path | str], max_chars: int | None = None) -> tuple[list[tuple[str, str]], dict[str, int]]:
-    """(name, text) of the Python files under `paths` that decode as UTF-8 and that `ast.parse` accepts.
+    """(name, text) of the Python files under `paths` that decode as UTF-8 and that the running Python compiles.
 
     A directory is searched recursively for `*.py` and its files are named relative to it (prefixed by the
     directory's own name), so names do not depend on where a tree lies. Returns the files and counts of those

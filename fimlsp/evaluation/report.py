@@ -4,7 +4,7 @@ The contingency table of a cut kind counts the cases that have a record in all t
 them as in the paper: unconstrained ✓; unconstrained ✗ but checked ✓; checked ✗ (then unconstrained ✗ too, as
 checked decoding succeeds on a superset of cases; a case where unconstrained succeeds and checked fails, which
 only a timing-dependent stop can cause, is counted in the first row and reported under the table). Its columns
-are constrained ✓/✗. "✓" means `ast.parse(left + middle + right)` succeeds.
+are constrained ✓/✗. "✓" means CPython compiles `left + middle + right`.
 
 The figure has, against context size (characters of left plus right context): the mean constraint overhead per
 generated token of the constrained and checked modes (with the model's own time per token for scale), and the
@@ -77,7 +77,8 @@ def format_table(result: dict, title: str) -> str:
 
 def validity(records: list[dict], max_tokens: int | None = None) -> dict[tuple[str, str], dict]:
     """(kind, mode) -> n, valid, rate, exact (share equal to the deleted text), empty (share of empty middles: the
-    model ended at once, which counts as its end of sequence but shows a user nothing), median tokens, stops."""
+    model ended at once, which counts as its end of sequence but shows a user nothing), median tokens, stops, and
+    undefined (the share of valid middles that add a name pyflakes reports undefined, `fimlsp.evaluation.names`)."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for record in by_case_records(records):
         groups[(record["kind"], record["mode"])].append(record)
@@ -90,6 +91,7 @@ def validity(records: list[dict], max_tokens: int | None = None) -> dict[tuple[s
             stops[r["stop"]] += 1
             endings[ending(r)] += 1
         finished = [r["finish_chars"] for r in group if r.get("finish_chars") and ending(r) in ("finish", "fallback")]
+        measured = [r["added_undefined"] for r in group if r["parses"] and r.get("added_undefined") is not None]
         summary[key] = {
             "n": len(group), "valid": valid, "rate": valid / len(group),
             "exact": sum(1 for r in group if r.get("exact")) / len(group),
@@ -103,6 +105,8 @@ def validity(records: list[dict], max_tokens: int | None = None) -> dict[tuple[s
             "endings": dict(sorted(endings.items(), key=lambda item: -item[1])),
             "finish_chars": statistics.median(finished) if finished else 0,
             "repeat_cuts": sum(1 for r in group if r.get("repeated_chars")),
+            # of the valid middles pyflakes could judge, the share that adds an undefined name (None: none judged)
+            "undefined": sum(1 for names in measured if names) / len(measured) if measured else None,
         }
     return summary
 
@@ -127,12 +131,13 @@ def by_case_records(records: list[dict]) -> list[dict]:
 
 
 def format_validity(summary: dict) -> str:
-    lines = [f"{'cuts':<10}{'mode':<15}{'cases':>6}{'valid':>8}{'exact':>8}{'empty':>8}{'steps':>8}"
+    lines = [f"{'cuts':<10}{'mode':<15}{'cases':>6}{'valid':>8}{'exact':>8}{'empty':>8}{'undef':>8}{'steps':>8}"
              f"{'model ms/tok':>14}{'constraint ms/tok':>19}{'setup ms':>10}{'search ms':>11}  stops"]
     for (kind, mode), s in summary.items():
         stops = ", ".join(f"{name} {count}" for name, count in s["stops"].items())
+        undefined = "n/a" if s.get("undefined") is None else f"{s['undefined']:.1%}"
         lines.append(f"{kind:<10}{mode:<15}{s['n']:>6}{s['rate']:>8.1%}{s['exact']:>8.1%}{s['empty']:>8.1%}"
-                     f"{s['tokens']:>8.0f}"
+                     f"{undefined:>8}{s['tokens']:>8.0f}"
                      f"{s['model_ms_per_token']:>14.2f}{s['constraint_ms_per_token']:>19.3f}{s['setup_ms']:>10.1f}"
                      f"{s['search_ms']:>11.1f}  {stops}")
     lines += ["", f"{'cuts':<10}{'mode':<15}{'finish chars':>13}{'repeat cuts':>13}  how the middles ended"]

@@ -21,6 +21,7 @@ from typing import Iterable, Iterator
 
 from fimlsp import decoding
 from fimlsp.evaluation.dataset import EvalCase
+from fimlsp.evaluation.names import added_undefined_names
 from fimlsp.language import Caches
 from fimlsp.model import FimModel, load_model
 
@@ -208,6 +209,8 @@ def run_case(case: EvalCase, modes: list[str], model: FimModel, settings: RunSet
         else:
             record.update(exact=result.middle == case.middle, **result.to_json(), steps=counter.calls,
                           wall_seconds=time.perf_counter() - clock)
+            if result.parses:
+                record["added_undefined"] = added_undefined_names(case.left, result.middle, case.right, case.middle)
         records.append(record)
     return records
 

@@ -1,11 +1,12 @@
-"""Python behind the language seam (`fimlsp.language`): the promise of `fimlsp.python.region`, CPython's verdict."""
+"""Python behind the language seam (`fimlsp.language`): the promise of `fimlsp.python.region`, CPython's verdict
+(its compiler's: a file that parses but that `compile` refuses, `return` outside a function, is not valid)."""
 
 from __future__ import annotations
 
 from fimlsp.language import DEFAULT_BUDGET, Caches, Language
 from fimlsp.python.quotient import RightContext, RightContextCache
 from fimlsp.python.region import PythonGuarantee, constrain
-from fimlsp.python.syntax import parses
+from fimlsp.python.syntax import compiles
 
 
 class Python(Language):
@@ -22,7 +23,7 @@ class Python(Language):
         return RightContext(right)
 
     def parses(self, text: str) -> bool:
-        return parses(text)
+        return compiles(text)
 
 
 LANGUAGE = Python()

@@ -30,11 +30,12 @@ from earley.deadline import check_deadline
 from earley.reaper import discard_frames
 from fimlsp.python import finish as finishing
 from fimlsp.python import lexemes as lx
+from fimlsp.python.blocks import Blocks
 from fimlsp.python.grammar import load_grammar
 from fimlsp.lines import normalize
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token, indentation_column
 from fimlsp.python.right_context import reversed_right_context_nfa, token_end
-from fimlsp.python.syntax import parses_statements
+from fimlsp.python.syntax import compiles, compiles_standing_in, parses_statements
 from fimlsp.python.window import StatementStarts, left_window
 
 
@@ -53,6 +54,8 @@ class RightContext:
         self.block_indent = block_indent
         self.windowed = window and not block_indent
         self.initial = block_start(block_indent)
+        # A region's enclosing blocks are not fed: what they allow is not known.
+        self.initial_blocks = Blocks(unknown=bool(block_indent))
         quotients = python_quotients()
         with _no_cycle_collection():
             reversed_language, windows = reversed_right_context_nfa(
@@ -80,24 +83,29 @@ class RightContext:
             return None
         with _no_cycle_collection():
             headers, cut = left_window(left, statement_starts) if self.windowed else ("", 0)
-            state = _feed_in_chunks(FimState(self, self.initial, parser, None), headers, deadline)
+            state = _feed_in_chunks(FimState(self, self.initial, parser, None, self.initial_blocks), headers, deadline)
             if state is None:
                 return None
             # The headers stand for `left[:cut]`, the first chunk of the text.
-            state = FimState(self, state.lexer, state.parser, (None, left[:cut]), headers=headers if cut else None)
+            state = FimState(self, state.lexer, state.parser, (None, left[:cut]), state.blocks,
+                             headers=headers if cut else None)
             return _feed_in_chunks(state, left[cut:], deadline)
 
     def valid(self, text: str) -> bool:
-        """CPython's verdict on `text` followed by the right context."""
-        return parses_statements(text + self.right, self.block_indent)
+        """CPython's verdict on `text` followed by the right context: that it compiles, or for a block (whose
+        enclosing statements are not known) that it parses."""
+        if self.block_indent:
+            return parses_statements(text + self.right, self.block_indent)
+        return compiles(text + self.right)
 
     def valid_in_windows(self, headers: str | None, after_cut: str, boundary: int) -> bool:
         """CPython's verdict on what stands for the file: the headers that stand for the left context up to its
         window (None: no left window), the text after it, and what stands for the right context when the
         middle's last token ends at `boundary`. A few statements instead of the file: the same verdict as
-        `valid` (see `left_window` and `Stream.stands_for`)."""
+        `valid` (see `left_window` and `Stream.stands_for`), but for compiler errors that depend on a binding
+        left out (`compiles_standing_in`), which the whole file's check judges."""
         right = self.windows.get(boundary)
-        return parses_statements((headers or "") + after_cut + (self.right if right is None else right))
+        return compiles_standing_in((headers or "") + after_cut + (self.right if right is None else right))
 
     def first_token_end(self, token: int) -> int:
         """Where the right context's first token ends as the buffer lexes it: the token in progress at the cursor
@@ -278,13 +286,14 @@ class FimState:
 
     A state `in_block()` admits only middles that stay in the block that holds the cursor (see `BlockScope`)."""
 
-    __slots__ = ("context", "lexer", "parser", "_chunks", "_complete", "scope", "headers")
+    __slots__ = ("context", "lexer", "parser", "_chunks", "blocks", "_complete", "scope", "headers")
 
     def __init__(self, context: RightContext, lexer: LexerState, parser: RecognizerState, chunks: tuple,
-                 scope: BlockScope | None = None, headers: str | None = None):
+                 blocks: Blocks, scope: BlockScope | None = None, headers: str | None = None):
         self.context = context
         self.lexer = lexer
         self.parser = parser
+        self.blocks = blocks  # the open blocks' kinds, for what the compiler refuses after parsing
         self._chunks = chunks
         self._complete: bool | None = None
         self.scope = scope
@@ -302,7 +311,8 @@ class FimState:
 
     def in_block(self) -> FimState:
         """This state, with what may follow restricted to the block that holds the cursor here."""
-        return FimState(self.context, self.lexer, self.parser, self._chunks, BlockScope.at(self), self.headers)
+        return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, BlockScope.at(self),
+                        self.headers)
 
     def feed(self, text: str) -> FimState | None:
         """The state after `text`, or None when no valid middle starts with everything fed so far."""
@@ -320,7 +330,10 @@ class FimState:
         pending = lexer.possible_terminals()
         if pending is not None and not pending & parser.allowed():
             return None
-        return FimState(self.context, lexer, parser, (self._chunks, text), self.scope, self.headers)
+        blocks = self.blocks.feed(terminals) if terminals else self.blocks
+        if blocks is None:
+            return None
+        return FimState(self.context, lexer, parser, (self._chunks, text), blocks, self.scope, self.headers)
 
     def expected(self) -> tuple[str, ...]:
         """The terminals that may come next: after the token being written when it can only be one terminal,
@@ -349,12 +362,15 @@ class FimState:
 
     @property
     def complete(self) -> bool:
-        """True iff the text so far followed by the right context is a valid Python module.
+        """True iff the text so far followed by the right context is a valid Python module: one that CPython
+        compiles.
 
         Where the quotient accepts (exact but for indentation), CPython judges the few statements that stand for
-        the file in the windows, which give its verdict on the whole file (`RightContext.valid_in_windows`):
-        a check costs the statement around the cursor, not the file. Decoding judges the middle it returns on
-        the whole file."""
+        the file in the windows, which give its parser's verdict on the whole file (`RightContext.valid_in_windows`):
+        a refusal costs the statement around the cursor, not the file. Its compiler's verdict can hang on what
+        the windows leave out (a `return` further down, in the body of a header the middle rewrote; a `nonlocal`
+        and its binding), so an acceptance is confirmed by compiling the whole text: once a state, and only where
+        the file is complete, which a decoder asks of its end and a finish search of the one text it returns."""
         if self._complete is None:
             boundary = self._accepted_boundary()
             if boundary is None:
@@ -363,7 +379,8 @@ class FimState:
                 self._complete = self.context.valid(self.text)
             else:
                 after_cut = self._text(whole=self.headers is None)
-                self._complete = self.context.valid_in_windows(self.headers, after_cut, boundary)
+                self._complete = (self.context.valid_in_windows(self.headers, after_cut, boundary)
+                                  and self.context.valid(self.text))
         return self._complete
 
     def distance_bound(self) -> float:
@@ -390,7 +407,9 @@ class FimState:
         if self.scope is not None and not self.scope.admits_end(self.lexer, index, terminals):
             return None
         parser = self.parser.feed_all(terminals)
-        return index if parser is not None and parser.complete else None
+        if parser is None or not parser.complete or self.blocks.feed(terminals) is None:
+            return None
+        return index
 
     def __repr__(self) -> str:
         return f"<FimState fed={len(self.text)} chars, terminals={self.parser.position}>"

@@ -1,4 +1,6 @@
-"""CPython's own verdict on a source text, the final judge of validity everywhere in fimlsp."""
+"""CPython's own verdict on a source text: `compiles` is the final judge of validity everywhere in fimlsp; `parses`
+(the parser's alone) answers where the question is the shape of the text (where statements start, which blocks
+hold a line)."""
 
 from __future__ import annotations
 
@@ -44,6 +46,37 @@ def syntax_error_line(source: str) -> int | None:
 def parses(source: str) -> bool:
     """True iff `ast.parse(source)` succeeds."""
     return syntax_error_line(source) is None
+
+
+# CPython's compiler errors that depend on bindings elsewhere in the file: a text that stands for the file (a window)
+# may leave out the binding that a `nonlocal` names.
+_BINDING_ELSEWHERE = ("no binding for nonlocal",)
+
+
+def compile_error(source: str) -> Exception | None:
+    """The error CPython's compiler raises on `source` as a module, or None: the parser's errors and what its symbol
+    table and code generator refuse after parsing (`return` outside a function, `break` outside a loop, a late
+    `from __future__` import, duplicate parameters …). Nothing is run; fimlsp's own `from __future__` imports are
+    not inherited."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escapes, `is` with a literal and the like are warnings, not errors
+        try:
+            compile(source, "<fim>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError) as error:
+            return error
+    return None
+
+
+def compiles(source: str) -> bool:
+    """True iff CPython compiles `source` as a module (see `compile_error`)."""
+    return compile_error(source) is None
+
+
+def compiles_standing_in(source: str) -> bool:
+    """`compiles` for a text that stands for a file, leaving some of its statements out: an error that may come from
+    a binding left out is not counted (the whole file's `compiles` judges it)."""
+    error = compile_error(source)
+    return error is None or (isinstance(error, SyntaxError) and str(error.msg).startswith(_BINDING_ELSEWHERE))
 
 
 def parses_statements(source: str, indent: str = "") -> bool:

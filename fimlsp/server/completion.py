@@ -327,5 +327,5 @@ def _detail(result) -> str:
     if result.region is not None:
         return f"checked lines {result.region[0]}-{result.region[1]} (the rest of the file is not)"
     if result.guarantee == "file":
-        return "checked: the file parses"
+        return "checked: the file compiles"
     return "unchecked"
