@@ -112,5 +112,5 @@ def test_a_refused_context_says_where_on_stderr(tmp_path, capsys):
     assert not captured.out
     error = captured.err
     assert error.count("\n") == 1 and error.startswith("fimlsp complete: no valid middle: no middle can make")
-    assert ("CPython refuses line 2, column 7: invalid syntax); the middle generated unconstrained does not parse"
+    assert ("CPython refuses line 2, column 7: invalid syntax); the middle generated unconstrained does not compile"
             in error)

@@ -95,7 +95,7 @@ def test_cli_says_what_was_checked(tiny_model_path, tmp_path):
     assert unchecked.returncode == 1 and not unchecked.stdout  # a middle that no check passed is not printed
     assert unchecked.stderr == ("fimlsp complete: no valid middle: no middle can make the statements around the "
                                 "cursor parse (without a middle, CPython refuses line 3, column 11: invalid syntax); "
-                                "the middle generated unconstrained does not parse (try --mode unconstrained)\n")
+                                "the middle generated unconstrained does not compile (try --mode unconstrained)\n")
 
 
 def test_cli_prints_no_middle_decoded_past_the_setup_deadline_that_breaks_the_file(tiny_model_path, tmp_path):
@@ -109,7 +109,7 @@ def test_cli_prints_no_middle_decoded_past_the_setup_deadline_that_breaks_the_fi
                    "--setup-timeout", "1e-9")
     assert late.returncode == 1 and not late.stdout
     assert late.stderr == ("fimlsp complete: no valid middle: the constraint could not be built within its time "
-                           "budget; the middle generated unconstrained does not parse (try --mode unconstrained)\n")
+                           "budget; the middle generated unconstrained does not compile (try --mode unconstrained)\n")
 
 
 # `x = 1|def g():`: every middle that makes the file valid holds a line break.

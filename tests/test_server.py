@@ -300,7 +300,7 @@ async def test_a_setup_past_its_deadline_offers_a_middle_only_if_the_file_parses
             assert all(item.detail == "fimlsp · checked: the file parses" for item in listed.items)
         refused = [message for _, _, suggested, message in client.statuses if not suggested]
         assert ("no suggestion: the constraint could not be built within its time budget, and the middle decoded "
-                "without a constraint does not parse") in refused, client.statuses
+                "without a constraint does not compile") in refused, client.statuses
 
 
 @pytest.mark.parametrize("line_break", ["\r\n", "\r"])

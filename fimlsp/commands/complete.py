@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     if result.unchecked:
         print(f"fimlsp complete: no valid middle: {result.reason}; the middle generated unconstrained does not "
-              "parse (try --mode unconstrained)", file=sys.stderr)
+              "compile (try --mode unconstrained)", file=sys.stderr)
     elif result.region is not None:
         first, last = result.region
         print(f"fimlsp complete: checked lines {first}-{last} only: {result.reason}", file=sys.stderr)

@@ -315,7 +315,7 @@ def _why_invalid(result, settings: Settings) -> str:
         "cancelled": SUPERSEDED,
     }
     if result.unchecked:
-        return f"{result.reason}, and the middle decoded without a constraint does not parse"
+        return f"{result.reason}, and the middle decoded without a constraint does not compile"
     reason = reasons.get(result.stop, f"no valid middle ({result.stop} after {result.tokens} tokens)")
     return f"{reason}: {result.refusal}" if result.refusal else reason
 
