@@ -103,8 +103,9 @@ def test_cli_prints_no_middle_decoded_past_the_setup_deadline_that_breaks_the_fi
     source.write_text(GREET_LEFT + GREET_RIGHT)
     late = run_cli("complete", f"{source}:2:15", "--model", str(tiny_model_path), "--max-tokens", "8",
                    "--setup-timeout", "1e-9", "--json")
-    assert not parses(GREET_LEFT + json.loads(late.stdout)["middle"] + GREET_RIGHT)
-    assert late.returncode == 1
+    record = json.loads(late.stdout)
+    assert not parses(GREET_LEFT + record["middle"] + GREET_RIGHT)
+    assert late.returncode == 1 and record["shown"] is False  # the record says the middle is not for a user
     late = run_cli("complete", f"{source}:2:15", "--model", str(tiny_model_path), "--max-tokens", "8",
                    "--setup-timeout", "1e-9")
     assert late.returncode == 1 and not late.stdout

@@ -130,9 +130,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         where = {"file": path, "line": line, "column": column, "model": model.name}
         if args.n == 1:
-            print(json.dumps({**where, **result.to_json()}))
+            print(json.dumps({**where, **result.to_json(), "shown": succeeded}))
         else:
-            print(json.dumps({**where, "completions": [each.to_json() for each in results]}))
+            print(json.dumps({**where, "completions": [{**each.to_json(), "shown": shown(each)} for each in results]}))
     elif succeeded:
         sys.stdout.write(result.middle)
         if sys.stdout.isatty() and not result.middle.endswith("\n"):
