@@ -55,6 +55,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from fimlsp.python.syntax import compiles
 from fimlsp.server.config import Settings
 
 URI = "file:///benchmark/big.py"
@@ -375,16 +376,8 @@ class FirstSecondsClient:
                 break
             await asyncio.sleep(0.01)
         message = self.statuses[-1] if len(self.statuses) > statuses else "(no status)"
-        valid = bool(middle) and _parses(cursor.left + middle + cursor.right)
+        valid = bool(middle) and compiles(cursor.left + middle + cursor.right)
         return Answer(cursor, seconds, middle, valid, message)
-
-
-def _parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except SyntaxError:
-        return False
-    return True
 
 
 def phase_summary(name: str, answers: list[Answer]) -> str:
