@@ -25,8 +25,8 @@ library, each cut after its first word-and-operator and with the rest of the lin
 - the time from starting the server to the first suggestion: `initialize`, then one request at once, asked again
   (as an editor does at the next keystroke) until it gets a suggestion;
 - on the quiet machine, then with two busy processes beside the server (a CPU load made by the benchmark, for the
-  phase only), `--cursors` requests one after another: the share answered with a suggestion that makes the file
-  parse, and the median and p95 latency;
+  phase only), `--cursors` requests one after another: the share answered with a suggestion with which the file
+  compiles, and the median and p95 latency;
 - with `timeBudget` 0.1, 0.25 and 0.4 s, the median and p95 latency (does the budget bound the answer's time?).
 
 The server's timing line for each request (queued, setup, decoding) is summarised per phase.
