@@ -789,10 +789,10 @@ class _PromptPass:
 
 
 def shown(result: Completion) -> bool:
-    """Whether a middle may be shown to a user: it passed the check its mode asks for (`valid`: the file parses
+    """Whether a middle may be shown to a user: it passed the check its mode asks for (`valid`: the file compiles
     with it or, in a file that admits no middle, the region of its promise does), or the mode asks for none
     (`unconstrained`). An unchecked middle, decoded without a constraint in the constrained mode, was judged by the
-    language's parser on the whole file: it is shown only as a valid one, so that a setup that ran out of time (or
+    language's judge (compile) on the whole file: it is shown only as a valid one, so that a setup that ran out of time (or
     of middles) never lets a middle break a file that is valid but for it."""
     return result.valid or result.mode == "unconstrained"
 

@@ -72,7 +72,7 @@ GREET_RIGHT = 'f"{greeting}, {name}"\n    return message\n'
 
 def test_a_middle_decoded_past_the_setup_deadline_is_shown_only_if_the_file_parses_with_it(tiny):
     """The setup always runs past a deadline of a nanosecond: the middle is decoded without a constraint, judged
-    by the parser on the whole file, and shown exactly when the file parses with it."""
+    by the parser on the whole file, and shown exactly when the file compiles with it."""
     outcomes = set()
     for left, right in [(GREET_LEFT, GREET_RIGHT), (LEFT, RIGHT), (BROKEN_LEFT, BROKEN_RIGHT)]:
         result = complete_middle(tiny, left, right, DecodingOptions(max_tokens=8, setup_timeout=1e-9))

@@ -142,7 +142,8 @@ fimlsp.setup({
   debounce_ms = 100,
 })
 vim.cmd("edit " .. vim.fn.fnameescape(path))
-when(server_ready, 120, "the server to start", function()
+local function model_refused() return server_ready() and fimlsp.status():find("no model") end
+when(model_refused, 120, "the server to start and refuse the model", function()
   result.before_request = vim.api.nvim_exec("FimlspStatus", true)
   vim.api.nvim_win_set_cursor(0, { 7, 0 })
   keys("ototal += ")
@@ -217,7 +218,8 @@ def test_neovim_shows_a_mid_line_suggestion_where_it_will_be_inserted(tmp_path, 
 def test_neovim_status_says_why_nothing_appears_and_the_log_keeps_levels(tmp_path):
     missing = tmp_path / "no-such-model"
     result = run_neovim(tmp_path, STATUS_SCRIPT, str(missing))
-    assert result["before_request"] == "fimlsp: no request yet"
+    # Before a request, the model's loading (the server's status with no uri) says what went wrong.
+    assert result["before_request"] == f"fimlsp: no request yet; no model: model folder '{missing}' does not exist"
     assert result["status"] == f"fimlsp: no suggestion: no model: model folder '{missing}' does not exist"
     assert result["log_buffer"] == result["log_path"]
     log = Path(result["log_path"]).read_text()

@@ -297,7 +297,7 @@ async def test_a_setup_past_its_deadline_offers_a_middle_only_if_the_file_parses
             middles = [item.insert_text for item in inline.items] + [item.text_edit.new_text for item in listed.items]
             for middle in middles:
                 assert parses(left + middle + right), (line, character, middle)
-            assert all(item.detail == "fimlsp · checked: the file parses" for item in listed.items)
+            assert all(item.detail == "fimlsp · checked: the file compiles" for item in listed.items)
         refused = [message for _, _, suggested, message in client.statuses if not suggested]
         assert ("no suggestion: the constraint could not be built within its time budget, and the middle decoded "
                 "without a constraint does not compile") in refused, client.statuses
@@ -387,7 +387,7 @@ async def test_a_missing_model_answers_empty_and_a_configuration_change_loads_an
         left, right = split(SOURCE, 13, 8)
         inline = await client.text_document_inline_completion_async(inline_params(13, 8))
         assert inline.items and parses(left + inline.items[0].insert_text + right)
-        assert client.statuses[-1] == (13, 8, True, "suggestion: checked: the file parses")
+        assert client.statuses[-1] == (13, 8, True, "suggestion: checked: the file compiles")
 
 
 async def test_log_lines_reach_the_client_with_their_levels_and_stderr_is_left_to_errors(tiny_model_path, capfd):
@@ -423,7 +423,7 @@ async def test_the_model_loads_from_initialize_and_a_request_made_meanwhile_wait
         # The request waited for the model (the load takes longer than the budget), then had its whole budget.
         assert any(re.search(r"waited \d+ ms for the model to load", message.message)
                    for message in client.log_messages)
-        assert client.statuses[-1] == (13, 8, True, "suggestion: checked: the file parses")
+        assert client.statuses[-1] == (13, 8, True, "suggestion: checked: the file compiles")
 
 
 async def test_a_superseded_request_is_dropped_before_it_runs(tiny_model_path):
@@ -442,7 +442,7 @@ async def test_a_superseded_request_is_dropped_before_it_runs(tiny_model_path):
             requests = [status for status in client.statuses[statuses:] if status[0] is not None]
             assert requests == [(13, 8, False, "no suggestion: superseded: a newer request for the document "
                                                "replaced this one"),
-                                (5, 18, True, "suggestion: checked: the file parses")], round_
+                                (5, 18, True, "suggestion: checked: the file compiles")], round_
             if round_ == "while the model loads":
                 # The first request never ran: no decoding was logged for it.
                 assert not [message for message in client.log_messages if ":14:9: " in message.message

@@ -106,9 +106,9 @@ def test_the_server_says_why_a_middle_that_looped_has_no_valid_end():
     from fimlsp.server.completion import _why_invalid
     from fimlsp.server.config import Settings
 
-    looped = SimpleNamespace(stop="loop", loop_chars=18, tokens=5, refusal="")
+    looped = SimpleNamespace(stop="loop", loop_chars=18, tokens=5, refusal="", unchecked=False)
     assert _why_invalid(looped, Settings()) == (
         "the model fell into a loop (18 characters cut) and no valid end was found before it")
-    refused = SimpleNamespace(stop="no_candidate", loop_chars=0, tokens=3,
+    refused = SimpleNamespace(stop="no_candidate", loop_chars=0, tokens=3, unchecked=False,
                               refusal="after 'x' (1 characters into the middle)")
     assert _why_invalid(refused, Settings()).endswith(": after 'x' (1 characters into the middle)")

@@ -29,7 +29,7 @@ window would run to the break). A region is promised only once the whole file is
 is over the budget): the cuts are guesses, and a cut inside a string or a bracket that the middle closes (a
 docstring cut in its text, before a long literal) makes the text after it look broken in a valid file. So the
 first region that admits a middle is confirmed by the whole file before it is promised. When nothing admits a
-middle the promise is "none": the caller decodes unconstrained, and shows the result only if the file parses
+middle the promise is "none": the caller decodes unconstrained, and shows the result only if the file compiles
 with it.
 """
 

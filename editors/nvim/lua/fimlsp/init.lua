@@ -4,8 +4,8 @@
 -- Older versions (0.7+) get a small client: after a pause in insert mode it requests
 -- `textDocument/inlineCompletion`, shows the first suggestion as virtual text where it will be inserted, and
 -- inserts it on the accept key.
--- In both, `:FimlspStatus` says what came of the last request (the server's `fimlsp/status`), and `:FimlspLog`
--- opens Neovim's LSP log.
+-- In both, `:FimlspStatus` says what came of the last request (the server's `fimlsp/status`), or before the first
+-- one how the model's loading went (the same notification with no uri), and `:FimlspLog` opens Neovim's LSP log.
 
 local M = {}
 
@@ -26,6 +26,7 @@ local timer = nil
 local pending = nil -- { client = client, id = request id }
 local shown = nil -- { bufnr, row, col, text, tick }
 local status = "fimlsp: no request yet"
+local model_status = nil -- the server's last word on loading the model, e.g. "model … ready in 9.3 s"
 
 local function native()
   return vim.lsp.inline_completion ~= nil and vim.lsp.inline_completion.enable ~= nil
@@ -119,8 +120,12 @@ function M.suggestion()
   return shown and shown.text or nil
 end
 
---- What came of the last request, e.g. "fimlsp: no suggestion: the 2 s time budget ran out …" (for a statusline).
+--- What came of the last request, e.g. "fimlsp: no suggestion: the 2 s time budget ran out …" (for a statusline);
+--- before the first request, how the model's loading went.
 function M.status()
+  if status == "fimlsp: no request yet" and model_status then
+    return status .. "; " .. model_status
+  end
   return status
 end
 
@@ -202,7 +207,11 @@ local function client_config()
     on_attach = on_attach,
     handlers = {
       ["fimlsp/status"] = function(_, result)
-        status = "fimlsp: " .. result.message
+        if result.uri == nil or result.uri == vim.NIL then
+          model_status = result.message
+        else
+          status = "fimlsp: " .. result.message
+        end
       end,
     },
   }
