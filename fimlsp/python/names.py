@@ -25,8 +25,10 @@ then on.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import re
+import warnings
 from dataclasses import dataclass, replace
 
 from fimlsp.python import lexemes as lx
@@ -43,6 +45,28 @@ _FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del", "match",
 _BINDING_NEXT = frozenset({"=", ":=", ",", ":", ")", "]"})
 _BINDING_NEXT_IN_CALL = frozenset({"=", ":="})
 _CALLABLE_ENDS = frozenset({lx.NAME, ")", "]", lx.STRING})
+# The terminals that change more than the previous one (NAME stands for every name).
+_WATCHED = (frozenset({lx.NAME, lx.NEWLINE, "def", "class", "for", "in", "lambda", ":", "as", "*"}) | _FREE_LINES
+            | lx.OPENING_BRACKETS | lx.CLOSING_BRACKETS)
+
+
+def undefined_names(text: str) -> set[str] | None:
+    """The names pyflakes reports undefined in `text`; None without pyflakes or where `text` does not parse."""
+    try:
+        from pyflakes import checker, messages
+    except ImportError:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return None
+        try:
+            found = checker.Checker(tree, filename="<fim>").messages
+        except RecursionError:
+            return None
+    return {message.message_args[0] for message in found if isinstance(message, messages.UndefinedName)}
 
 
 def visible_names(left: str, right: str) -> frozenset[str]:
@@ -72,12 +96,24 @@ class FileNames:
 
     known: frozenset[str]
     relaxed: str | None = None
+    left: frozenset[str] = frozenset()  # the left context's names (not attributes)
 
     @staticmethod
     def of(left: str, right: str) -> FileNames:
         reason = relaxed(left) or relaxed(right)
-        return FileNames(frozenset() if reason else visible_names(left, right),
-                         None if reason is None else f"names not judged: {reason}")
+        if reason:
+            return FileNames(frozenset(), f"names not judged: {reason}")
+        return FileNames(visible_names(left, right), None, frozenset(_IDENTIFIER.findall(left)))
+
+    def leaves_bound(self, text: str) -> bool:
+        """Whether the whole file `text` (which compiles) loads no name that the middle was to bind: pyflakes finds
+        no undefined name that the left context does not name (one it names the file had without the middle:
+        a name the middle loads is judged as it is written). This is the middle's debt to the right context: a
+        `def` header that no longer binds a parameter the body below uses, an import left out."""
+        if self.relaxed is not None:
+            return True
+        undefined = undefined_names(text)
+        return undefined is None or undefined <= self.left
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +138,15 @@ class Names:
     previous: str = lx.NEWLINE
 
     @staticmethod
-    def start(file: FileNames, blocks: Blocks, in_name: bool) -> Names:
-        """The judge for a middle written after a text whose blocks are `blocks`; `in_name`: the text ends inside
-        a word, which the middle's first name continues."""
-        return Names(file, blocks, exempt=in_name, off=file.relaxed is not None)
+    def start(file: FileNames, blocks: Blocks, statement: list[str] | None, in_name: bool) -> Names:
+        """The judge for a middle written after a text whose blocks are `blocks` and whose last statement (from a
+        line that starts one) lexes to `statement` (None: not known; then the rest of the line is not judged);
+        `in_name`: the text ends inside a word, which the middle's first name continues."""
+        names = Names(file, Blocks(), off=file.relaxed is not None)
+        primed = None if statement is None or names.off else names.feed(statement)
+        if primed is None:
+            primed = replace(names, line_free=True)
+        return replace(primed, blocks=blocks, written=frozenset(), debt=frozenset(), pending=None, exempt=in_name)
 
     def feed(self, terminals: list[str]) -> Names | None:
         """The judge after `terminals`; None where one of them loads a name that nothing can bind."""
@@ -144,8 +185,10 @@ class Names:
         state = self if self.pending is None else self._decide(terminal)
         if state is None:
             return None
-        statement_start = state.previous in _STATEMENT_ENDS or state.blocks.opened is not None
         blocks = state.blocks._step(terminal) or state.blocks
+        if terminal not in _WATCHED:
+            return replace(state, blocks=blocks, previous=terminal)
+        statement_start = state.previous in _STATEMENT_ENDS or state.blocks.opened is not None
         changes: dict = {"blocks": blocks, "previous": terminal}
         text = getattr(terminal, "text", None)
         if text is not None:

@@ -282,6 +282,11 @@ class RightContextCache:
                 entries.popitem(last=False)
 
 
+# The most text lexed again for the name judge to know where the cursor's statement stands (more: not judged
+# until the line ends).
+_NAMES_PRIMED_CHARS = 50_000
+
+
 class FimState:
     """The recognizer after `left` and the middle fed so far. Immutable: `feed` returns a new state.
 
@@ -321,7 +326,11 @@ class FimState:
         """This state, with the middle written from here refused where it loads a name that nothing in the file
         (`file`) nor the middle binds (see `fimlsp.python.names`)."""
         possible = self.lexer.possible_terminals()
-        names = Names.start(file, self.blocks, possible is not None and lx.NAME in possible)
+        # The text from the latest line known to start a statement: the window's, or all of it.
+        text = self._text(whole=self.headers is None)
+        lexed = advance(self.context.initial, text) if len(text) <= _NAMES_PRIMED_CHARS else None
+        names = Names.start(file, self.blocks, None if lexed is None else lexed[1],
+                            possible is not None and lx.NAME in possible)
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
                         self.headers, names)
 
@@ -397,6 +406,8 @@ class FimState:
                 after_cut = self._text(whole=self.headers is None)
                 self._complete = (self.context.valid_in_windows(self.headers, after_cut, boundary)
                                   and self.context.valid(self.text))
+            if self._complete and self.names is not None and not self.names.off:
+                self._complete = self.names.file.leaves_bound(self.text + self.context.right)
         return self._complete
 
     def distance_bound(self) -> float:
