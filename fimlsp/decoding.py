@@ -654,6 +654,7 @@ def complete_middles(
             setup_deadline = started + options.setup_timeout
             guarantee = named(options.language).constrain(left, right, options.size_budget,
                                                           min(setup_deadline, deadline or setup_deadline), caches)
+        plain = guarantee
         if options.names == "strict":
             guarantee, names_reason = named(options.language).judging_names(guarantee, left, right)
         setup_seconds = time.perf_counter() - started
@@ -725,6 +726,17 @@ def complete_middles(
     first.constraint_seconds += start_seconds
     first.search_seconds += start_seconds
     first.finish_searches += start_searches
+    if mode == "constrained" and options.names == "strict" and not names_reason and not first.valid:
+        # Names are a judgement on top of validity: where no valid middle binds what it must, a valid one is
+        # worth more than none.
+        remaining = None if deadline is None else deadline - time.perf_counter()
+        if remaining is None or remaining > 0:
+            again = complete_middles(model, left, right, replace(options, names="off", timeout=remaining), n,
+                                     should_stop, plain, caches)
+            again[0].reason = "; ".join(reason for reason in (
+                "no valid middle was found that binds every name it needs: decoded without the name judge",
+                again[0].reason) if reason)
+            return again
     return results[:n]
 
 
