@@ -44,7 +44,7 @@ def main() -> int:
                        ("node", node_cases)):
         cases += [(kind, case) for case in make(files, args.seed, args.cases)]
     refused, relaxed, judged_chars = [], 0, 0
-    plain_seconds = judged_seconds = 0.0
+    plain_seconds = judged_seconds = plain_end_seconds = judged_end_seconds = 0.0
     started = time.perf_counter()
     for number, (kind, case) in enumerate(cases, 1):
         state = quotient(case.left, case.right)
@@ -54,8 +54,11 @@ def main() -> int:
         file = FileNames.of(case.left, case.right)
         relaxed += file.relaxed is not None
         clock = time.perf_counter()
-        feed_by_characters(state, case.middle)
+        plain, _ = feed_by_characters(state, case.middle)
         plain_seconds += time.perf_counter() - clock
+        clock = time.perf_counter()
+        assert plain is not None and plain.complete, case.name  # the recognizer's own promise
+        plain_end_seconds += time.perf_counter() - clock
         judging = state.judging_names(file)
         clock = time.perf_counter()
         final, at = feed_by_characters(judging, case.middle)
@@ -63,7 +66,11 @@ def main() -> int:
         judged_chars += len(case.middle)
         if final is None:
             refused.append((kind, case.name, f"refused at middle[{at}]", case.middle[max(0, at - 60):at + 1]))
-        elif not final.complete:
+            continue
+        clock = time.perf_counter()
+        complete = final.complete
+        judged_end_seconds += time.perf_counter() - clock
+        if not complete:
             refused.append((kind, case.name, "not complete at the end", case.middle[-80:]))
         if number % 200 == 0:
             print(f"  {number}/{len(cases)} cases, {len(refused)} refused, {time.perf_counter() - started:.0f} s",
@@ -75,6 +82,8 @@ def main() -> int:
     print(f"feed per character: {1e3 * plain_seconds / max(1, judged_chars):.4f} ms without the judge, "
           f"{1e3 * judged_seconds / max(1, judged_chars):.4f} ms with it "
           f"(+{100 * (judged_seconds - plain_seconds) / max(1e-9, plain_seconds):.1f}%)")
+    print(f"end check per case: {1e3 * plain_end_seconds / len(cases):.2f} ms without the judge, "
+          f"{1e3 * judged_end_seconds / len(cases):.2f} ms with it (pyflakes on the completed file)")
     return 1 if refused else 0
 
 

@@ -90,6 +90,11 @@ def test_a_middle_that_makes_names_unknowable_relaxes_the_judge(middle):
     assert judged(LEFT, middle, RIGHT) == "complete"
 
 
+def test_a_name_the_left_context_already_loads_unbound_is_not_the_middles_debt():
+    left = "def f():\n    return missing\n\n"
+    assert judged(left, "y = 1\n", "\ndef g():\n    return missing\n") == "complete"
+
+
 def test_visible_names_leave_out_attributes_only():
     names = visible_names("import a\nx = a.b\n", "def f(p):\n    return c\n")
     assert {"a", "x", "f", "p", "c", "len"} <= names
@@ -110,6 +115,7 @@ def test_a_statement_begun_in_the_left_context_is_read_from_where_it_starts(left
     ("def f(", "a):", "\n    return a + b\n"),  # the true middle binds b too
     ("", "import os\n", "\nprint(sys.argv)\n"),  # the true middle imports sys
     ("for ", "k in []:", "\n    print(k, v)\n"),
+    ("def f(b):\n    return b\n\ndef g(", "a):", "\n    return a + b\n"),  # b named in the left, another scope
 ])
 def test_an_end_that_leaves_a_name_of_the_right_context_unbound_is_refused(left, middle, right):
     assert judged(left, middle, right) == "incomplete"

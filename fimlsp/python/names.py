@@ -52,6 +52,13 @@ _WATCHED = (frozenset({lx.NAME, lx.NEWLINE, "def", "class", "for", "in", "lambda
 
 def undefined_names(text: str) -> set[str] | None:
     """The names pyflakes reports undefined in `text`; None without pyflakes or where `text` does not parse."""
+    found = undefined_loads(text)
+    return None if found is None else {name for name, _line in found}
+
+
+def undefined_loads(text: str) -> list[tuple[str, int]] | None:
+    """The loads pyflakes reports of undefined names in `text`, with their lines (1-based); None without pyflakes
+    or where `text` does not parse."""
     try:
         from pyflakes import checker, messages
     except ImportError:
@@ -66,7 +73,8 @@ def undefined_names(text: str) -> set[str] | None:
             found = checker.Checker(tree, filename="<fim>").messages
         except RecursionError:
             return None
-    return {message.message_args[0] for message in found if isinstance(message, messages.UndefinedName)}
+    return [(message.message_args[0], message.lineno) for message in found
+            if isinstance(message, messages.UndefinedName)]
 
 
 def visible_names(left: str, right: str) -> frozenset[str]:
@@ -96,24 +104,29 @@ class FileNames:
 
     known: frozenset[str]
     relaxed: str | None = None
-    left: frozenset[str] = frozenset()  # the left context's names (not attributes)
+    left: str = ""  # the left context
 
     @staticmethod
     def of(left: str, right: str) -> FileNames:
         reason = relaxed(left) or relaxed(right)
         if reason:
             return FileNames(frozenset(), f"names not judged: {reason}")
-        return FileNames(visible_names(left, right), None, frozenset(_IDENTIFIER.findall(left)))
+        return FileNames(visible_names(left, right), None, left)
 
     def leaves_bound(self, text: str) -> bool:
         """Whether the whole file `text` (which compiles) loads no name that the middle was to bind: pyflakes finds
-        no undefined name that the left context does not name (one it names the file had without the middle:
-        a name the middle loads is judged as it is written). This is the middle's debt to the right context: a
-        `def` header that no longer binds a parameter the body below uses, an import left out."""
-        if self.relaxed is not None:
+        no undefined name but those it also finds loaded in the left context's whole lines (which may have been
+        undefined whatever the middle). That is the middle's debt to the right context (a `def` header that no
+        longer binds a parameter the body below uses, an import left out) and the loads it made itself. A text that
+        is not the left context's continuation (a region's) is not judged."""
+        if self.relaxed is not None or not text.startswith(self.left):
             return True
-        undefined = undefined_names(text)
-        return undefined is None or undefined <= self.left
+        found = undefined_loads(text)
+        if not found:
+            return True
+        left_lines = self.left.count("\n")
+        unknown = {name for name, line in found if line <= left_lines}
+        return all(name in unknown for name, _line in found)
 
 
 @dataclass(frozen=True, slots=True)
