@@ -135,7 +135,6 @@ class Names:
     (its debt), the name whose role the next terminal decides, and where the line stands."""
 
     file: FileNames
-    blocks: Blocks
     written: frozenset[str] = frozenset()
     debt: frozenset[str] = frozenset()
     pending: str | None = None
@@ -151,23 +150,24 @@ class Names:
     previous: str = lx.NEWLINE
 
     @staticmethod
-    def start(file: FileNames, blocks: Blocks, statement: list[str] | None, in_name: bool) -> Names:
-        """The judge for a middle written after a text whose blocks are `blocks` and whose last statement (from a
-        line that starts one) lexes to `statement` (None: not known; then the rest of the line is not judged);
-        `in_name`: the text ends inside a word, which the middle's first name continues."""
-        names = Names(file, Blocks(), off=file.relaxed is not None)
-        primed = None if statement is None or names.off else names.feed(statement)
+    def start(file: FileNames, statement: list[str] | None, in_name: bool) -> Names:
+        """The judge for a middle written after a text whose last statement (from a line that starts one) lexes to
+        `statement` (None: not known; then the rest of the line is not judged); `in_name`: the text ends inside a
+        word, which the middle's first name continues."""
+        names = Names(file, off=file.relaxed is not None)
+        primed = None if statement is None or names.off else names.feed(statement, _OUTSIDE, _OUTSIDE)
         if primed is None:
             primed = replace(names, line_free=True)
-        return replace(primed, blocks=blocks, written=frozenset(), debt=frozenset(), pending=None, exempt=in_name)
+        return replace(primed, written=frozenset(), debt=frozenset(), pending=None, exempt=in_name)
 
-    def feed(self, terminals: list[str]) -> Names | None:
-        """The judge after `terminals`; None where one of them loads a name that nothing can bind."""
+    def feed(self, terminals: list[str], before: Blocks, after: Blocks) -> Names | None:
+        """The judge after `terminals`, which the open blocks `before` lead to `after` (the parser's company,
+        `fimlsp.python.blocks`); None where one of them loads a name that nothing can bind."""
         if self.off:
             return self
         state = self
         for terminal in terminals:
-            state = state._step(terminal)
+            state = state._step(terminal, before, after)
             if state is None:
                 return None
             if state.off:
@@ -194,18 +194,19 @@ class Names:
             return replace(self, pending=None, debt=self.debt | {name})
         return None
 
-    def _step(self, terminal: str) -> Names | None:
+    def _step(self, terminal: str, before: Blocks, after: Blocks) -> Names | None:
         state = self if self.pending is None else self._decide(terminal)
         if state is None:
             return None
-        blocks = state.blocks._step(terminal) or state.blocks
         if terminal not in _WATCHED:
-            return replace(state, blocks=blocks, previous=terminal)
-        statement_start = state.previous in _STATEMENT_ENDS or state.blocks.opened is not None
-        changes: dict = {"blocks": blocks, "previous": terminal}
+            return replace(state, previous=terminal)
+        # Where the terminals fed together open or close a block, either side may hold: the more lenient counts.
+        statement_start = (state.previous in _STATEMENT_ENDS or before.opened is not None
+                           or after.opened is not None)
+        changes: dict = {"previous": terminal}
         text = getattr(terminal, "text", None)
         if text is not None:
-            changes.update(state._named(text))
+            changes.update(state._named(text, _in_function(before) or _in_function(after)))
         elif terminal == lx.NEWLINE:
             changes.update(line_free=False, header_free=False, targets=0, lambdas=0, after_as=False, calls=())
         elif statement_start and terminal in _FREE_LINES:
@@ -233,7 +234,7 @@ class Names:
             changes["calls"] = state.calls[:-1]
         return replace(state, **changes)
 
-    def _named(self, name: str) -> dict:
+    def _named(self, name: str, in_function: bool) -> dict:
         """What a completed NAME changes."""
         if self.exempt:
             return {"exempt": False, "written": self.written | {name}}
@@ -245,9 +246,12 @@ class Names:
             return {"off": True}
         if name in self.file.known or name in self.written or (name.startswith("__") and name.endswith("__")):
             return {}
-        return {"pending": name, "pending_deferred": bool(self.calls) or self._in_function()}
+        return {"pending": name, "pending_deferred": bool(self.calls) or in_function}
 
-    def _in_function(self) -> bool:
-        """A load here runs later than the text after it (a function body), or its scope is not known."""
-        blocks = self.blocks
-        return blocks.lambda_line or blocks._scope() in (FUNCTION, ASYNC_FUNCTION, OTHER)
+
+_OUTSIDE = Blocks()  # the blocks of a statement read again from its start (`Names.start`): none known
+
+
+def _in_function(blocks: Blocks) -> bool:
+    """A load here runs later than the text after it (a function body), or its scope is not known."""
+    return blocks.lambda_line or blocks._scope() in (FUNCTION, ASYNC_FUNCTION, OTHER)

@@ -329,8 +329,7 @@ class FimState:
         # The text from the latest line known to start a statement: the window's, or all of it.
         text = self._text(whole=self.headers is None)
         lexed = advance(self.context.initial, text) if len(text) <= _NAMES_PRIMED_CHARS else None
-        names = Names.start(file, self.blocks, None if lexed is None else lexed[1],
-                            possible is not None and lx.NAME in possible)
+        names = Names.start(file, None if lexed is None else lexed[1], possible is not None and lx.NAME in possible)
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
                         self.headers, names)
 
@@ -355,7 +354,7 @@ class FimState:
             return None
         names = self.names
         if names is not None and terminals:
-            names = names.feed(terminals)
+            names = names.feed(terminals, self.blocks, blocks)
             if names is None:
                 return None
         return FimState(self.context, lexer, parser, (self._chunks, text), blocks, self.scope, self.headers, names)
