@@ -72,6 +72,8 @@ from fimlsp.language import State as FimState
 
 MODES = ("constrained", "checked", "unconstrained")  # the one list of modes; the first is the default
 SCOPES = ("file", "block")  # the first is the default
+# strict: the constrained mode refuses a middle that loads a name nothing binds (`Language.judging_names`)
+NAMES = ("off", "strict")  # the first is the default
 # Near the token limit every candidate's shortest finish is searched for; further away the recognizer's lower
 # bound decides. "Near": fewer tokens left than twice the bound plus this many.
 NEAR_LIMIT_MARGIN = 16
@@ -121,12 +123,15 @@ class DecodingOptions:
     loop_repeats: int = 3  # a middle ending in the same chunk this many times is cut back to the first; 0: never
     token_healing: bool = True  # the left context's last tokens are taken back and written again by the model
     attempts: int = 3  # greedy middles decoded, each from another valid first token; the best ended comes first
+    names: str = NAMES[0]  # "strict": constrained middles load only names that the file or the middle binds
 
     def __post_init__(self):
         if self.mode not in MODES:
             raise ValueError(f"unknown mode {self.mode!r}; choose one of {', '.join(MODES)}")
         if self.scope not in SCOPES:
             raise ValueError(f"unknown scope {self.scope!r}; choose one of {', '.join(SCOPES)}")
+        if self.names not in NAMES:
+            raise ValueError(f"unknown names setting {self.names!r}; choose one of {', '.join(NAMES)}")
         if self.max_tokens < 0 or self.top_k < 1 or self.temperature < 0 or not 0 < self.top_p <= 1:
             raise ValueError("max_tokens >= 0, top_k >= 1, temperature >= 0 and 0 < top_p <= 1 are required")
         if self.attempts < 1:
@@ -643,12 +648,15 @@ def complete_middles(
         raise ValueError("n must be at least 1")
     started = time.perf_counter()
     deadline = None if options.timeout is None else started + options.timeout
-    mode, setup_seconds = options.mode, 0.0
+    mode, setup_seconds, names_reason = options.mode, 0.0, ""
     if mode == "constrained":
         if guarantee is None:
             setup_deadline = started + options.setup_timeout
             guarantee = named(options.language).constrain(left, right, options.size_budget,
                                                           min(setup_deadline, deadline or setup_deadline), caches)
+        plain = guarantee
+        if options.names == "strict":
+            guarantee, names_reason = named(options.language).judging_names(guarantee, left, right)
         setup_seconds = time.perf_counter() - started
         if guarantee.state is None:
             mode = "unconstrained"
@@ -703,7 +711,7 @@ def complete_middles(
                 continue
             result.setup_seconds = setup_seconds
             result.scope = scope
-            result.reason = "; ".join(reason for reason in (scope_reason, result.reason) if reason)
+            result.reason = "; ".join(reason for reason in (scope_reason, names_reason, result.reason) if reason)
             if any(result.middle == other.middle for other in results):
                 continue
             results.append(result)
@@ -718,6 +726,17 @@ def complete_middles(
     first.constraint_seconds += start_seconds
     first.search_seconds += start_seconds
     first.finish_searches += start_searches
+    if mode == "constrained" and options.names == "strict" and not names_reason and not first.valid:
+        # Names are a judgement on top of validity: where no valid middle binds what it must, a valid one is
+        # worth more than none.
+        remaining = None if deadline is None else deadline - time.perf_counter()
+        if remaining is None or remaining > 0:
+            again = complete_middles(model, left, right, replace(options, names="off", timeout=remaining), n,
+                                     should_stop, plain, caches)
+            again[0].reason = "; ".join(reason for reason in (
+                "no valid middle was found that binds every name it needs: decoded without the name judge",
+                again[0].reason) if reason)
+            return again
     return results[:n]
 
 

@@ -132,6 +132,12 @@ class Language(ABC):
     def right_context(self, right: str) -> RightContext:
         """The right context alone, compiled for the whole-file promise (setup measured apart from the left)."""
 
+    def judging_names(self, guarantee: Guarantee, left: str, right: str) -> tuple[Guarantee, str]:
+        """The promise with a judge of names on: a middle may not load a name that nothing binds. Returns it and
+        why the judge is off (a language without one, a file whose names its text does not show), or "" where
+        it is on."""
+        return guarantee, f"names not judged: {self.name} has no name judge"
+
     @abstractmethod
     def parses(self, text: str) -> bool:
         """Whether `text` is a valid file of the language: the final judge of a middle (for Python, that CPython

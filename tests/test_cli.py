@@ -114,3 +114,10 @@ def test_a_refused_context_says_where_on_stderr(tmp_path, capsys):
     assert error.count("\n") == 1 and error.startswith("fimlsp complete: no valid middle: no middle can make")
     assert ("CPython refuses line 2, column 7: invalid syntax); the middle generated unconstrained does not compile"
             in error)
+
+
+def test_names_strict_says_when_a_file_turns_the_name_judge_off(tmp_path, capsys):
+    source = tmp_path / "star.py"
+    source.write_text("from os.path import *\n\nresult = \n")
+    assert main(["complete", f"{source}:3:10", "--json", "--names", "strict", "--max-tokens", "8"]) in (0, 1)
+    assert "names not judged: the file has a star import" in json.loads(capsys.readouterr().out)["reason"]

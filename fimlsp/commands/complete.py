@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from fimlsp.cli import UserError
-from fimlsp.decoding import MODES, SCOPES, DecodingOptions
+from fimlsp.decoding import MODES, NAMES, SCOPES, DecodingOptions
 from fimlsp.language import for_path, languages, named
 from fimlsp.source import SourceError, read_source, split_at
 
@@ -39,6 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="block: the middle stays in the block that holds the cursor and leaves the code after "
                              "it as it reads (falls back to the file when the block admits no middle), as the "
                              "editors ask; file: any middle that makes the file valid, the paper's setup (default: "
+                             "%(default)s)")
+    parser.add_argument("--names", choices=NAMES, default=DEFAULTS.names,
+                        help="strict: a constrained middle may not load a name that nothing in the file or the middle "
+                             "binds (off in files with star imports, globals(), exec, eval, ...) (default: "
                              "%(default)s)")
     parser.add_argument("--language", choices=[language.name for language in languages()],
                         help="the file's language (default: from its suffix, else %s)" % DEFAULTS.language)
@@ -114,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
             temperature=args.temperature, top_p=args.top_p, timeout=args.timeout, seed=args.seed,
             single_line=args.single_line, statement_end=args.statement_end, size_budget=args.size_budget,
             setup_timeout=args.setup_timeout, scope=args.scope, loop_repeats=args.loop_repeats,
-            token_healing=args.token_healing, attempts=args.attempts,
+            token_healing=args.token_healing, attempts=args.attempts, names=args.names,
         )
         if args.n < 1:
             raise ValueError("--n must be at least 1")

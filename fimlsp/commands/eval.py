@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fimlsp.decoding import SCOPES, DecodingOptions
+from fimlsp.decoding import NAMES, SCOPES, DecodingOptions
 from fimlsp.evaluation.dataset import KINDS as KIND_NAMES
 from fimlsp.evaluation.runner import MODES as MODE_NAMES
 
@@ -158,6 +158,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             "%(default)s)")
     group.add_argument("--scope", choices=SCOPES, default=SCOPES[0],
                        help="constrained mode's scope: file (the paper's setup) or block (default: %(default)s)")
+    group.add_argument("--names", choices=NAMES, default=NAMES[0],
+                       help="constrained mode's name judge: strict refuses a middle that loads a name nothing binds "
+                            "(default: %(default)s)")
     group.add_argument("--timeout", type=float,
                        help="seconds per completion, then the best valid prefix (default: none)")
     group = parser.add_argument_group("running and reporting")
@@ -205,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--timeout must be positive")
     settings = runner.RunSettings(args.model, args.max_tokens, args.top_k, device,
                                   args.threads or runner.default_threads(args.workers), args.timeout, args.scope,
-                                  args.loop_repeats, args.token_healing, args.attempts)
+                                  args.loop_repeats, args.token_healing, args.attempts, args.names)
     try:
         model = load_model(args.model, device)  # fail here, with one line, rather than in every worker
     except ModelError as error:

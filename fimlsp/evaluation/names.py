@@ -6,27 +6,7 @@ measured."""
 
 from __future__ import annotations
 
-import ast
-import warnings
-
-
-def undefined_names(text: str) -> set[str] | None:
-    """The names pyflakes reports undefined in `text`; None without pyflakes or where `text` does not parse."""
-    try:
-        from pyflakes import checker, messages
-    except ImportError:
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            return None
-        try:
-            found = checker.Checker(tree, filename="<fim>").messages
-        except RecursionError:
-            return None
-    return {message.message_args[0] for message in found if isinstance(message, messages.UndefinedName)}
+from fimlsp.python.names import undefined_names
 
 
 def added_undefined_names(left: str, middle: str, right: str, true_middle: str) -> list[str] | None:

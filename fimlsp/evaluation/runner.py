@@ -26,9 +26,11 @@ from fimlsp.language import Caches
 from fimlsp.model import FimModel, load_model
 
 MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
-SETTING_KEYS = ("model", "max_tokens", "top_k", "timeout", "scope", "loop_repeats", "token_healing", "attempts")
+SETTING_KEYS = ("model", "max_tokens", "top_k", "timeout", "scope", "loop_repeats", "token_healing", "attempts",
+                "names")
 # Settings that results files written before them lack, with the value those runs had.
-_SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0], "loop_repeats": 0, "token_healing": False, "attempts": 1}
+_SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0], "loop_repeats": 0, "token_healing": False, "attempts": 1,
+                         "names": decoding.NAMES[0]}
 
 
 class ResumeError(Exception):
@@ -47,11 +49,13 @@ class RunSettings:
     loop_repeats: int = decoding.DecodingOptions.loop_repeats
     token_healing: bool = decoding.DecodingOptions.token_healing
     attempts: int = decoding.DecodingOptions.attempts
+    names: str = decoding.NAMES[0]  # of the constrained mode
 
     def header(self) -> dict:
         return {"type": "run", "model": self.model_name, "max_tokens": self.max_tokens, "top_k": self.top_k,
                 "timeout": self.timeout, "scope": self.scope, "loop_repeats": self.loop_repeats,
-                "token_healing": self.token_healing, "attempts": self.attempts}
+                "token_healing": self.token_healing, "attempts": self.attempts,
+                "names": self.names}
 
     @property
     def model_name(self) -> str:
@@ -201,7 +205,7 @@ def run_case(case: EvalCase, modes: list[str], model: FimModel, settings: RunSet
                                                      timeout=settings.timeout, scope=settings.scope,
                                                      loop_repeats=settings.loop_repeats,
                                                      token_healing=settings.token_healing,
-                                                     attempts=settings.attempts),
+                                                     attempts=settings.attempts, names=settings.names),
                                      caches=caches)
         except Exception as error:  # noqa: BLE001 - one broken case must not end a long run; it is recorded
             record.update(error=f"{type(error).__name__}: {error}"[:500], parses=False, stop="error",

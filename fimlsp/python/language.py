@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
-from fimlsp.language import DEFAULT_BUDGET, Caches, Language
+from dataclasses import replace
+
+from fimlsp.language import DEFAULT_BUDGET, Caches, Guarantee, Language
+from fimlsp.python.names import FileNames
 from fimlsp.python.quotient import RightContext, RightContextCache
 from fimlsp.python.region import PythonGuarantee, constrain
 from fimlsp.python.syntax import compiles
@@ -21,6 +24,12 @@ class Python(Language):
 
     def right_context(self, right: str) -> RightContext:
         return RightContext(right)
+
+    def judging_names(self, guarantee: Guarantee, left: str, right: str) -> tuple[Guarantee, str]:
+        if guarantee.state is None:
+            return guarantee, ""
+        file = FileNames.of(left, right)
+        return replace(guarantee, state=guarantee.state.judging_names(file)), file.relaxed or ""
 
     def parses(self, text: str) -> bool:
         return compiles(text)

@@ -46,6 +46,15 @@ class LexerState:
 INITIAL = LexerState()
 
 
+class NameTerminal(str):
+    """The terminal NAME, equal to it for the parser, that carries the identifier's text for the name judge."""
+
+    def __new__(cls, text: str) -> NameTerminal:
+        terminal = super().__new__(cls, lx.NAME)
+        terminal.text = text
+        return terminal
+
+
 def indentation_column(whitespace: str) -> int:
     """The column that a line's leading `whitespace` reaches: tabs to the next multiple of 8, a form feed back
     to 0, as CPython counts it."""
@@ -195,7 +204,7 @@ def _close(
         terminal = lx.word_terminal(text)
         if after_number and terminal not in lx.KEYWORDS_AFTER_NUMBER:
             return None
-        out.append(terminal)
+        out.append(NameTerminal(text) if terminal == lx.NAME else terminal)
         return depth, False, True
     if kind == lx.KIND_NUMBER:
         out.append(lx.NUMBER)

@@ -33,6 +33,7 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.blocks import Blocks
 from fimlsp.python.grammar import load_grammar
 from fimlsp.lines import normalize
+from fimlsp.python.names import FileNames, Names
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token, indentation_column
 from fimlsp.python.right_context import reversed_right_context_nfa, token_end
 from fimlsp.python.syntax import compiles, compiles_standing_in, parses_statements
@@ -281,15 +282,21 @@ class RightContextCache:
                 entries.popitem(last=False)
 
 
+# The most text lexed again for the name judge to know where the cursor's statement stands (more: not judged
+# until the line ends).
+_NAMES_PRIMED_CHARS = 50_000
+
+
 class FimState:
     """The recognizer after `left` and the middle fed so far. Immutable: `feed` returns a new state.
 
     A state `in_block()` admits only middles that stay in the block that holds the cursor (see `BlockScope`)."""
 
-    __slots__ = ("context", "lexer", "parser", "_chunks", "blocks", "_complete", "scope", "headers")
+    __slots__ = ("context", "lexer", "parser", "_chunks", "blocks", "_complete", "scope", "headers", "names")
 
     def __init__(self, context: RightContext, lexer: LexerState, parser: RecognizerState, chunks: tuple,
-                 blocks: Blocks, scope: BlockScope | None = None, headers: str | None = None):
+                 blocks: Blocks, scope: BlockScope | None = None, headers: str | None = None,
+                 names: Names | None = None):
         self.context = context
         self.lexer = lexer
         self.parser = parser
@@ -298,6 +305,7 @@ class FimState:
         self._complete: bool | None = None
         self.scope = scope
         self.headers = headers  # what stands for the text's first chunk (`RightContext.start`), if anything
+        self.names = names  # the name judge of the middle written from here, if it is on
 
     def statement_column(self) -> int:
         """The column of the statement the text ends in: the indentation of its line, as far as it is written."""
@@ -312,7 +320,18 @@ class FimState:
     def in_block(self) -> FimState:
         """This state, with what may follow restricted to the block that holds the cursor here."""
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, BlockScope.at(self),
-                        self.headers)
+                        self.headers, self.names)
+
+    def judging_names(self, file: FileNames) -> FimState:
+        """This state, with the middle written from here refused where it loads a name that nothing in the file
+        (`file`) nor the middle binds (see `fimlsp.python.names`)."""
+        possible = self.lexer.possible_terminals()
+        # The text from the latest line known to start a statement: the window's, or all of it.
+        text = self._text(whole=self.headers is None)
+        lexed = advance(self.context.initial, text) if len(text) <= _NAMES_PRIMED_CHARS else None
+        names = Names.start(file, None if lexed is None else lexed[1], possible is not None and lx.NAME in possible)
+        return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
+                        self.headers, names)
 
     def feed(self, text: str) -> FimState | None:
         """The state after `text`, or None when no valid middle starts with everything fed so far."""
@@ -333,7 +352,12 @@ class FimState:
         blocks = self.blocks.feed(terminals) if terminals else self.blocks
         if blocks is None:
             return None
-        return FimState(self.context, lexer, parser, (self._chunks, text), blocks, self.scope, self.headers)
+        names = self.names
+        if names is not None and terminals:
+            names = names.feed(terminals, self.blocks, blocks)
+            if names is None:
+                return None
+        return FimState(self.context, lexer, parser, (self._chunks, text), blocks, self.scope, self.headers, names)
 
     def expected(self) -> tuple[str, ...]:
         """The terminals that may come next: after the token being written when it can only be one terminal,
@@ -381,6 +405,8 @@ class FimState:
                 after_cut = self._text(whole=self.headers is None)
                 self._complete = (self.context.valid_in_windows(self.headers, after_cut, boundary)
                                   and self.context.valid(self.text))
+            if self._complete and self.names is not None and not self.names.off:
+                self._complete = self.names.file.leaves_bound(self.text + self.context.right)
         return self._complete
 
     def distance_bound(self) -> float:
@@ -408,6 +434,8 @@ class FimState:
             return None
         parser = self.parser.feed_all(terminals)
         if parser is None or not parser.complete or self.blocks.feed(terminals) is None:
+            return None
+        if self.names is not None and not self.names.ends(terminals):
             return None
         return index
 

@@ -269,7 +269,7 @@ class CompletionEngine:
             mode=settings.mode, max_tokens=settings.max_tokens, top_k=settings.top_k, timeout=remaining,
             loop_repeats=settings.loop_repeats, attempts=settings.attempts,
             single_line=request.single_line, statement_end=not request.single_line, size_budget=settings.size_budget,
-            language=request.language, scope=settings.scope,
+            language=request.language, scope=settings.scope, names=settings.names,
         )
         results = complete_middles(self._model, request.left, request.right, options, settings.alternatives,
                                    should_stop=stop.is_set, guarantee=guarantee)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from fimlsp.decoding import MODES, SCOPES, DecodingOptions
+from fimlsp.decoding import MODES, NAMES, SCOPES, DecodingOptions
 from fimlsp.language import DEFAULT_BUDGET
 from fimlsp.model.loading import DEVICE_CHOICES, DEVICES
 
@@ -82,6 +82,8 @@ class Settings:
     mode: str = _setting(MODES[0], "mode", _choice(MODES), MODES)
     # block: a middle stays in the block at the cursor and leaves the code after it as it reads
     scope: str = _setting("block", "scope", _choice(SCOPES), SCOPES)
+    # strict: a constrained suggestion loads only names that the file or the suggestion binds
+    names: str = _setting(NAMES[0], "names", _choice(NAMES), NAMES)
     max_tokens: int = _setting(128, "maxTokens", _positive_int)
     time_budget: float = _setting(2.0, "timeBudget", _positive_number)  # seconds per completion
     # auto: single-line while typing, multi-line when the user asks

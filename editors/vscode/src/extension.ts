@@ -19,7 +19,7 @@ const MODEL_STATUS = "fimlsp.modelStatus";
 const REQUEST_STATUS = "fimlsp/status";
 // The server's settings (fimlsp/server/config.py), in its order; tests/test_settings_list.py checks this copy.
 const SERVER_SETTINGS = [
-  "model", "device", "mode", "scope", "maxTokens", "timeBudget", "singleLine", "topK", "cache", "sizeBudget", "alternatives",
+  "model", "device", "mode", "scope", "names", "maxTokens", "timeBudget", "singleLine", "topK", "cache", "sizeBudget", "alternatives",
   "attempts", "loopRepeats",
 ] as const;
 

@@ -1,0 +1,257 @@
+"""Names in scope, judged as the middle is written: a middle may not load a name that nothing in the file binds.
+
+`FileNames.of(left, right)` reads what the file around the middle can bind (`visible_names`): every identifier
+of the left and right contexts that is not an attribute (after a dot), and the builtins. It is a flat
+over-approximation of the scopes visible at the cursor, on purpose: a name bound in any scope, later in the file,
+or only in a comment counts as bound, so the judge never refuses a name the true middle could load. Files whose
+names cannot be known from their text (`import *`, `globals()`, `locals()`, `vars()`, `exec`, `eval`,
+`__builtins__`, a module `__getattr__`) relax the judge: it refuses nothing there, and `FileNames.relaxed` says why.
+
+`Names` follows the terminal stream beside the parser (the middle's terminals, NAME terminals carrying their text,
+`fimlsp.python.lexer.NameTerminal`) and, when a NAME completes, knows whether it may be a binding:
+- after a dot (an attribute), on `import`/`from`/`global`/`nonlocal`/`del`/`match`/`case` lines, in a `def` or
+  `class` header, in `for` targets (statements and comprehensions) up to `in`, in `lambda` parameters, after `as`:
+  anything, and it is bound from then on;
+- a name the file or the middle already binds: a load, accepted;
+- any other name is pending until the next terminal decides: followed by `=` or `:=` (an assignment, a keyword
+  argument) or, outside a call's or subscript's brackets, by `,` `:` `)` `]` (a target list, an annotation) it
+  may be a binding; followed by anything else it is a load of a name nothing binds. At module level outside
+  brackets that load is refused at once. In a function body, inside brackets (a comprehension's target comes
+  after its element) or on a `lambda` line it can still be bound later in the middle: it is the middle's debt,
+  paid by a later binding, and an end is accepted only with no debt left.
+Writing `globals`, `locals`, `vars`, `exec`, `eval`, `__builtins__` or `import *` in the middle relaxes it from
+then on.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+import warnings
+from dataclasses import dataclass, replace
+
+from fimlsp.python import lexemes as lx
+from fimlsp.python.blocks import ASYNC_FUNCTION, FUNCTION, OTHER, Blocks
+
+# Names through which a module's names are made or read in ways its text does not show.
+DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "__builtins__"})
+_IDENTIFIER = re.compile(r"(?<![.\w])(?!\d)\w+")
+_STAR_IMPORT = re.compile(r"\bimport\s*\(?\s*\*")
+_DYNAMIC = re.compile(r"\b(?:(globals|locals|vars|exec|eval)\s*\(|(__builtins__)\b)")
+_MODULE_GETATTR = re.compile(r"^(async\s+)?def\s+__getattr__\b", re.MULTILINE)
+_STATEMENT_ENDS = frozenset({lx.NEWLINE, lx.INDENT, lx.DEDENT, ";"})
+_FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del", "match", "case"})
+_BINDING_NEXT = frozenset({"=", ":=", ",", ":", ")", "]"})
+_BINDING_NEXT_IN_CALL = frozenset({"=", ":="})
+_CALLABLE_ENDS = frozenset({lx.NAME, ")", "]", lx.STRING})
+# The terminals that change more than the previous one (NAME stands for every name).
+_WATCHED = (frozenset({lx.NAME, lx.NEWLINE, "def", "class", "for", "in", "lambda", ":", "as", "*"}) | _FREE_LINES
+            | lx.OPENING_BRACKETS | lx.CLOSING_BRACKETS)
+
+
+def undefined_names(text: str) -> set[str] | None:
+    """The names pyflakes reports undefined in `text`; None without pyflakes or where `text` does not parse."""
+    found = undefined_loads(text)
+    return None if found is None else {name for name, _line in found}
+
+
+def undefined_loads(text: str) -> list[tuple[str, int]] | None:
+    """The loads pyflakes reports of undefined names in `text`, with their lines (1-based); None without pyflakes
+    or where `text` does not parse."""
+    try:
+        from pyflakes import checker, messages
+    except ImportError:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return None
+        try:
+            found = checker.Checker(tree, filename="<fim>").messages
+        except RecursionError:
+            return None
+    return [(message.message_args[0], message.lineno) for message in found
+            if isinstance(message, messages.UndefinedName)]
+
+
+def visible_names(left: str, right: str) -> frozenset[str]:
+    """Every name the file around the middle may bind: its identifiers that are not attributes, and the
+    builtins (a superset of the names bound in the scopes visible at the cursor)."""
+    names = set(_IDENTIFIER.findall(left))
+    names.update(_IDENTIFIER.findall(right))
+    names.update(dir(builtins))
+    return frozenset(names)
+
+
+def relaxed(text: str) -> str | None:
+    """Why the names a text binds cannot be known from it; None when they can."""
+    if _STAR_IMPORT.search(text):
+        return "the file has a star import"
+    found = _DYNAMIC.search(text)
+    if found:
+        return f"the file uses {found.group(1) or found.group(2)}"
+    if _MODULE_GETATTR.search(text):
+        return "the file defines a module __getattr__"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class FileNames:
+    """What the file around the middle binds, and why the judge is off in it (None: it is on)."""
+
+    known: frozenset[str]
+    relaxed: str | None = None
+    left: str = ""  # the left context
+
+    @staticmethod
+    def of(left: str, right: str) -> FileNames:
+        reason = relaxed(left) or relaxed(right)
+        if reason:
+            return FileNames(frozenset(), f"names not judged: {reason}")
+        return FileNames(visible_names(left, right), None, left)
+
+    def leaves_bound(self, text: str) -> bool:
+        """Whether the whole file `text` (which compiles) loads no name that the middle was to bind: pyflakes finds
+        no undefined name but those it also finds loaded in the left context's whole lines (which may have been
+        undefined whatever the middle). That is the middle's debt to the right context (a `def` header that no
+        longer binds a parameter the body below uses, an import left out) and the loads it made itself. A text that
+        is not the left context's continuation (a region's) is not judged."""
+        if self.relaxed is not None or not text.startswith(self.left):
+            return True
+        found = undefined_loads(text)
+        if not found:
+            return True
+        left_lines = self.left.count("\n")
+        unknown = {name for name, line in found if line <= left_lines}
+        return all(name in unknown for name, _line in found)
+
+
+@dataclass(frozen=True, slots=True)
+class Names:
+    """The middle's names so far: those it may have bound, those it loaded unbound inside a function or brackets
+    (its debt), the name whose role the next terminal decides, and where the line stands."""
+
+    file: FileNames
+    written: frozenset[str] = frozenset()
+    debt: frozenset[str] = frozenset()
+    pending: str | None = None
+    pending_deferred: bool = False
+    exempt: bool = False  # the next name began in the left context (the cursor inside it)
+    off: bool = False
+    line_free: bool = False
+    header_free: bool = False
+    targets: int = 0  # `for`s waiting for their `in`
+    lambdas: int = 0  # `lambda`s waiting for their `:`
+    after_as: bool = False
+    calls: tuple[bool, ...] = ()  # the open brackets, innermost last: a call's or subscript's
+    previous: str = lx.NEWLINE
+
+    @staticmethod
+    def start(file: FileNames, statement: list[str] | None, in_name: bool) -> Names:
+        """The judge for a middle written after a text whose last statement (from a line that starts one) lexes to
+        `statement` (None: not known; then the rest of the line is not judged); `in_name`: the text ends inside a
+        word, which the middle's first name continues."""
+        names = Names(file, off=file.relaxed is not None)
+        primed = None if statement is None or names.off else names.feed(statement, _OUTSIDE, _OUTSIDE)
+        if primed is None:
+            primed = replace(names, line_free=True)
+        return replace(primed, written=frozenset(), debt=frozenset(), pending=None, exempt=in_name)
+
+    def feed(self, terminals: list[str], before: Blocks, after: Blocks) -> Names | None:
+        """The judge after `terminals`, which the open blocks `before` lead to `after` (the parser's company,
+        `fimlsp.python.blocks`); None where one of them loads a name that nothing can bind."""
+        if self.off:
+            return self
+        state = self
+        for terminal in terminals:
+            state = state._step(terminal, before, after)
+            if state is None:
+                return None
+            if state.off:
+                return state
+        return state
+
+    def ends(self, terminals: list[str]) -> bool:
+        """Whether the middle may end with `terminals` (those of the right context up to where it settles) after
+        it: the last name's role decided by what follows, and no debt left."""
+        if self.off:
+            return True
+        state = self
+        if state.pending is not None:
+            state = state._decide(terminals[0] if terminals else ",")
+            if state is None:
+                return False
+        return not state.debt
+
+    def _decide(self, terminal: str) -> Names | None:
+        name, in_call = self.pending, bool(self.calls) and self.calls[-1]
+        if terminal in (_BINDING_NEXT_IN_CALL if in_call else _BINDING_NEXT):
+            return replace(self, pending=None, written=self.written | {name}, debt=self.debt - {name})
+        if self.pending_deferred:
+            return replace(self, pending=None, debt=self.debt | {name})
+        return None
+
+    def _step(self, terminal: str, before: Blocks, after: Blocks) -> Names | None:
+        state = self if self.pending is None else self._decide(terminal)
+        if state is None:
+            return None
+        if terminal not in _WATCHED:
+            return replace(state, previous=terminal)
+        # Where the terminals fed together open or close a block, either side may hold: the more lenient counts.
+        statement_start = (state.previous in _STATEMENT_ENDS or before.opened is not None
+                           or after.opened is not None)
+        changes: dict = {"previous": terminal}
+        text = getattr(terminal, "text", None)
+        if text is not None:
+            changes.update(state._named(text, _in_function(before) or _in_function(after)))
+        elif terminal == lx.NEWLINE:
+            changes.update(line_free=False, header_free=False, targets=0, lambdas=0, after_as=False, calls=())
+        elif statement_start and terminal in _FREE_LINES:
+            changes["line_free"] = True
+        elif terminal in ("def", "class"):
+            changes["header_free"] = True
+        elif terminal == "for":
+            changes["targets"] = state.targets + 1
+        elif terminal == "in" and state.targets:
+            changes["targets"] = state.targets - 1
+        elif terminal == "lambda":
+            changes["lambdas"] = state.lambdas + 1
+        elif terminal == ":":
+            if state.lambdas:
+                changes["lambdas"] = state.lambdas - 1
+            elif not state.calls:
+                changes["header_free"] = False
+        elif terminal == "as":
+            changes["after_as"] = True
+        elif terminal == "*" and state.previous == "import":
+            changes["off"] = True
+        elif terminal in lx.OPENING_BRACKETS:
+            changes["calls"] = state.calls + (state.previous in _CALLABLE_ENDS and terminal != "{",)
+        elif terminal in lx.CLOSING_BRACKETS:
+            changes["calls"] = state.calls[:-1]
+        return replace(state, **changes)
+
+    def _named(self, name: str, in_function: bool) -> dict:
+        """What a completed NAME changes."""
+        if self.exempt:
+            return {"exempt": False, "written": self.written | {name}}
+        if self.previous == ".":
+            return {}
+        if self.line_free or self.header_free or self.targets or self.lambdas or self.after_as:
+            return {"written": self.written | {name}, "debt": self.debt - {name}, "after_as": False}
+        if name in DYNAMIC_NAMES:
+            return {"off": True}
+        if name in self.file.known or name in self.written or (name.startswith("__") and name.endswith("__")):
+            return {}
+        return {"pending": name, "pending_deferred": bool(self.calls) or in_function}
+
+
+_OUTSIDE = Blocks()  # the blocks of a statement read again from its start (`Names.start`): none known
+
+
+def _in_function(blocks: Blocks) -> bool:
+    """A load here runs later than the text after it (a function body), or its scope is not known."""
+    return blocks.lambda_line or blocks._scope() in (FUNCTION, ASYNC_FUNCTION, OTHER)
