@@ -793,3 +793,26 @@ def test_attempts_decoded_as_one_batch_give_the_middles_decoded_one_after_anothe
             [result.log_probability for result in one_by_one], abs=1e-4), case.name
     assert max(together) == 3 and max(rows) == 1  # three sequences a pass, or one
     assert len(together) < len(rows), (len(together), len(rows))  # fewer passes than one a token each
+
+
+def test_within_a_time_budget_the_prompt_is_cut_to_what_the_model_reads_in_its_share(tmp_path):
+    """The speed is forced (a measured 25 ms a prompt token), not measured on a busy machine: a 5 s budget lets the
+    prompt's pass take 0.4 of it, so the model reads at most 80 tokens of a prompt that would fill its context (the
+    budget is long enough that the constraint's setup leaves the prompt's pass its turn on a loaded machine)."""
+    from fimlsp.decoding import PROMPT_SHARE
+    from fimlsp.model.loading import MIN_PROMPT_TOKENS
+    from fimlsp.training.tiny import build_tiny_model
+
+    model = load_model(build_tiny_model(tmp_path / "long-model", n_positions=4096), "cpu")
+    left, right = "def f(x):\n    return x\n\n\n" * 400 + "y = ", "\n"
+    passes = []
+    forward = model.forward
+    model.forward = lambda ids, past: passes.append(ids.shape[1]) or forward(ids, past)
+    complete_middle(model, left, right, DecodingOptions(max_tokens=2, attempts=1))
+    unbudgeted = passes[0]
+    rate, budget = 0.025, 5.0
+    model.prompt_seconds_per_token = rate
+    passes.clear()
+    complete_middle(model, left, right, DecodingOptions(max_tokens=2, attempts=1, timeout=budget))
+    assert unbudgeted > 1000
+    assert MIN_PROMPT_TOKENS <= passes[0] <= PROMPT_SHARE * budget / rate
