@@ -73,3 +73,21 @@ def intersects(rules: Rules, start: str, terminals: set[str], nfa: RawNFA) -> bo
 def strings(alphabet: tuple[str, ...], max_length: int):
     for length in range(max_length + 1):
         yield from product(alphabet, repeat=length)
+
+
+def compilable(statement: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """A generated statement, as (depth, line) pairs, with what CPython's compiler refuses after parsing written as
+    what it allows: `return` and `yield` outside a function as `pass`, a value returned from an async generator as a
+    bare `return`."""
+    enclosing: list[str] = []
+    lines = []
+    for depth, text in statement:
+        del enclosing[depth:]
+        scope = next((header for header in reversed(enclosing) if "def " in header or "class " in header), "")
+        if text in ("return x", "yield") and "def " not in scope:
+            text = "pass"
+        elif text == "return x" and scope.startswith("async def"):
+            text = "return"
+        lines.append((depth, text))
+        enclosing.append(text)
+    return lines

@@ -22,6 +22,7 @@ from fimlsp import quotient
 from fimlsp.python.syntax import compiles
 from fimlsp.server.documents import Documents
 from fimlsp.server.positions import ENCODINGS
+from tests.oracles import compilable
 
 FUZZ_EXAMPLES = int(os.environ.get("FIMLSP_FUZZ_EXAMPLES", "0"))
 
@@ -98,31 +99,11 @@ STATEMENTS = st.recursive(st.sampled_from(SIMPLE_STATEMENTS).map(lambda line: [(
                           max_leaves=8)
 
 
-_FUNCTIONS = ("def f(a, b=1):", "async def g():")
-
-
-def _compilable(statement: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """The statement with what CPython's compiler refuses after parsing written as what it allows: `return` and
-    `yield` outside a function as `pass`, a value returned from an async generator as a bare `return`."""
-    enclosing: list[str] = []
-    lines = []
-    for depth, line in statement:
-        del enclosing[depth:]
-        function = next((header for header in reversed(enclosing) if header in _FUNCTIONS + ("class C(B):",)), None)
-        if line in ("return x", "yield") and function not in _FUNCTIONS:
-            line = "pass"
-        elif line == "return x" and function == "async def g():":
-            line = "return"
-        lines.append((depth, line))
-        enclosing.append(line)
-    return lines
-
-
 @st.composite
 def valid_modules(draw) -> str:
     """A module that CPython compiles, in one of many lexical styles: indentation unit, line ends, form feeds,
     blank and comment lines."""
-    statements = [_compilable(statement) for statement in draw(st.lists(STATEMENTS, min_size=1, max_size=4))]
+    statements = [compilable(statement) for statement in draw(st.lists(STATEMENTS, min_size=1, max_size=4))]
     unit = draw(st.sampled_from(["    ", "\t", "  ", " ", "\t    "]))
     ending = draw(st.sampled_from(["\n", "\r\n", "\r"]))
     feeds = draw(st.booleans())

@@ -20,6 +20,7 @@ from fimlsp.python.quotient import RightContext
 from fimlsp.python.right_context import _Scanner, _StandaloneCache, _window_tokens
 from fimlsp.python.syntax import parses
 from fimlsp.python.window import left_window, module_statement_starts
+from tests.oracles import compilable
 from tests.test_fuzz import fuzz, valid_modules
 
 SIMPLE = [
@@ -61,23 +62,6 @@ def _indented(statements, depth):
 STATEMENTS = st.recursive(st.sampled_from(SIMPLE).map(lambda text: [(0, text)]), _block, max_leaves=10)
 
 
-def _compilable(statement: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """The statement with what CPython's compiler refuses after parsing written as what it allows: `return` and
-    `yield` outside a function as `pass`, a value returned from an async generator as a bare `return`."""
-    enclosing: list[str] = []
-    lines = []
-    for depth, text in statement:
-        del enclosing[depth:]
-        scope = next((header for header in reversed(enclosing) if "def " in header or "class " in header), "")
-        if text in ("return x", "yield") and "def " not in scope:
-            text = "pass"
-        elif text == "return x" and scope.startswith("async def"):
-            text = "return"
-        lines.append((depth, text))
-        enclosing.append(text)
-    return lines
-
-
 @st.composite
 def nested_modules(draw) -> str:
     """Modules of nested classes, functions and clauses, with decorators, `match`, multi-line brackets and
@@ -85,7 +69,7 @@ def nested_modules(draw) -> str:
     unit = draw(st.sampled_from(["    ", "  ", "\t"]))
     lines = []
     for statement in draw(st.lists(STATEMENTS, min_size=1, max_size=3)):
-        for depth, text in _compilable(statement):
+        for depth, text in compilable(statement):
             first, *rest = text.split("\n")
             lines.append(unit * depth + first)
             lines += [unit * depth + line if not line.startswith(("1", "at")) else line for line in rest]
