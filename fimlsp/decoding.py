@@ -57,14 +57,15 @@ mode's check: never one that may break a file that is valid but for the middle.
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import asdict, dataclass, replace
 
-from fimlsp.model import FimModel
+import numpy as np
+
+from fimlsp.model import FimModel, PromptPass
 from fimlsp.model.token_text import completions_of, split_utf8
 from fimlsp.lines import LINE_BREAK, split_lines, with_line_breaks_of
 from fimlsp.language import DEFAULT_BUDGET, DEFAULT_LANGUAGE, FILE, NONE, REGION, Caches, Guarantee, Language, named
@@ -308,29 +309,29 @@ class _Decoder:
         the last prefix, why it stopped, and the prefixes passed on the way.
         `skip_first` valid first tokens are passed over (the alternatives of a greedy completion); an alternative
         starts only from one of the model's top `top_k` tokens, and stops as `no_alternative` when none is left."""
-        import torch
-
         options, model, judge = self.options, self.model, self.judge
         self.steerable = judge.constrained and start.finish is not None
         self.statement_column = start.state.statement_column() if options.statement_end and start.state else None
-        generator = torch.Generator().manual_seed(options.seed)
+        generator = np.random.default_rng(options.seed)
         token, prefix, seen = None, start, []
         while True:
             stop = self._stopped(prompt_length, prefix)
             if stop is not None:
                 return prefix, stop, seen
-            logits = yield token
-            log_probs = torch.log_softmax(logits.float(), dim=-1)
+            log_probs = yield token
             if prefix.heal:  # only tokens that write the taken-back bytes again, and no end before them
-                agreeing = torch.tensor(model.tokens_agreeing(prefix.heal), device=log_probs.device)
-                log_probs = torch.full_like(log_probs, float("-inf")).index_copy_(
-                    0, agreeing, log_probs[agreeing])
+                agreeing = model.tokens_agreeing(prefix.heal)
+                healing = np.full_like(log_probs, -np.inf)
+                healing[agreeing] = log_probs[agreeing]
+                log_probs = healing
+            elif start.heal.isspace() and not prefix.text and not prefix.pending:
+                log_probs = log_probs.copy()  # the row is the engine's: the mask below is this step's alone
             if start.heal.isspace() and not prefix.text and not prefix.pending:
                 # taken-back indentation (or the space after `return `) is the user's: the middle writes it
                 # again and then code, not more whitespace (a deeper line, a stray space, a run of spaces)
                 longer = [token for token, length in model.blank_tokens if length > len(prefix.heal)]
-                log_probs[longer] = float("-inf")
-            prefix.eos_probability = float(log_probs[self.stop_ids].exp().sum()) if self.stop_ids else 0.0
+                log_probs[longer] = -np.inf
+            prefix.eos_probability = float(np.exp(log_probs[self.stop_ids]).sum()) if self.stop_ids else 0.0
             seen.append(prefix)
             chosen = self._choose(prefix, log_probs, generator, skip_first if prefix is start else 0)
             if chosen in ("eos", "no_candidate", "no_alternative"):
@@ -420,7 +421,7 @@ class _Decoder:
         if found is not None:
             return found
         _accepted, state = self.judge.extend(start, text)  # a prefix of an accepted middle: accepted too
-        tokens = len(self.model.tokenizer.encode(text, add_special_tokens=False)) if text else 0
+        tokens = len(self.model.encode(text)) if text else 0
         return _Prefix(text, b"", state, tokens, prefix.log_probability)
 
     def _stopped(self, prompt_length: int, prefix: _Prefix) -> str | None:
@@ -592,7 +593,7 @@ class _Decoder:
             finish = self.judge.finish(prefix.state, limit, self._search_deadline(FALLBACK_SEARCH_SECONDS))
         if finish is None:
             return None
-        tokens = len(self.model.tokenizer.encode(finish, add_special_tokens=False))
+        tokens = len(self.model.encode(finish))
         return (finish, tokens) if tokens <= left else None
 
     def _known_finish(self, prefix: _Prefix, limit: int | None = None) -> str | None:
@@ -667,7 +668,7 @@ def complete_middles(
         model.prompt(left, right, reserve, limit), b"")
     # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.
     options = replace(options, max_tokens=max(0, min(options.max_tokens, model.context_window - len(prompt))))
-    prompt_pass = _PromptPass(model, prompt, shared=options.attempts > 1 or n > 1)
+    prompt_pass = model.prompt_pass(prompt, shared=options.attempts > 1 or n > 1)
     # One start for every attempt: its finish (is the end reachable at all?) is searched for once.
     start, scope, scope_reason, start_searches = _Prefix("", b"", None, 0), "file", "", 0
     clock = time.perf_counter()
@@ -679,6 +680,7 @@ def complete_middles(
     steps_deadline = None if deadline is None else deadline - FALLBACK_SHARE * (deadline - time.perf_counter())
     results: list[Completion] = []
     attempts = 0
+    steps_clock = _Clock()
     while attempts < options.attempts or (len(results) < n and attempts < 2 * n):
         if results and deadline is not None and time.perf_counter() >= deadline:
             break  # a later attempt would only time out, and its fallback run past the budget
@@ -691,7 +693,7 @@ def complete_middles(
             decoders.append(_Decoder(model, judge, run_options, deadline, should_stop, steps_deadline))
             runs.append(decoders[-1].steps(len(prompt), start, skip))
         attempts += together
-        outcomes = _decode_side_by_side(prompt_pass, runs)
+        outcomes = _decode_side_by_side(prompt_pass, runs, steps_clock)
         # When the budget ends, a middle that was finished is offered and the unfinished ones are dropped; with
         # none finished, the first unfinished one is ended by a fallback.
         judged = [None if outcome[1] == "timeout" else
@@ -722,7 +724,7 @@ def complete_middles(
             break
     results.sort(key=preference, reverse=True)
     first = results[0]
-    first.model_seconds += prompt_pass.seconds + prompt_pass.step_seconds
+    first.model_seconds += prompt_pass.seconds + steps_clock.seconds
     first.constraint_seconds += start_seconds
     first.search_seconds += start_seconds
     first.finish_searches += start_searches
@@ -740,27 +742,22 @@ def complete_middles(
     return results[:n]
 
 
-def _decode_side_by_side(prompt_pass: _PromptPass, runs: list[Generator]) -> list[tuple[_Prefix, str, list]]:
-    """Run the decoders' `steps` together, one forward pass a step for all: a batch of one sequence each, over
-    a key-value cache with a row each (a decoder that stops leaves the batch). Every sequence is the prompt and as
-    many tokens as the others, so the rows need no padding, and each row's logits are those of its sequence
-    alone. The decoders' outcomes, in order."""
-    import torch
-
-    model = prompt_pass.model
+def _decode_side_by_side(prompt_pass: PromptPass, runs: list[Generator], clock: _Clock) -> list[tuple[_Prefix, str, list]]:
+    """Run the decoders' `steps` together, one model step for all: a session with a row each (a decoder that stops
+    leaves it). The decoders' outcomes, in order; the model's time on the steps is added to `clock`."""
     outcomes: list = [None] * len(runs)
-    with torch.inference_mode():
-        waiting = []  # the runs that wait for the model, in the order of the cache's rows
-        for index, run in enumerate(runs):
-            try:
-                next(run)
-                waiting.append(index)
-            except StopIteration as done:
-                outcomes[index] = done.value
-        if not waiting:
-            return outcomes
-        logits, cache = prompt_pass.take(len(waiting))
-        rows = [logits[0, -1]] * len(waiting)
+    waiting = []  # the runs that wait for the model, in the order of the session's rows
+    for index, run in enumerate(runs):
+        try:
+            next(run)
+            waiting.append(index)
+        except StopIteration as done:
+            outcomes[index] = done.value
+    if not waiting:
+        return outcomes
+    rows = [prompt_pass.log_probs] * len(waiting)
+    session = prompt_pass.session(len(waiting))
+    try:
         while waiting:
             going, tokens = [], []
             for index, row in zip(waiting, rows):
@@ -772,39 +769,21 @@ def _decode_side_by_side(prompt_pass: _PromptPass, runs: list[Generator]) -> lis
             if not going:
                 break
             if len(going) < len(waiting):
-                cache = model.cache_rows(cache, [waiting.index(index) for index in going])
+                session.keep([waiting.index(index) for index in going])
             waiting = going
-            clock = time.perf_counter()
-            logits, cache = model.forward(torch.tensor([[token] for token in tokens], device=model.device), cache)
-            prompt_pass.step_seconds += time.perf_counter() - clock
-            rows = [logits[row, -1] for row in range(len(waiting))]
+            started = time.perf_counter()
+            rows = session.step(tokens)
+            clock.seconds += time.perf_counter() - started
+    finally:
+        session.close()
     return outcomes
 
 
-class _PromptPass:
-    """The prompt's forward pass, run once for all attempts. A key-value cache grows in place, so each attempt
-    goes on from a copy of it when `shared` (another attempt may follow). It also keeps the time of the steps after
-    it (`step_seconds`), which the attempts decoded together share."""
+@dataclass
+class _Clock:
+    """Seconds spent, summed over calls."""
 
-    def __init__(self, model: FimModel, ids: list[int], shared: bool):
-        self.model, self.ids, self.shared = model, ids, shared
-        self.seconds = 0.0
-        self.step_seconds = 0.0
-        self._output = None
-
-    def take(self, rows: int = 1):
-        """The prompt's logits and a key-value cache to go on from, with `rows` copies of the prompt's row (call
-        under `torch.inference_mode`)."""
-        import torch
-
-        if self._output is None:
-            clock = time.perf_counter()
-            self._output = self.model.forward(torch.tensor([self.ids], device=self.model.device), None)
-            self.seconds = time.perf_counter() - clock
-            self.model.timed_prompt(len(self.ids), self.seconds)
-        logits, cache = self._output
-        cache = copy.deepcopy(cache) if self.shared else cache
-        return logits, self.model.cache_rows(cache, [0] * rows) if rows > 1 else cache
+    seconds: float = 0.0
 
 
 def shown(result: Completion) -> bool:
@@ -937,7 +916,7 @@ def _without_repeated_suffix(prefix: _Prefix, seen: list[_Prefix], start: _Prefi
                 accepted, state = judge.extend(start, text)
                 if not accepted:
                     continue
-                tokens = len(model.tokenizer.encode(text, add_special_tokens=False)) if text else 0
+                tokens = len(model.encode(text)) if text else 0
                 candidate = _Prefix(text, b"", state, tokens, prefix.log_probability)
             if judge.valid_end(candidate):
                 return candidate
@@ -965,29 +944,36 @@ def loop_start(text: str, repeats: int) -> int | None:
     return None
 
 
-def _ranking(log_probs, options: DecodingOptions, generator, whole_vocabulary: bool) -> Iterator[int]:
+def _ranking(log_probs: np.ndarray, options: DecodingOptions, generator: np.random.Generator,
+             whole_vocabulary: bool) -> Iterator[int]:
     """Token ids in the order to try them: by probability, or (sampling) by Gumbel-perturbed scores, which makes
     the first valid token an exact sample of the model's distribution renormalised over the valid tokens. The
-    top `top_k` come first; with `whole_vocabulary`, the rest follow in the same order."""
-    import torch
-
+    top `top_k` come first; with `whole_vocabulary`, the rest follow in the same order. Ties go to the lower id."""
     scores = log_probs
     if options.temperature > 0:
         scores = log_probs / options.temperature
         if options.top_p < 1.0:
-            sorted_scores, order = torch.sort(scores, descending=True)
-            cumulative = torch.softmax(sorted_scores, dim=-1).cumsum(dim=-1)
+            order = _descending(scores)
+            shifted = np.exp(scores[order] - scores[order[0]])
+            cumulative = np.cumsum(shifted) / shifted.sum()
             cut = int((cumulative < options.top_p).sum()) + 1
-            masked = torch.full_like(scores, float("-inf"))
+            masked = np.full_like(scores, -np.inf)
             masked[order[:cut]] = scores[order[:cut]]
             scores = masked
-        uniform = torch.rand(scores.shape, generator=generator).clamp_(1e-12, 1.0)
-        scores = scores - torch.log(-torch.log(uniform))
-    first = torch.topk(scores, min(options.top_k, scores.numel())).indices.tolist()
-    yield from (token for token in first if scores[token] != float("-inf"))
-    if whole_vocabulary and len(first) < scores.numel():
-        rest = torch.argsort(scores, descending=True)[len(first):].tolist()
-        yield from (token for token in rest if scores[token] != float("-inf"))
+        uniform = np.clip(generator.random(scores.shape), 1e-12, 1.0)
+        scores = scores - np.log(-np.log(uniform))
+    count = min(options.top_k, scores.size)
+    best = np.argpartition(-scores, count - 1)[:count] if count < scores.size else np.arange(scores.size)
+    first = best[np.lexsort((best, -scores[best]))].tolist()
+    yield from (token for token in first if scores[token] != -np.inf)
+    if whole_vocabulary and count < scores.size:
+        taken = set(first)
+        yield from (token for token in _descending(scores).tolist() if token not in taken and scores[token] != -np.inf)
+
+
+def _descending(scores: np.ndarray) -> np.ndarray:
+    """Token ids by descending score, ties to the lower id."""
+    return np.argsort(-scores, kind="stable")
 
 
 def _after_healing(heal: bytes, data: bytes) -> tuple[bytes, bytes]:

@@ -422,9 +422,11 @@ def test_attempts_share_the_prompts_forward_pass(tiny, monkeypatch):
     shared = decoding.complete_middles(tiny, left, right, options, n=3)
     assert sum(prompts) == 1 and len(shared) == 3, (prompts, shared)
 
-    take = decoding._PromptPass.take
-    monkeypatch.setattr(decoding._PromptPass, "take",
-                        lambda self, rows=1: (setattr(self, "_output", None), take(self, rows))[1])
+    from fimlsp.model import loading
+
+    session = loading._TransformersPromptPass.session
+    monkeypatch.setattr(loading._TransformersPromptPass, "session",
+                        lambda self, rows=1: (setattr(self, "_output", None), session(self, rows))[1])
     again = decoding.complete_middles(tiny, left, right, options, n=3)
     assert [(r.middle, round(r.log_probability, 4)) for r in shared] == [
         (r.middle, round(r.log_probability, 4)) for r in again]
@@ -771,21 +773,21 @@ def test_attempts_decoded_as_one_batch_give_the_middles_decoded_one_after_anothe
     finish searches get all the time they need: a search cut by its clock on a busy machine changes a middle.)"""
     from fimlsp import decoding
     from fimlsp.decoding import complete_middles
-    from fimlsp.model.loading import FimModel
+    from fimlsp.model.loading import TransformersModel
     from tests.test_python_quotient import _stdlib_sample
 
     model = tiny if which == "tiny" else load_model(None, "cpu")
     for name in ("SEARCH_SECONDS", "START_SEARCH_SECONDS", "FALLBACK_SEARCH_SECONDS"):
         monkeypatch.setattr(decoding, name, 600.0)
     rows = []
-    forward = FimModel.forward
-    monkeypatch.setattr(FimModel, "forward",
+    forward = TransformersModel.forward
+    monkeypatch.setattr(TransformersModel, "forward",
                         lambda self, ids, cache: rows.append(len(ids)) or forward(self, ids, cache))
     options = DecodingOptions(max_tokens=12, attempts=3, statement_end=True)
     cases = _stdlib_sample("randspan", 5) + _stdlib_sample("boundary", 5)
     batched = [complete_middles(model, case.left, case.right, options, n=3) for case in cases]
     together, rows[:] = list(rows), []
-    monkeypatch.setattr(FimModel, "batches", property(lambda self: False))
+    monkeypatch.setattr(TransformersModel, "batches", property(lambda self: False))
     alone = [complete_middles(model, case.left, case.right, options, n=3) for case in cases]
     for case, side_by_side, one_by_one in zip(cases, batched, alone):
         assert [result.middle for result in side_by_side] == [result.middle for result in one_by_one], case.name
@@ -800,7 +802,7 @@ def test_within_a_time_budget_the_prompt_is_cut_to_what_the_model_reads_in_its_s
     prompt's pass take 0.4 of it, so the model reads at most 80 tokens of a prompt that would fill its context (the
     budget is long enough that the constraint's setup leaves the prompt's pass its turn on a loaded machine)."""
     from fimlsp.decoding import PROMPT_SHARE
-    from fimlsp.model.loading import MIN_PROMPT_TOKENS
+    from fimlsp.model.backend import MIN_PROMPT_TOKENS
     from fimlsp.training.tiny import build_tiny_model
 
     model = load_model(build_tiny_model(tmp_path / "long-model", n_positions=4096), "cpu")

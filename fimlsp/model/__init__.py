@@ -1,9 +1,12 @@
-"""The model layer: loading a FIM model with `transformers`, its prompt format, and exact token-to-text mapping.
+"""The model layer: the engine interface decoding talks to (`FimModel`), loading a FIM model with `transformers`,
+its prompt format, and exact token-to-text mapping.
 
 Knows nothing of Python's grammar; `fimlsp.decoding` joins this layer with `fimlsp.python`.
 """
 
 from fimlsp.model.formats import FORMATS, FimFormat, detect_format
-from fimlsp.model.loading import FimModel, ModelError, load_model
+from fimlsp.model.backend import FimModel, PromptPass, Session
+from fimlsp.model.loading import ModelError, TransformersModel, load_model
 
-__all__ = ["FORMATS", "FimFormat", "FimModel", "ModelError", "detect_format", "load_model"]
+__all__ = ["FORMATS", "FimFormat", "FimModel", "ModelError", "PromptPass", "Session", "TransformersModel", "detect_format",
+           "load_model"]

@@ -2,36 +2,31 @@
 
 from __future__ import annotations
 
-import bisect
+import copy
 import inspect
 import json
 import os
 import re
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from fimlsp.model.formats import FORMATS, LEFT, RIGHT, FimFormat, detect_format, preferred_order
+import numpy as np
+
+from fimlsp.model.backend import FimModel, PromptPass, Session
+from fimlsp.model.formats import FORMATS, detect_format, preferred_order
 from fimlsp.model.token_text import token_bytes
 
 # A client may send lone surrogates (JSON escapes carry them); tokenizers take only valid Unicode.
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-# Tokens at the left context's end that token healing may take back (`FimModel.healed_prompt`).
-MAX_HEALED_TOKENS = 4
 
 # The devices a model may be put on; torch accepts more names (`meta`, `xla`) on which no completion can run.
 DEVICES = re.compile(r"cpu|cuda(:\d+)?|mps")
 DEVICE_CHOICES = "cpu, cuda, cuda:N or mps"
 # Files of a model folder whose `auto_map` names the folder's own Python code, which `transformers` would import.
 CODE_MAPS = ("config.json", "tokenizer_config.json")
-# Taken-back byte strings whose agreeing tokens are kept (`FimModel.tokens_agreeing`).
-MAX_KEPT_AGREEING = 1024
-
-# The fewest tokens a prompt is cut to when a time budget would leave it fewer (`FimModel.prompt_tokens_within`),
-# and the shortest prompt whose forward pass measures the model's speed (shorter ones are mostly overhead).
-MIN_PROMPT_TOKENS = 64
 
 # Seconds to wait for the hub when a hub id is not in the local cache: enough for a TLS handshake on a slow link,
 # short enough that an editor is not left waiting on a silent network.
@@ -43,19 +38,20 @@ class ModelError(Exception):
 
 
 @dataclass
-class FimModel:
-    """A loaded model with everything decoding needs, computed once."""
+class TransformersModel(FimModel):
+    """A model run by `transformers` and torch in this process."""
 
-    model: object
-    tokenizer: object
-    format: FimFormat
-    order: str
-    device: str
-    token_bytes: list[bytes | None]
-    stop_ids: frozenset[int]
-    context_window: int
-    name: str
-    prompt_seconds_per_token: float | None = None  # measured on the latest long prompts (`timed_prompt`)
+    model: object = None
+    tokenizer: object = None
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer.encode(_SURROGATE.sub("\ufffd", text), add_special_tokens=False)
+
+    def control_id(self, piece: str) -> int:
+        return self.tokenizer.convert_tokens_to_ids(piece)
+
+    def prompt_pass(self, ids: list[int], shared: bool = False) -> PromptPass:
+        return _TransformersPromptPass(self, ids, shared)
 
     def forward(self, input_ids, cache):
         """The logits after `input_ids` and the key-value cache that goes on from them (None at the start), under
@@ -79,145 +75,71 @@ class FimModel:
         cache.batch_select_indices(torch.tensor(rows, device=cache.layers[0].keys.device))
         return cache
 
-    def timed_prompt(self, tokens: int, seconds: float) -> None:
-        """Record a prompt's forward pass: the speed `prompt_tokens_within` expects, from passes long enough to
-        measure it, half the latest, half what came before (the machine's load changes)."""
-        if tokens < MIN_PROMPT_TOKENS:
-            return
-        rate = seconds / tokens
-        previous = self.prompt_seconds_per_token
-        self.prompt_seconds_per_token = rate if previous is None else (rate + previous) / 2
-
-    def prompt_tokens_within(self, seconds: float) -> int | None:
-        """The most prompt tokens whose forward pass should take at most `seconds`, never fewer than
-        `MIN_PROMPT_TOKENS`; None (no cut) until a pass has been measured."""
-        rate = self.prompt_seconds_per_token
-        if rate is None or rate <= 0:
-            return None
-        return max(MIN_PROMPT_TOKENS, int(seconds / rate))
-
     @cached_property
     def _cache_name(self) -> str:
         return "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
 
-    def tokens_of(self, data: bytes) -> tuple[int, ...]:
-        """The ids of the tokens whose bytes are exactly `data`."""
-        return self._tokens_by_bytes.get(data, ())
 
-    @cached_property
-    def _tokens_by_bytes(self) -> dict[bytes, tuple[int, ...]]:
-        found: dict[bytes, list[int]] = {}
-        for token, data in enumerate(self.token_bytes):
-            if data and token not in self.stop_ids:
-                found.setdefault(data, []).append(token)
-        return {data: tuple(tokens) for data, tokens in found.items()}
 
-    def prompt(self, left: str, right: str, reserve: int, limit: int | None = None) -> list[int]:
-        """Token ids of the FIM prompt, cutting the left context's start and the right context's end by tokens
-        so that `reserve` tokens of middle still fit the context window, and the prompt has at most `limit` tokens."""
-        pieces = []
-        for piece in self.format.templates[self.order]:
-            if piece in (LEFT, RIGHT):
-                pieces.append(piece)
-            elif piece in self.format.controls:
-                pieces.append([self.tokenizer.convert_tokens_to_ids(piece)])
-            else:
-                pieces.append(self.tokenizer.encode(piece, add_special_tokens=False))
-        fixed = sum(len(piece) for piece in pieces if isinstance(piece, list))
-        room = max(0, min(self.context_window - reserve, limit or self.context_window) - fixed)
-        left_ids = self._encode_end(left, room, from_end=True)
-        right_ids = self._encode_end(right, room, from_end=False)
-        if len(left_ids) + len(right_ids) > room:
-            keep_right = min(len(right_ids), room // 2 if len(left_ids) > room // 2 else room - len(left_ids))
-            keep_left = min(len(left_ids), room - keep_right)
-            left_ids = left_ids[len(left_ids) - keep_left:]
-            right_ids = right_ids[:keep_right]
-        ids: list[int] = []
-        for piece in pieces:
-            ids.extend(left_ids if piece == LEFT else right_ids if piece == RIGHT else piece)
-        return ids
+class _TransformersPromptPass(PromptPass):
+    """The prompt's forward pass, run at the first use for all attempts. A key-value cache grows in place, so each
+    session goes on from a copy of it when `shared`."""
 
-    def healed_prompt(self, left: str, right: str, reserve: int, limit: int | None = None) -> tuple[list[int], bytes]:
-        """`prompt` with the left context's last tokens taken back, where the middle goes on from the left context
-        (SPM order), and their bytes, which the middle's first tokens must write again (token healing).
+    def __init__(self, model: TransformersModel, ids: list[int], shared: bool):
+        self.model, self.ids, self.shared = model, ids, shared
+        self.seconds = 0.0
+        self._output = None
 
-        A cursor rarely falls where the tokenizer would end a token: after `return ` the prompt ends in a lone space
-        token, which training text puts before a comment far more often than before code, so a model asked to go
-        on from it writes a comment. Taken back, the space becomes the start of the token the model prefers there
-        (` None`, ` x`). The last token is taken back, and the one before it too while what is taken back could
-        still be the start of one token (`    pri` ends in ` p`, `ri`: both go, and ` print` can follow).
+    @property
+    def log_probs(self) -> np.ndarray:
+        return self._run()[0]
 
-        So is the indentation of a line with nothing after the cursor, where an editor puts it after Enter: the
-        tokenizer gives an indentation's last space to the word after it (a line break and seven spaces, then
-        ` return`), so a prompt that ends in the whole indentation ends in a token that code rarely goes on from,
-        and the model ended there at once (an empty middle) or wrote a stray space before its code. Nothing is
-        taken back at a line's start (the middle may write its own indentation) or inside an indentation that the
-        line goes on with."""
-        ids = self.prompt(left, right, reserve, limit)
-        last_line = left[max(left.rfind("\n"), left.rfind("\r")) + 1:]
-        inside_indentation = not last_line.strip(" \t\f") and right[:1] not in ("", "\n", "\r")
-        if not last_line or inside_indentation or self.format.templates[self.order][-1] != LEFT:
-            return ids, b""
-        taken = b""
-        count = 0
-        while count < min(MAX_HEALED_TOKENS, len(ids)):
-            data = self.token_bytes[ids[-1 - count]] if ids[-1 - count] < len(self.token_bytes) else None
-            if not data or (count and not self._starts_a_token(data + taken)):
-                break
-            taken, count = data + taken, count + 1
-        return ids[:len(ids) - count], taken
+    def _run(self):
+        if self._output is None:
+            import torch
 
-    def _starts_a_token(self, data: bytes) -> bool:
-        """Whether some text token's bytes start with `data`."""
-        spelled = self._spelled_tokens
-        found = bisect.bisect_left(spelled, (data,))
-        return found < len(spelled) and spelled[found][0].startswith(data)
+            clock = time.perf_counter()
+            with torch.inference_mode():
+                logits, cache = self.model.forward(torch.tensor([self.ids], device=self.model.device), None)
+                log_probs = _log_probs(logits[0, -1])
+            self.seconds = time.perf_counter() - clock
+            self.model.timed_prompt(len(self.ids), self.seconds)
+            self._output = log_probs, cache
+        return self._output
 
-    def tokens_agreeing(self, data: bytes) -> list[int]:
-        """The ids of the text tokens that write `data` again or begin to: their bytes start with it (a run of the
-        tokens sorted by their bytes), or are a non-empty start of it. Kept: every attempt of every completion
-        after a space asks for the same thousands of tokens."""
-        found = self._agreeing.get(data)
-        if found is None:
-            if len(self._agreeing) >= MAX_KEPT_AGREEING:
-                self._agreeing.clear()
-            found = self._agreeing[data] = self._find_agreeing(data)
-        return found
+    def session(self, rows: int = 1) -> Session:
+        _log_probs_first, cache = self._run()
+        cache = copy.deepcopy(cache) if self.shared else cache
+        return _TransformersSession(self.model, self.model.cache_rows(cache, [0] * rows) if rows > 1 else cache)
 
-    @cached_property
-    def _agreeing(self) -> dict[bytes, list[int]]:
-        return {}
 
-    def _find_agreeing(self, data: bytes) -> list[int]:
-        spelled = self._spelled_tokens
-        found = [token for length in range(1, len(data)) for token in self.tokens_of(data[:length])]
-        index = bisect.bisect_left(spelled, (data,))
-        while index < len(spelled) and spelled[index][0].startswith(data):
-            found.append(spelled[index][1])
-            index += 1
-        return found
+class _TransformersSession(Session):
+    """Rows of a key-value cache, one forward pass a step for all of them. Every row holds the prompt and as many
+    tokens as the others, so the rows need no padding, and each row's logits are those of its sequence alone."""
 
-    @cached_property
-    def blank_tokens(self) -> list[tuple[int, int]]:
-        """(id, length in bytes) of the text tokens that write only whitespace."""
-        return [(token, len(data)) for data, tokens in self._tokens_by_bytes.items() if data.isspace()
-                for token in tokens]
+    def __init__(self, model: TransformersModel, cache):
+        self.model, self.cache = model, cache
 
-    @cached_property
-    def _spelled_tokens(self) -> list[tuple[bytes, int]]:
-        """(bytes, id) of every text token, sorted."""
-        return sorted((data, token) for data, tokens in self._tokens_by_bytes.items() for token in tokens)
+    def step(self, tokens: Sequence[int]) -> list[np.ndarray]:
+        import torch
 
-    def _encode_end(self, text: str, tokens: int, from_end: bool) -> list[int]:
-        """At least `tokens` tokens of `text` next to the cursor (all of it if shorter), without encoding a large
-        file whole: the slice grows until it yields enough tokens."""
-        reach = 8 * max(tokens, 1)
-        while True:
-            piece = text[-reach:] if from_end else text[:reach]
-            ids = self.tokenizer.encode(_SURROGATE.sub("\ufffd", piece), add_special_tokens=False) if piece else []
-            if len(ids) >= tokens or reach >= len(text):
-                return ids
-            reach *= 4
+        with torch.inference_mode():
+            logits, self.cache = self.model.forward(
+                torch.tensor([[token] for token in tokens], device=self.model.device), self.cache)
+            return [_log_probs(logits[row, -1]) for row in range(len(tokens))]
+
+    def keep(self, rows: Sequence[int]) -> None:
+        self.cache = self.model.cache_rows(self.cache, list(rows))
+
+    def close(self) -> None:
+        self.cache = None
+
+
+def _log_probs(logits) -> np.ndarray:
+    """A row of logits as float32 log-probabilities on the CPU."""
+    import torch
+
+    return torch.log_softmax(logits.float(), dim=-1).cpu().numpy()
 
 
 def default_device() -> str:
@@ -310,8 +232,8 @@ def load_model(
         (getattr(config, key) for key in ("max_position_embeddings", "n_positions", "n_ctx") if getattr(config, key, None)),
         2048,
     )
-    return FimModel(model, tokenizer, chosen, order, device, token_bytes(tokenizer), frozenset(stops), int(window),
-                    str(name))
+    return TransformersModel(chosen, order, token_bytes(tokenizer), frozenset(stops), int(window), str(name), device,
+                             model=model, tokenizer=tokenizer)
 
 
 def _refuse_custom_code(location: Path, name: str) -> None:
