@@ -378,7 +378,7 @@ def test_learning_rate_warms_up_then_decays_by_cosine_to_the_floor():
 
 TINY = ["--threads", "1", "--vocab-size", "400", "--n-layer", "1", "--n-embd", "32", "--n-head", "2",
         "--seq-len", "64", "--batch-size", "4", "--warmup-steps", "3", "--heldout-fraction", "0.2",
-        "--precision", "fp32", "--eval-cases", "3", "--eval-bytes", "2000", "--no-progress"]
+        "--precision", "fp32", "--eval-cases", "3", "--eval-bytes", "2000", "--no-progress", "--data-workers", "0"]
 
 
 def train(sample_root, output, *extra):
@@ -479,6 +479,46 @@ def test_interrupted_and_resumed_run_ends_with_the_same_weights(sample_root, tmp
     assert straight.keys() == resumed.keys()
     assert all(straight[name].equal(resumed[name]) for name in straight)
     assert losses(tmp_path / "straight") == losses(tmp_path / "resumed")
+
+
+def test_data_workers_build_the_same_windows_and_weights_as_one_process(sample_root, tmp_path):
+    """Epochs built in other processes while the model trains (spawned, as `fimlsp train` does by default) are the
+    windows one process builds, so the run ends with the same weights; a resumed run builds only what it still
+    needs."""
+    import numpy as np
+    from safetensors.torch import load_file
+
+    common = ["--tokens", str(90 * 4 * 64), "--eval-cases", "0", "--max-train-mb", "0.012"]
+    assert train(sample_root, tmp_path / "alone", *common) == 0
+    assert train(sample_root, tmp_path / "workers", *common, "--data-workers", "2") == 0
+    alone = sorted(path.name for path in (tmp_path / "alone" / "data").glob("*.npy"))
+    assert len(alone) >= 3, alone  # the run spans several epochs
+    assert sorted(path.name for path in (tmp_path / "workers" / "data").glob("*.npy")) == alone
+    for name in alone:
+        assert np.array_equal(np.load(tmp_path / "alone" / "data" / name),
+                              np.load(tmp_path / "workers" / "data" / name)), name
+    one = load_file(tmp_path / "alone" / "model" / "model.safetensors")
+    other = load_file(tmp_path / "workers" / "model" / "model.safetensors")
+    assert all(one[name].equal(other[name]) for name in one)
+
+
+def test_a_resumed_run_builds_only_the_epochs_it_still_needs(sample_root, tmp_path):
+    import numpy as np
+
+    from fimlsp.training.train import DATA_DIR
+
+    common = ["--tokens", str(90 * 4 * 64), "--eval-cases", "0", "--max-train-mb", "0.012", "--checkpoint-every", "10"]
+    assert train(sample_root, tmp_path / "run", *common, "--stop-after", "80") == 0
+    data = tmp_path / "run" / DATA_DIR
+    for path in data.glob("*.npy"):
+        if path.name != "train-epoch0.npy":
+            path.unlink()
+    assert train(sample_root, tmp_path / "run", *common, "--data-workers", "1") == 0
+    per_epoch = len(np.load(data / "train-epoch0.npy"))
+    needed = set(range(80 * 4 // per_epoch, (90 * 4 - 1) // per_epoch + 1))  # steps 80 to 89, 4 windows each
+    assert min(needed) > 1  # the steps before 80 drew from epochs that the resumed run does not need
+    assert sorted(path.name for path in data.glob("*.npy")) == sorted(
+        f"train-epoch{epoch}.npy" for epoch in needed | {0})
 
 
 def test_resuming_with_other_options_is_a_user_error(sample_root, tmp_path, capsys):

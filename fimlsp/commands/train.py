@@ -98,6 +98,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--device", default=RunControl.device,
                      help="torch device: auto (a GPU when present, else CPU), cpu, cuda, cuda:1, ...")
     run.add_argument("--threads", type=int, default=None, help="torch CPU threads; torch's choice when not given")
+    run.add_argument("--data-workers", type=int, default=RunControl.data_workers, metavar="N",
+                     help="processes that build the coming epochs' packed windows while the model trains, so that "
+                          "a GPU never waits for data (0: each epoch is built when it starts); the windows are the "
+                          "same either way")
     run.add_argument("--checkpoint-every", type=int, default=RunControl.checkpoint_every,
                      help="save a checkpoint every this many steps")
     run.add_argument("--keep-checkpoints", type=int, default=RunControl.keep_checkpoints,
@@ -147,6 +151,8 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError("--vocab-size must be at least 300 (256 bytes, 5 special tokens and some merges)")
     if args.eval_cases < 0:
         raise UserError("--eval-cases must not be negative")
+    if args.data_workers < 0:
+        raise UserError("--data-workers must not be negative")
     if args.stop_after is not None and args.stop_after < 0:
         raise UserError("--stop-after must not be negative")
     if args.max_minutes is not None and args.max_minutes <= 0:
@@ -189,6 +195,7 @@ def run(args: argparse.Namespace) -> int:
         roots=roots,
         device=args.device,
         threads=args.threads,
+        data_workers=args.data_workers,
         checkpoint_every=args.checkpoint_every,
         keep_checkpoints=args.keep_checkpoints,
         max_minutes=args.max_minutes,

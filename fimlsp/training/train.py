@@ -18,6 +18,8 @@ import random
 import shutil
 import sys
 import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Callable
 
@@ -105,6 +107,9 @@ class RunControl:
     progress: bool = True
     command: str | None = None
     init_from: Path | None = None  # a model folder whose weights, tokenizer and split this run continues from
+    # processes that build the packed windows of the coming epochs while the model trains (0: built in turn, in
+    # this process, when an epoch starts)
+    data_workers: int = max(0, (os.cpu_count() or 1) - 1)
 
 
 class TrainingError(Exception):
@@ -296,18 +301,40 @@ class TrainingRun:
 
     # Training ----------------------------------------------------------------------------------------------
 
-    def batches(self, tokenizer) -> Callable[[int], np.ndarray]:
-        """A function from step number to its batch of windows, walking seeded permutations epoch by epoch.
+    def build_epochs(self, epochs: range, builders: ProcessPoolExecutor) -> dict[int, Future]:
+        """Start building the windows of `epochs` that are not on disk yet, in the builders' processes; each writes
+        the file `epoch_windows` then reads. An epoch is a pure function of the seed, so the windows are the same
+        as those built in this process."""
+        return {epoch: builders.submit(_build_epoch, self, epoch) for epoch in epochs
+                if not (self.output / DATA_DIR / f"train-epoch{epoch}.npy").exists()}
+
+    def epochs_needed(self, first_step: int, windows_per_epoch: int) -> range:
+        """The epochs that the steps from `first_step` to the planned end draw their windows from."""
+        batch_size = self.options.batch_size
+        last = (self.options.planned_steps * batch_size - 1) // windows_per_epoch
+        return range(first_step * batch_size // windows_per_epoch, last + 1)
+
+    def batches(self, tokenizer, first_step: int = 0,
+                builders: ProcessPoolExecutor | None = None) -> Callable[[int], np.ndarray]:
+        """A function from step number to its batch of windows, walking seeded permutations epoch by epoch. With
+        `builders`, the epochs that the steps from `first_step` need are built in their processes meanwhile.
 
         Every epoch contributes as many windows as epoch 0 holds (later epochs, FIM-transformed with other random
         spans, differ slightly in length), so the position of a step's windows never depends on later data.
         """
         batch_size = self.options.batch_size
         cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        building: dict[int, Future] = {}
+        if builders is not None:
+            # Epoch 0 sets the epoch's length, which says which epochs are needed: a run from the start builds the
+            # next one with it.
+            building = self.build_epochs(range(0, 2 if first_step == 0 else 1), builders)
 
         def epoch_data(epoch: int) -> tuple[np.ndarray, np.ndarray]:
             if epoch not in cache:
                 cache.clear()
+                if epoch in building:
+                    building.pop(epoch).result()  # a builder's error is raised here
                 windows = self.epoch_windows(epoch, tokenizer)
                 if len(windows) == 0:
                     raise TrainingError("the training corpus holds no sample that fits a context window")
@@ -316,6 +343,9 @@ class TrainingRun:
             return cache[epoch]
 
         windows_per_epoch = len(epoch_data(0)[1])
+        if builders is not None:
+            needed = self.epochs_needed(first_step, windows_per_epoch)
+            building.update(self.build_epochs(range(max(2, needed.start), needed.stop), builders))
 
         def batch(step: int) -> np.ndarray:
             rows = []
@@ -334,8 +364,6 @@ class TrainingRun:
     def train(self) -> Path | None:
         """Train to the planned step (or until a stop option says so); returns the export folder when finished."""
         import torch
-        from tqdm.auto import tqdm
-        from transformers import GPTBigCodeForCausalLM
 
         if self.control.threads:
             torch.set_num_threads(self.control.threads)
@@ -345,7 +373,26 @@ class TrainingRun:
             transformers_logging.disable_progress_bar()
         self.check_options()
         tokenizer = self.tokenizer()
-        batch_of = self.batches(tokenizer)
+        state_step = self.checkpointed_step()
+        builders = self.data_builders()
+        try:
+            return self._train(tokenizer, self.batches(tokenizer, state_step, builders))
+        finally:
+            if builders is not None:
+                builders.shutdown(wait=True, cancel_futures=True)
+
+    def data_builders(self) -> ProcessPoolExecutor | None:
+        """The processes that build the coming epochs' windows (`RunControl.data_workers`), or None."""
+        if not self.control.data_workers:
+            return None
+        # spawned, not forked: the training process holds torch's threads, which a fork would copy half-stopped
+        return ProcessPoolExecutor(self.control.data_workers, mp_context=get_context("spawn"))
+
+    def _train(self, tokenizer, batch_of: Callable[[int], np.ndarray]) -> Path | None:
+        import torch
+        from tqdm.auto import tqdm
+        from transformers import GPTBigCodeForCausalLM
+
         pad = special_token_ids(tokenizer)[FIM_PAD]
         control_tokens = fim_tokens(tokenizer)
         device = resolve_device(self.control.device)
@@ -472,6 +519,11 @@ class TrainingRun:
             raise TrainingError(f"--init-from {self.control.init_from} does not fit these options: "
                                 f"{str(error).splitlines()[-1].strip()}") from None
 
+    def checkpointed_step(self) -> int:
+        """The step the latest checkpoint holds (0 without one): where a resumed run goes on from."""
+        checkpoints = self.checkpoints()
+        return int(checkpoints[-1].stem.removeprefix("step-")) if checkpoints else 0
+
     def truncate_log(self, step: int) -> None:
         """Drop log lines past the last checkpoint, so a resumed run's log reads as one run."""
         path = self.output / LOG
@@ -575,3 +627,8 @@ def software() -> dict:
 
     return {"python": sys.version.split()[0], "torch": torch.__version__, "transformers": transformers.__version__,
             "tokenizers": tokenizers.__version__}
+
+
+def _build_epoch(run: TrainingRun, epoch: int) -> None:
+    """A data builder's work: one epoch's windows, written to the run folder."""
+    run.epoch_windows(epoch, run.tokenizer())
