@@ -614,6 +614,38 @@ def test_a_continued_run_trains_on_the_files_still_there(sample_root, tmp_path):
     assert "1 held-out files of the manifest were missing or changed" in (continued / "model" / "README.md").read_text()
 
 
+def test_a_model_from_another_machine_finds_its_corpus_through_corpus_map(sample_root, tmp_path, capsys):
+    """A model trained elsewhere names its roots as that machine had them: `--corpus-map LABEL=DIR` says where
+    a root is here, and files that moved within it are found by their content hashes (held-out ones too)."""
+    import shutil
+
+    from fimlsp.cli import main
+    from fimlsp.training import corpus
+
+    original = shutil.copytree(sample_root, tmp_path / "src")
+    assert train(original, tmp_path / "first", "--tokens", str(2 * 4 * 64), "--eval-cases", "0") == 0
+    manifest = corpus.load_manifest(tmp_path / "first" / "model" / "corpus.json")
+    elsewhere = tmp_path / "elsewhere"
+    moved = manifest["train"][0][0].partition("/")[2]
+    shutil.move(original, elsewhere)  # the root is gone from where the manifest says
+    (elsewhere / "nested").mkdir()
+    shutil.move(elsewhere / moved, elsewhere / "nested" / moved)  # and one file moved within it
+    continued = ["train", "--init-from", str(tmp_path / "first" / "model"), *TINY, "--tokens", str(2 * 4 * 64),
+                 "--eval-cases", "0"]
+    assert main([*continued, "--output", str(tmp_path / "lost")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "--corpus-map" in error
+
+    assert main([*continued, "--output", str(tmp_path / "second"), "--corpus-map", f"src={elsewhere}"]) == 0
+    found = corpus.load_manifest(tmp_path / "second" / "corpus.json")
+    assert found["train_files_gone"] == 0 and len(found["train"]) == len(manifest["train"])
+    assert f"src/nested/{moved}" in [row[0] for row in found["train"]]
+    assert corpus.resolve_files(found, "heldout")[1] == 0  # the held-out files are found there too
+
+    assert main([*continued, "--output", str(tmp_path / "third"), "--corpus-map", "site=" + str(elsewhere)]) == 2
+    assert "no root labelled site" in capsys.readouterr().err
+
+
 def test_the_training_record_names_the_hardware_without_proc_cpuinfo(monkeypatch):
     import platform
 

@@ -92,6 +92,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="start from this fimlsp-trained model's weights instead of random ones, with its tokenizer "
                           "and held-out split, training on its training files that this machine has: training "
                           "longer than one run, across machines")
+    run.add_argument("--corpus-map", action="append", default=None, metavar="LABEL=DIR",
+                     help="with --init-from: the folder on this machine that holds the corpus root its manifest "
+                          "labels LABEL (repeatable); files are matched by their content hashes")
     run.add_argument("--corpus-root", action="append", type=Path, default=None, metavar="DIR",
                      help="use this folder of Python files instead of the standard library and site-packages "
                           "(repeatable; labelled by folder name)")
@@ -163,6 +166,9 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError(f"--init-from {args.init_from} is not a model folder (no model.safetensors)")
     if args.init_from is not None and args.corpus_root:
         raise UserError("--init-from trains on the files of the model it continues; leave out --corpus-root")
+    if args.corpus_map and args.init_from is None:
+        raise UserError("--corpus-map says where the corpus of --init-from's model is; give --init-from")
+    corpus_map(args)
     for root in args.corpus_root or []:
         if not root.is_dir():
             raise UserError(f"--corpus-root {root} is not a folder")
@@ -172,6 +178,21 @@ def validate(args: argparse.Namespace) -> None:
 
 def follows_recipe(args: argparse.Namespace) -> bool:
     return args.init_from is None and not getattr(args, "given_results", None)
+
+
+def corpus_map(args: argparse.Namespace) -> dict[str, Path]:
+    """The --corpus-map options as labels and folders (a UserError for a malformed one)."""
+    from fimlsp.cli import UserError
+
+    places: dict[str, Path] = {}
+    for given in args.corpus_map or []:
+        label, equals, folder = given.partition("=")
+        if not equals or not label or not folder:
+            raise UserError(f"--corpus-map {given}: write LABEL=DIR")
+        if not Path(folder).is_dir():
+            raise UserError(f"--corpus-map {given}: {folder} is not a folder")
+        places[label] = Path(folder).resolve()
+    return places
 
 
 def run(args: argparse.Namespace) -> int:
@@ -204,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
         eval_bytes=args.eval_bytes,
         progress=not args.no_progress,
         init_from=args.init_from,
+        corpus_map=corpus_map(args),
         command="fimlsp train " + shlex.join(sys.argv[2:]) if sys.argv[1:2] == ["train"] else None,
     )
     try:

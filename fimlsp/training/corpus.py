@@ -224,3 +224,48 @@ def keep_present(manifest: dict, split: str) -> dict:
     rows = [row for row in manifest[split] if row[0] in found]
     return {**manifest, split: rows, f"{split}_files": len(rows), f"{split}_bytes": sum(row[2] for row in rows),
             f"{split}_files_gone": len(manifest[split]) - len(rows)}
+
+
+def relocate(manifest: dict, places: dict[str, Path]) -> dict:
+    """The manifest with the roots of the labels in `places` moved there (a model trained on another machine,
+    whose roots were that machine's folders). A file is looked for at its relative path under its label's new
+    root, and where that holds other content, by its content hash among the Python files under that root (another
+    Python version or layout puts a module elsewhere); a file found by its hash is renamed to where it is."""
+    unknown = sorted(set(places) - set(manifest["roots"]))
+    if unknown:
+        raise ValueError(f"the corpus has no root labelled {', '.join(unknown)} (its labels: "
+                         f"{', '.join(sorted(manifest['roots']))})")
+    by_hash: dict[str, dict[str, str]] = {}
+
+    def place(row: list) -> list:
+        name, sha_prefix, size = row
+        label, _, relative = name.partition("/")
+        if label not in places:
+            return row
+        path = places[label] / relative
+        try:
+            if hashlib.sha256(path.read_bytes()).hexdigest().startswith(sha_prefix):
+                return row
+        except OSError:
+            pass
+        if label not in by_hash:
+            by_hash[label] = _hashes_under(places[label], len(sha_prefix))
+        found = by_hash[label].get(sha_prefix)
+        return [f"{label}/{found}", sha_prefix, size] if found is not None else row
+
+    moved = {**manifest, "roots": {**manifest["roots"], **{label: str(root) for label, root in places.items()}}}
+    for split in ("train", "heldout"):
+        moved[split] = [place(row) for row in manifest[split]]
+    return moved
+
+
+def _hashes_under(root: Path, prefix_length: int) -> dict[str, str]:
+    """The relative path of each Python file under `root`, by the prefix of its content's SHA-256."""
+    found: dict[str, str] = {}
+    for path in sorted(root.rglob("*.py")):
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()[:prefix_length]
+        except OSError:
+            continue
+        found.setdefault(digest, path.relative_to(root).as_posix())
+    return found

@@ -107,6 +107,8 @@ class RunControl:
     progress: bool = True
     command: str | None = None
     init_from: Path | None = None  # a model folder whose weights, tokenizer and split this run continues from
+    # where the corpus roots of `init_from`'s manifest are on this machine, by label (`corpus.relocate`)
+    corpus_map: dict[str, Path] = dataclasses.field(default_factory=dict)
     # processes that build the packed windows of the coming epochs while the model trains (0: built in turn, in
     # this process, when an epoch starts)
     data_workers: int = max(0, (os.cpu_count() or 1) - 1)
@@ -225,9 +227,16 @@ class TrainingRun:
     def manifest(self) -> dict:
         path = self.output / MANIFEST
         if not path.exists() and self.init_model:
-            inherited = corpus_module.keep_present(corpus_module.load_manifest(self.init_model / MANIFEST), "train")
+            try:
+                relocated = corpus_module.relocate(corpus_module.load_manifest(self.init_model / MANIFEST),
+                                                   self.control.corpus_map)
+            except ValueError as error:
+                raise TrainingError(f"--corpus-map: {error}") from None
+            inherited = corpus_module.keep_present(relocated, "train")
             if not inherited["train"]:
-                raise TrainingError(f"none of the training files of {self.control.init_from} is on this machine")
+                raise TrainingError(f"none of the training files of {self.control.init_from} is on this machine "
+                                    f"(its corpus roots: {', '.join(f'{label}={root}' for label, root in relocated['roots'].items())}; "
+                                    "--corpus-map LABEL=DIR says where a root is here)")
             path.with_suffix(".tmp").write_text(json.dumps(inherited), encoding="utf-8")
             path.with_suffix(".tmp").replace(path)
         if not path.exists():
