@@ -181,3 +181,20 @@ def test_export_refuses_a_model_llama_cpp_cannot_run_as_starcoder(tmp_path):
     result = _run_cli("export-gguf", str(tmp_path / "no-such-folder"), str(tmp_path / "out.gguf"))
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
     assert not (tmp_path / "out.gguf").exists()
+
+
+@pytest.mark.asyncio
+async def test_the_language_server_completes_with_a_gguf_model(gguf_path):
+    from tests.test_server import (POSITIONS, SOURCE, inline_params, open_document, options_for, parses, serve,
+                                   split)
+
+    async with serve(options_for(gguf_path)) as client:
+        open_document(client, SOURCE)
+        shown = 0
+        for line, character in POSITIONS:
+            left, right = split(SOURCE, line, character)
+            inline = await client.text_document_inline_completion_async(inline_params(line, character))
+            for item in inline.items:
+                assert parses(left + item.insert_text + right), (line, character, item.insert_text)
+                shown += bool(item.insert_text)
+        assert shown >= len(POSITIONS) - 1
