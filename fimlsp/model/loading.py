@@ -1,4 +1,5 @@
-"""Load a causal FIM model and its tokenizer with `transformers`, from a local folder or a hub id."""
+"""Load a causal FIM model and its tokenizer with `transformers`, from a local folder or a hub id (a `.gguf` file goes
+to llama.cpp, `llama_engine`)."""
 
 from __future__ import annotations
 
