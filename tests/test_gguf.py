@@ -19,6 +19,7 @@ import pytest
 from fimlsp.cases import line_cases
 from fimlsp.decoding import DecodingOptions, complete_middle
 from fimlsp.model import ModelError, load_model
+from fimlsp.model.formats import FIM_FORMAT_KEY
 from fimlsp.model.gguf_export import export_gguf
 from fimlsp.model.llama_engine import LlamaCppModel, load_gguf
 from fimlsp.models import default_model_path
@@ -198,3 +199,20 @@ async def test_the_language_server_completes_with_a_gguf_model(gguf_path):
                 assert parses(left + item.insert_text + right), (line, character, item.insert_text)
                 shown += bool(item.insert_text)
         assert shown >= len(POSITIONS) - 1
+
+
+def test_a_gguf_without_fimlsp_settings_gets_the_format_its_control_tokens_show(tmp_path):
+    folder = tmp_path / "starcoder-like"
+    shutil.copytree(default_model_path(), folder)
+    (folder / "fim.json").unlink()
+    model = load_model(export_gguf(folder, tmp_path / "starcoder-like.gguf"))
+    try:
+        assert FIM_FORMAT_KEY not in model.llama.metadata  # detected, as for a GGUF from the hub
+        assert (model.format.name, model.order) == ("starcoder", "psm")
+        assert model.stop_ids == {model.control_id("<|endoftext|>"), model.control_id("<fim_pad>")}
+        text = (STDLIB / "textwrap.py").read_text()
+        case = next(iter(line_cases([("textwrap.py", text)], seed=5)))
+        result = complete_middle(model, case.left, case.right, DecodingOptions(max_tokens=32, statement_end=True))
+        ast.parse(case.left + result.middle + case.right)
+    finally:
+        model.close()

@@ -1,6 +1,7 @@
 """Write a GPTBigCode model folder (the shipped default model) as a GGUF file that llama.cpp runs as its `starcoder`
 architecture: the hyperparameters, the weights under llama.cpp's tensor names, the byte-level BPE tokenizer with
-its FIM control tokens, and fimlsp's FIM format and prompt order (`fim.json`) under keys of our own.
+its FIM control tokens, and the FIM format and prompt order of the folder's `fim.json` (a model fimlsp trained)
+under keys of our own; without them the loader detects the format from the control tokens, as for a hub GGUF.
 
 Reads the folder with `safetensors` into NumPy and writes with the `gguf` package: no torch, no transformers.
 Weight matrices keep their saved precision (f16 or f32); norms and biases are written as f32, as llama.cpp's own
@@ -43,11 +44,7 @@ def export_gguf(model_dir: Path, out: Path) -> Path:
     tokenizer = _json(model_dir, "tokenizer.json")
     tokens, types, merges, special = _vocabulary(tokenizer, int(config.get("vocab_size", 0)), model_dir)
     tensors = _tensors(model_dir, int(config["n_layer"]))
-    fim_format = _fim_format(model_dir, set(tokens))
-    try:
-        order = preferred_order(model_dir)
-    except ValueError as error:
-        raise ModelError(f"model folder {str(model_dir)!r}: {error}") from None
+    fim_settings = _fim_settings(model_dir, set(tokens))
 
     out.parent.mkdir(parents=True, exist_ok=True)
     writer = gguf.GGUFWriter(str(out), gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.STARCODER])
@@ -84,8 +81,9 @@ def export_gguf(model_dir: Path, out: Path) -> Path:
         found = next((special[name] for name in names if name in special), None)
         if found is not None:
             writer.add_uint32(f"tokenizer.ggml.{key}_token_id", int(found))
-    writer.add_string(FIM_FORMAT_KEY, fim_format)
-    writer.add_string(FIM_ORDER_KEY, order)
+    if fim_settings is not None:
+        writer.add_string(FIM_FORMAT_KEY, fim_settings[0])
+        writer.add_string(FIM_ORDER_KEY, fim_settings[1])
 
     for name, array in tensors.items():
         writer.add_tensor(name, array)
@@ -191,15 +189,23 @@ def _token_name(model_dir: Path, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _fim_format(model_dir: Path, vocabulary: set[str]) -> str:
-    """The FIM format `fim.json` names, else the one the vocabulary's control tokens show; ModelError if none."""
-    path = model_dir / FIM_SETTINGS
-    if path.is_file():
-        named = _json(model_dir, FIM_SETTINGS).get("format")
-        if isinstance(named, str) and named in FORMATS:
-            return named
-    found = detect_format(vocabulary, model_dir.resolve().name, "gpt_bigcode")
-    if found is None:
+def _fim_settings(model_dir: Path, vocabulary: set[str]) -> tuple[str, str] | None:
+    """The FIM format and prompt order the folder's `fim.json` names, None without one; ModelError for a model with
+    none of the FIM control tokens."""
+    if detect_format(vocabulary) is None:
         raise ModelError(f"{str(model_dir)!r} is not a fill-in-the-middle model: its tokenizer has none of the FIM "
                          f"control tokens of {', '.join(sorted(FORMATS))}")
-    return found.name
+    if not (model_dir / FIM_SETTINGS).is_file():
+        return None
+    named = _json(model_dir, FIM_SETTINGS).get("format")
+    if named not in FORMATS or not all(token in vocabulary for token in FORMATS[named].controls):
+        raise ModelError(f"model folder {str(model_dir)!r}: its {FIM_SETTINGS} names the format {named!r}, which its "
+                         "tokenizer does not have")
+    try:
+        order = preferred_order(model_dir)
+    except ValueError as error:
+        raise ModelError(f"model folder {str(model_dir)!r}: {error}") from None
+    if order not in FORMATS[named].orders:
+        raise ModelError(f"model folder {str(model_dir)!r}: its {FIM_SETTINGS} names the order {order!r}, which "
+                         f"format {named!r} does not have")
+    return named, order

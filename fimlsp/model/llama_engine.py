@@ -189,7 +189,7 @@ def _format(metadata: dict, controls: dict[str, int], fim_format: str | None, na
         if missing:
             raise ModelError(f"model {name!r} has no {', '.join(missing)} token for format {fim_format!r}")
         return chosen
-    label = f"{metadata.get('general.name', '')} {name}"
+    label = f"{metadata.get('general.name', '')} {Path(name).name}"  # not the folders: a path may name anything
     chosen = detect_format(controls, label, metadata.get("general.architecture", ""))
     if chosen is None:
         raise ModelError(f"{name!r} is not a fill-in-the-middle model: its vocabulary has none of the FIM control "
