@@ -19,6 +19,7 @@ SUBCOMMANDS = {
     "serve": ("fimlsp.commands.serve", "run the language server (LSP over stdio, or TCP with --tcp HOST:PORT)"),
     "eval": ("fimlsp.commands.eval", "run FIM cases of a corpus in each decoding mode: the paper's tables and timings"),
     "bench": ("fimlsp.commands.bench", "the constraint's setup and per-token cost alone, next to ast.parse"),
+    "export-gguf": ("fimlsp.commands.export_gguf", "write a model folder as a GGUF file for llama.cpp"),
 }
 
 CLOSED_PIPE = 141  # 128 + SIGPIPE: the status a shell reports for a tool stopped by a closed pipe
