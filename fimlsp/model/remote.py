@@ -377,10 +377,8 @@ def connect(url: str, tokenizer: str | os.PathLike | None = None, fim_format: st
         if protocol == "openai":
             try:
                 model.run(probe, [], 2)
-            except ServerError as error:
-                if error.status not in (400, 422):
-                    raise
-                model.token_prompts = False  # llama_cpp.server and TGI take only text
+            except ServerError:  # llama_cpp.server and TGI take only text (and say so with 422 or 500)
+                model.token_prompts = False
                 model.run(probe, [], 2)
         else:
             model.run(probe, [], 2)
