@@ -7,11 +7,9 @@ import ast
 import http.server
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
-import sysconfig
 import threading
 from pathlib import Path
 
@@ -23,33 +21,9 @@ from fimlsp.model import ModelError
 from fimlsp.model.backend import FimModel, PromptPass, Session
 from fimlsp.model.remote import PROBE, RemoteModel, connect
 from fimlsp.models import default_model_path
-from tests.llama_server import free_port, llama_server
+from tests.llama_server import STDLIB, free_port, llama_server, split, stdlib_cuts
 
 ROOT = Path(__file__).resolve().parent.parent
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
-FILES = ("textwrap.py", "shlex.py", "fnmatch.py", "colorsys.py", "bisect.py", "glob.py")
-
-
-def stdlib_cuts(count: int, seed: int = 0) -> list[tuple[Path, int, int]]:
-    """(file, line, column) cursors after `return ` or `= ` in lines of CPython's standard library (1-based)."""
-    chooser = random.Random(seed)
-    cuts = []
-    for index in range(count):
-        path = STDLIB / FILES[index % len(FILES)]
-        lines = path.read_text(encoding="utf-8").splitlines()
-        candidates = [(number, line) for number, line in enumerate(lines, 1)
-                      if line.strip().startswith("return ") or (" = " in line and not line.strip().startswith("#"))]
-        number, line = chooser.choice(candidates)
-        marker = "return " if line.strip().startswith("return ") else " = "
-        cuts.append((path, number, line.index(marker) + len(marker) + 1))
-    return cuts
-
-
-def split(path: Path, line: int, column: int) -> tuple[str, str]:
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines(keepends=True)
-    offset = sum(len(each) for each in lines[:line - 1]) + column - 1
-    return text[:offset], text[offset:]
 
 
 def fimlsp(*args: str) -> subprocess.CompletedProcess:
