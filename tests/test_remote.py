@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lsprotocol import types
 
 from fimlsp.decoding import DecodingOptions, complete_middles
 from fimlsp.model import ModelError
@@ -199,3 +200,23 @@ def test_a_server_without_log_probabilities_is_refused_clearly():
     assert done.returncode == 2
     assert done.stderr.strip() == (f"fimlsp complete: error: the server at {url} returned no log-probabilities: "
                                    "fimlsp needs them; vLLM and llama.cpp's server give them with logprobs/n_probs")
+
+
+@pytest.mark.asyncio
+async def test_the_language_server_completes_through_the_model_server(server):
+    from tests.test_server import SOURCE, inline_params, open_document, parses, serve
+    from tests.test_server import split as split_document
+
+    async with serve({"fimlsp": {"modelServer": server, "maxTokens": 24, "timeBudget": 20}}) as client:
+        status = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="fimlsp.modelStatus", arguments=[]))
+        assert status["ready"] and status["model"].endswith(f"on {server}"), status
+        open_document(client, SOURCE)
+        shown = 0
+        for line, character in [(4, 14), (13, 8), (17, 6)]:
+            left, right = split_document(SOURCE, line, character)
+            inline = await client.text_document_inline_completion_async(inline_params(line, character))
+            for item in inline.items:
+                assert parses(left + item.insert_text + right), (line, character, item.insert_text)
+                shown += 1
+        assert shown >= 2
