@@ -143,6 +143,7 @@ def test_rows_without_candidates_end_in_a_valid_fallback(model):
     left, right = "def f(x):\n    return max(x, ", "\n"
     result = complete_middles(_NoCandidates(model), left, right, DecodingOptions(timeout=30))[0]
     assert result.valid and result.stop == "no_candidate"
+    assert result.candidates_tried == 0  # a token the engine did not rank is never tried
     ast.parse(left + result.middle + right)
 
 
