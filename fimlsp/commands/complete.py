@@ -47,8 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "%(default)s)")
     parser.add_argument("--language", choices=[language.name for language in languages()],
                         help="the file's language (default: from its suffix, else %s)" % DEFAULTS.language)
-    parser.add_argument("--model", help="model folder or hub id (default: the model shipped with fimlsp); with "
-                                        "--server, the folder whose vocabulary the served model has")
+    parser.add_argument("--model", help="model folder, hub id, or .gguf file run by llama.cpp (default: the model "
+                        "shipped with fimlsp); with --server, the folder or .gguf file with the served model's "
+                        "vocabulary")
     parser.add_argument("--server", metavar="URL",
                         help="complete with the model served at URL (vLLM, llama.cpp's server, python -m "
                              "llama_cpp.server: http://HOST:PORT); the constraint runs here")

@@ -28,7 +28,8 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP socket instead of stdio")
-    parser.add_argument("--model", help="model folder or hub id (default: the model shipped with fimlsp)")
+    parser.add_argument("--model", help="model folder, hub id, or .gguf file run by llama.cpp (default: the model "
+                        "shipped with fimlsp)")
     parser.add_argument("--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if present)")
     parser.add_argument("--mode", choices=MODES, default=DEFAULTS.mode, help="decoding mode (default: %(default)s)")
     parser.add_argument("--max-tokens", type=int, default=DEFAULTS.max_tokens,

@@ -103,6 +103,7 @@ def detect_format(vocabulary: set[str] | dict, name: str = "", model_type: str =
 
 
 FIM_SETTINGS = "fim.json"  # in a model folder: the format and prompt order it was trained for
+FIM_FORMAT_KEY, FIM_ORDER_KEY = "fimlsp.fim.format", "fimlsp.fim.order"  # the same in a GGUF file's metadata
 
 
 def write_fim_settings(directory: Path, fim_format: str, order: str) -> None:

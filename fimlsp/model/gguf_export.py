@@ -14,12 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fimlsp.model.formats import FIM_SETTINGS, FORMATS, detect_format, preferred_order
+from fimlsp.model.formats import FIM_FORMAT_KEY, FIM_ORDER_KEY, FIM_SETTINGS, FORMATS, detect_format, preferred_order
 from fimlsp.model.loading import ModelError
-
-# Keys of ours in the GGUF metadata: the FIM format and prompt order the model was trained for.
-FIM_FORMAT_KEY = "fimlsp.fim.format"
-FIM_ORDER_KEY = "fimlsp.fim.order"
 
 # GPTBigCode activations that are llama.cpp's GELU (the tanh approximation) under other names.
 TANH_GELU = ("gelu_pytorch_tanh", "gelu_new", "gelu_fast")

@@ -1,4 +1,5 @@
-"""Load a causal FIM model and its tokenizer with `transformers`, from a local folder or a hub id."""
+"""Load a causal FIM model and its tokenizer with `transformers`, from a local folder or a hub id (a `.gguf` file goes
+to llama.cpp, `llama_engine`)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ CODE_MAPS = ("config.json", "tokenizer_config.json")
 # Seconds to wait for the hub when a hub id is not in the local cache: enough for a TLS handshake on a slow link,
 # short enough that an editor is not left waiting on a silent network.
 HUB_TIMEOUT = 3.0
+
+GGUF_SUFFIX = ".gguf"  # a model file for llama.cpp rather than a folder for transformers
 
 
 class ModelError(Exception):
@@ -157,6 +160,8 @@ def load_model(
     """Load a model folder or hub id (default: the model shipped with fimlsp) in the dtype it was saved in.
     `order` None: the order the folder's `fim.json` names, else prefix-suffix-middle.
 
+    A path ending in `.gguf` is a GGUF file, run by llama.cpp in this process (`llama_engine`): torch is not imported.
+
     A hub id in the local cache loads from it without the network; one that is not fails at once, before torch is
     imported, when the hub cannot be reached.
 
@@ -166,6 +171,10 @@ def load_model(
 
     if name is None:
         name = default_model_path()
+    if str(name).endswith(GGUF_SUFFIX):
+        from fimlsp.model.llama_engine import load_gguf
+
+        return load_gguf(name, device, fim_format, order)
     location = Path(os.path.expanduser(str(name)))
     looks_local = location.exists() or str(name).startswith((".", "/", "~")) or str(name).count("/") > 1
     if looks_local and location.exists() and not location.is_dir():

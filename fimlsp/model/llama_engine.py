@@ -1,0 +1,197 @@
+"""A GGUF model run in this process by llama.cpp (`llama-cpp-python`): the same exact constrained decoding as with
+transformers, from the full next-token logits of each step, without torch.
+
+One llama.cpp context holds one sequence's key-value cache. Every evaluation keeps the cache of the longest common
+prefix of what the context holds and the tokens asked for, and evaluates only the rest: an attempt after the first
+goes on from the prompt's cache (the tokens of the attempt before are dropped, the prompt's are not touched), and
+a keystroke's prompt from the part it shares with the previous keystroke's. So a session forks from the prompt
+without a copy of the cache.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fimlsp.model.backend import FimModel, PromptPass, Session
+from fimlsp.model.formats import FIM_FORMAT_KEY, FIM_ORDER_KEY, FORMATS, FimFormat, detect_format
+from fimlsp.model.loading import DEVICE_CHOICES, DEVICES, ModelError, _first_line
+
+# A client may send lone surrogates (JSON escapes carry them); text is encoded to UTF-8 for llama.cpp.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+# The context a GGUF model is given (its key-value cache is allocated whole at load), or the context it was trained
+# for where that is less: a suggestion's prompt needs far less than a 32k-token model's window.
+MAX_CONTEXT = 8192
+
+# Bytes of the longest token piece read from the vocabulary.
+MAX_PIECE = 256
+
+
+@dataclass
+class LlamaCppModel(FimModel):
+    """A GGUF model run by llama.cpp in this process."""
+
+    llama: object = None
+    controls: dict[str, int] | None = None  # control token text -> id
+
+    def encode(self, text: str) -> list[int]:
+        data = _SURROGATE.sub("\ufffd", text).encode("utf-8")
+        return self.llama.tokenize(data, add_bos=False, special=False) if data else []
+
+    def control_id(self, piece: str) -> int:
+        return self.controls[piece]
+
+    def prompt_pass(self, ids: list[int], shared: bool = False) -> PromptPass:
+        return _LlamaPromptPass(self, list(ids))
+
+    def log_probs_after(self, ids: Sequence[int]) -> np.ndarray:
+        """The next token's log-probabilities after `ids`, evaluating only what the context does not hold yet."""
+        llama = self.llama
+        held = llama.input_ids[:min(llama.n_tokens, len(ids))]
+        differs = np.flatnonzero(held != np.asarray(ids[:len(held)], dtype=held.dtype))
+        common = int(differs[0]) if len(differs) else len(held)
+        llama.n_tokens = min(common, len(ids) - 1)  # at least the last token is evaluated, for its logits
+        llama.eval(ids[llama.n_tokens:])  # drops the cache past n_tokens first
+        logits = np.ctypeslib.as_array(_llama_cpp().llama_get_logits_ith(llama._ctx.ctx, -1),
+                                       shape=(len(self.token_bytes),))
+        shifted = logits - logits.max()
+        return (shifted - np.log(np.exp(shifted).sum())).astype(np.float32)
+
+    def close(self) -> None:
+        if self.llama is not None:
+            self.llama.close()
+            self.llama = None
+
+
+class _LlamaPromptPass(PromptPass):
+    """The prompt evaluated at once; each session goes on from the context's cache of it."""
+
+    def __init__(self, model: LlamaCppModel, ids: list[int]):
+        self.model, self.ids = model, ids
+        clock = time.perf_counter()
+        self.log_probs = model.log_probs_after(ids)
+        self.seconds = time.perf_counter() - clock
+        model.timed_prompt(len(ids), self.seconds)
+
+    def session(self, rows: int = 1) -> Session:
+        if rows != 1:
+            raise ValueError("a llama.cpp session holds one sequence (LlamaCppModel.batches is False)")
+        return _LlamaSession(self.model, self.ids)
+
+
+class _LlamaSession(Session):
+    """One sequence going on from the prompt, a token a step."""
+
+    def __init__(self, model: LlamaCppModel, ids: list[int]):
+        self.model, self.ids = model, list(ids)
+
+    def step(self, tokens: Sequence[int]) -> list[np.ndarray]:
+        (token,) = tokens
+        self.ids.append(token)
+        return [self.model.log_probs_after(self.ids)]
+
+    def keep(self, rows: Sequence[int]) -> None:
+        if list(rows) != [0]:
+            raise ValueError("a llama.cpp session holds one sequence")
+
+
+def load_gguf(path: str | os.PathLike, device: str | None = None, fim_format: str | None = None,
+              order: str | None = None, threads: int | None = None) -> LlamaCppModel:
+    """Load a GGUF file with llama.cpp. The FIM format and order are those `fimlsp export-gguf` recorded in its
+    metadata, else detected from the control tokens of its vocabulary (prefix-suffix-middle). `threads`: llama.cpp's
+    CPU threads (default: OMP_NUM_THREADS where set, as torch reads it, else llama-cpp-python's choice)."""
+    location = Path(os.path.expanduser(str(path)))
+    if not location.is_file():
+        raise ModelError(f"GGUF file {str(path)!r} does not exist")
+    if device is not None and not DEVICES.fullmatch(device):
+        raise ModelError(f"device {device!r} is not one fimlsp can run a model on: use {DEVICE_CHOICES}")
+    llama_cpp = _llama_cpp()
+    on_gpu = device is not None and device != "cpu"
+    if on_gpu and not llama_cpp.llama_supports_gpu_offload():
+        raise ModelError(f"device {device!r} was asked for, but this llama-cpp-python was built for the CPU only")
+    if threads is None and os.environ.get("OMP_NUM_THREADS", "").isdigit():
+        threads = int(os.environ["OMP_NUM_THREADS"]) or None
+    try:
+        llama = llama_cpp.Llama(str(location), n_ctx=MAX_CONTEXT, logits_all=False, verbose=False,
+                                n_gpu_layers=-1 if on_gpu else 0, n_threads=threads, n_threads_batch=threads)
+    except (ValueError, RuntimeError, OSError) as error:
+        raise ModelError(f"cannot load GGUF file {str(path)!r} with llama.cpp: {_first_line(error)} (a truncated "
+                         "or corrupt file, or an architecture this llama.cpp does not know)") from None
+    try:
+        metadata = llama.metadata
+        vocabulary, controls = _vocabulary(llama)
+        chosen = _format(metadata, controls, fim_format, str(path))
+        if order is None:
+            order = metadata.get(FIM_ORDER_KEY, "psm")
+        if order not in chosen.orders:
+            raise ModelError(f"format {chosen.name!r} supports the orders {', '.join(chosen.orders)}, not {order!r}")
+    except ModelError:
+        llama.close()
+        raise
+    stops = {controls[token] for token in chosen.stops if token in controls}
+    stops.update(special for special in (llama.token_eos(), llama._model.token_eot()) if special >= 0)
+    window = min(llama.n_ctx(), llama._model.n_ctx_train())
+    return LlamaCppModel(chosen, order, vocabulary, frozenset(stops), window, str(path), device or "cpu",
+                         llama=llama, controls=controls)
+
+
+_quiet_log = None  # llama.cpp's log callback while fimlsp runs it: kept referenced, or ctypes would free it
+
+
+def _llama_cpp():
+    """The `llama_cpp` module, its log silenced: llama.cpp logs warnings at the level llama-cpp-python shows even
+    when not verbose (a context longer than the model was trained for), and fimlsp reports a load's failure itself."""
+    global _quiet_log
+    import llama_cpp
+
+    if _quiet_log is None:
+        _quiet_log = llama_cpp.llama_log_callback(lambda level, text, user_data: None)
+        llama_cpp.llama_log_set(_quiet_log, ctypes.c_void_p(0))
+    return llama_cpp
+
+
+def _vocabulary(llama) -> tuple[list[bytes | None], dict[str, int]]:
+    """Each token's bytes (None for control tokens, which are never text) and the ids of the control and
+    user-defined tokens by their text."""
+    llama_cpp = _llama_cpp()
+    vocab = llama._model.vocab
+    buffer = ctypes.create_string_buffer(MAX_PIECE)
+    hidden = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN | llama_cpp.LLAMA_TOKEN_ATTR_UNUSED
+    table: list[bytes | None] = []
+    controls: dict[str, int] = {}
+    for token in range(llama.n_vocab()):
+        attributes = llama_cpp.llama_vocab_get_attr(vocab, token)
+        special = bool(attributes & hidden)
+        length = llama_cpp.llama_token_to_piece(vocab, token, buffer, MAX_PIECE, 0, special)
+        piece = buffer.raw[:max(length, 0)]
+        if special or attributes & llama_cpp.LLAMA_TOKEN_ATTR_USER_DEFINED:
+            controls[piece.decode("utf-8", "replace")] = token
+        table.append(None if special or not piece else piece)
+    return table, controls
+
+
+def _format(metadata: dict, controls: dict[str, int], fim_format: str | None, name: str) -> FimFormat:
+    """The FIM format asked for, else the one the file records, else the one its control tokens show."""
+    fim_format = fim_format or metadata.get(FIM_FORMAT_KEY)
+    if fim_format is not None:
+        if fim_format not in FORMATS:
+            raise ModelError(f"unknown FIM format {fim_format!r}; known: {', '.join(sorted(FORMATS))}")
+        chosen = FORMATS[fim_format]
+        missing = [token for token in chosen.controls if token not in controls]
+        if missing:
+            raise ModelError(f"model {name!r} has no {', '.join(missing)} token for format {fim_format!r}")
+        return chosen
+    label = f"{metadata.get('general.name', '')} {name}"
+    chosen = detect_format(controls, label, metadata.get("general.architecture", ""))
+    if chosen is None:
+        raise ModelError(f"{name!r} is not a fill-in-the-middle model: its vocabulary has none of the FIM control "
+                         f"tokens of {', '.join(sorted(FORMATS))}")
+    return chosen
