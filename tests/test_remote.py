@@ -33,8 +33,13 @@ def fimlsp(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with llama_server(tmp_path_factory.mktemp("llama-server")) as url:
+def server_folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("llama-server")
+
+
+@pytest.fixture(scope="module")
+def server(server_folder):
+    with llama_server(server_folder) as url:
         yield url
 
 
@@ -58,6 +63,22 @@ def test_cli_completes_stdlib_cuts_through_the_server_in_fewer_round_trips_than_
         steps += result["server"]["steps"]
         round_trips += result["server"]["round_trips"]
     assert 0 < round_trips < steps  # runs answered steps without a request: speculation works
+
+
+def test_the_vocabulary_may_come_from_the_gguf_file_the_server_runs(server, server_folder):
+    gguf = server_folder / "default.gguf"
+    path, line, column = stdlib_cuts(2, seed=5)[1]
+    done = fimlsp("complete", f"{path}:{line}:{column}", "--server", server, "--model", str(gguf), "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["model"] == str(gguf) and result["guarantee"] == "file"
+    left, right = split(path, line, column)
+    ast.parse(left + result["middle"] + right)
+    from_folder, from_gguf = connect(server), connect(server, gguf)
+    assert from_gguf.token_bytes == from_folder.token_bytes and from_gguf.stop_ids == from_folder.stop_ids
+    assert from_gguf.encode(left[-2000:]) == from_folder.encode(left[-2000:])
+    from_folder.close()
+    from_gguf.close()
 
 
 def test_speculative_rows_are_the_servers_next_positions(model):

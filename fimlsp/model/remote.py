@@ -7,8 +7,9 @@ the next step without a request; where decoding takes another (the server's toke
 is decoded) or the run is used up, the session asks again from the prompt plus the tokens taken (the server's
 prefix cache makes that cheap). Decoding sees sparse rows (`-inf` off the top candidates) and picks among them.
 
-A server does not send its vocabulary: it comes from a local tokenizer source (a model folder with the same
-vocabulary, by default the shipped model's), and the server's tokenization is checked against it at connect time.
+A server does not send its vocabulary: it comes from a local tokenizer source (a model folder or a GGUF file with the
+same vocabulary, by default the shipped model's folder), and the server's tokenization is checked against it at
+connect time.
 
 Two wire protocols: the OpenAI-compatible `POST /v1/completions` (`logprobs`), whose token strings are mapped
 back to ids through the vocabulary's bytes, and llama.cpp's own `POST /completion` (`n_probs`), which gives ids.
@@ -33,8 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from fimlsp.model.backend import FimModel, PromptPass, Session
-from fimlsp.model.formats import FORMATS, detect_format, preferred_order
-from fimlsp.model.loading import ModelError
+from fimlsp.model.formats import FIM_ORDER_KEY, FORMATS, FimFormat, detect_format, preferred_order
+from fimlsp.model.loading import GGUF_SUFFIX, ModelError
 from fimlsp.model.token_text import token_bytes
 
 PROTOCOLS = ("auto", "openai", "llamacpp")
@@ -68,6 +69,22 @@ class _TokenizerFile:
     def encode(self, text: str) -> list[int]:
         return self.backend_tokenizer.encode(text, add_special_tokens=False).ids
 
+    def close(self) -> None:
+        pass
+
+
+class _GgufTokenizer:
+    """A GGUF file's vocabulary read by llama.cpp (`vocab_only`: no weights, no context)."""
+
+    def __init__(self, llama):
+        self.llama = llama
+
+    def encode(self, text: str) -> list[int]:
+        return self.llama.tokenize(text.encode(), add_bos=False, special=False)
+
+    def close(self) -> None:
+        self.llama.close()
+
 
 @dataclass
 class _Run:
@@ -93,19 +110,26 @@ class RemoteModel(FimModel):
     round_trips: int = 0  # completion requests sent
     speculated: int = 0  # steps answered by a run without a request
     steps: int = 0  # steps taken in all (a step is one token decoded)
-    tokenizer: _TokenizerFile | None = None
+    tokenizer: _TokenizerFile | _GgufTokenizer | None = None
+    controls: dict[str, int] = field(default_factory=dict)  # the ids of the control and stop tokens, by name
     _connection: http.client.HTTPConnection | None = field(default=None, repr=False)
 
     def encode(self, text: str) -> list[int]:
         return self.tokenizer.encode(_SURROGATE.sub("\ufffd", text))
 
     def control_id(self, piece: str) -> int:
-        return self.tokenizer.get_vocab()[piece]
+        return self.controls[piece]
 
     def prompt_pass(self, ids: list[int], shared: bool = False) -> PromptPass:
         return _RemotePromptPass(self, ids)
 
     def close(self) -> None:
+        self._close_connection()
+        if self.tokenizer is not None:
+            self.tokenizer.close()
+            self.tokenizer = None
+
+    def _close_connection(self) -> None:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
@@ -206,17 +230,17 @@ class RemoteModel(FimModel):
                 payload = response.read()
                 break
             except ConnectionRefusedError:
-                self.close()
+                self._close_connection()
                 raise ModelError(f"no server at {self.url} (connection refused)") from None
             except (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected) as error:
-                self.close()
+                self._close_connection()
                 if attempt == 2:
                     raise ModelError(f"the server at {self.url} closed the connection: {error}") from None
             except (socket.timeout, TimeoutError):
-                self.close()
+                self._close_connection()
                 raise ModelError(f"the server at {self.url} did not answer within {self.timeout:g} s") from None
             except OSError as error:  # no such host, no route
-                self.close()
+                self._close_connection()
                 raise ModelError(f"no server at {self.url}: {error.strerror or error}") from None
         if response.status >= 400:
             raise ServerError(response.status, f"the server at {self.url} answered {response.status} to {method} "
@@ -254,23 +278,17 @@ class RemoteModel(FimModel):
         spelled = _TOKEN_ID.fullmatch(piece)
         if spelled:
             return frozenset([int(spelled.group(1))])
-        if piece in self._controls_by_name:
-            return frozenset([self._controls_by_name[piece]])
+        if piece in self.controls:
+            return frozenset([self.controls[piece]])
         return frozenset(self.tokens_of(piece.encode("utf-8", errors="surrogatepass")) if piece else ())
 
     @cached_property
     def _controls(self) -> dict[int, bytes]:
-        return {token: name.encode() for name, token in self._controls_by_name.items()}
-
-    @cached_property
-    def _controls_by_name(self) -> dict[str, int]:
-        vocabulary = self.tokenizer.get_vocab()
-        names = set(self.format.controls) | set(self.format.stops)
-        return {name: vocabulary[name] for name in names if name in vocabulary}
+        return {token: name.encode() for name, token in self.controls.items()}
 
     @cached_property
     def _end_id(self) -> int:
-        return next(self._controls_by_name[name] for name in self.format.stops if name in self._controls_by_name)
+        return next(self.controls[name] for name in self.format.stops if name in self.controls)
 
 
 class ServerError(ModelError):
@@ -423,14 +441,24 @@ def _check_tokenization(model: RemoteModel) -> str:
 
 def _local_vocabulary(name: str | os.PathLike | None, fim_format: str | None, order: str | None, url: str,
                       timeout: float) -> RemoteModel:
-    """The model with the vocabulary, FIM format, prompt order and context window of the model folder `name`."""
+    """The model with the vocabulary, FIM format, prompt order and context window of the model folder or GGUF file
+    `name` (default: the shipped model's folder)."""
     from fimlsp.models import default_model_path
 
-    folder = Path(os.path.expanduser(str(name))) if name is not None else default_model_path()
-    label = str(name) if name is not None else str(folder)
+    location = Path(os.path.expanduser(str(name))) if name is not None else default_model_path()
+    label = str(name) if name is not None else str(location)
+    if location.suffix == GGUF_SUFFIX:
+        model = _gguf_vocabulary(location, label, fim_format, order)
+    else:
+        model = _folder_vocabulary(location, label, fim_format, order)
+    model.url, model.device, model.timeout = url, url, timeout
+    return model
+
+
+def _folder_vocabulary(folder: Path, label: str, fim_format: str | None, order: str | None) -> RemoteModel:
     if not (folder / "tokenizer.json").is_file():
-        raise ModelError(f"{label!r} is not a model folder with a tokenizer.json: --server takes the served "
-                         "model's vocabulary from one (--model)")
+        raise ModelError(f"{label!r} is neither a model folder with a tokenizer.json nor a .gguf file: --server takes "
+                         "the served model's vocabulary from one (--model)")
     try:
         tokenizer = _TokenizerFile(folder / "tokenizer.json")
     except Exception as error:  # tokenizers' own exception types vary
@@ -450,13 +478,46 @@ def _local_vocabulary(name: str | os.PathLike | None, fim_format: str | None, or
         order = order or preferred_order(folder)
     except ValueError as error:
         raise ModelError(f"model folder {label!r}: {error}") from None
-    if order not in chosen.orders:
-        raise ModelError(f"format {chosen.name!r} supports the orders {', '.join(chosen.orders)}, not {order!r}")
-    stops = frozenset(vocabulary[token] for token in chosen.stops if token in vocabulary)
+    controls = {token: vocabulary[token] for token in chosen.controls + chosen.stops if token in vocabulary}
     window = next((config[key] for key in ("max_position_embeddings", "n_positions", "n_ctx") if config.get(key)),
                   2048)
-    return RemoteModel(chosen, order, token_bytes(tokenizer), stops, int(window), label, url, url=url,
-                       tokenizer=tokenizer, timeout=timeout)
+    return _vocabulary_model(chosen, order, token_bytes(tokenizer), controls, set(), int(window), label, tokenizer)
+
+
+def _gguf_vocabulary(path: Path, label: str, fim_format: str | None, order: str | None) -> RemoteModel:
+    """The vocabulary of a GGUF file, read by llama.cpp as the engine does (`llama_engine`), without its weights."""
+    from fimlsp.model.llama_engine import _format, _llama_cpp, _vocabulary
+
+    if not path.is_file():
+        raise ModelError(f"GGUF file {label!r} does not exist")
+    try:
+        llama = _llama_cpp().Llama(str(path), vocab_only=True, verbose=False)
+    except (ValueError, RuntimeError, OSError) as error:
+        raise ModelError(f"cannot read the vocabulary of GGUF file {label!r} with llama.cpp: {error}") from None
+    tokenizer = _GgufTokenizer(llama)
+    try:
+        table, controls = _vocabulary(llama)
+        chosen = _format(llama.metadata, controls, fim_format, label)
+    except ModelError:
+        tokenizer.close()
+        raise
+    metadata = llama.metadata
+    window = metadata.get(f"{metadata.get('general.architecture')}.context_length", "2048")
+    ends = {llama.token_eos()} - {-1}
+    return _vocabulary_model(chosen, order or metadata.get(FIM_ORDER_KEY, "psm"), table, controls, ends,
+                             int(window), label, tokenizer)
+
+
+def _vocabulary_model(chosen: FimFormat, order: str, table: list[bytes | None], controls: dict[str, int],
+                      ends: set[int], window: int, label: str, tokenizer) -> RemoteModel:
+    """The model before it is connected: the vocabulary's, with the format's stop tokens (and the vocabulary's own
+    `ends`) as its stops."""
+    if order not in chosen.orders:
+        tokenizer.close()
+        raise ModelError(f"format {chosen.name!r} supports the orders {', '.join(chosen.orders)}, not {order!r}")
+    named = {token: controls[token] for token in chosen.controls + chosen.stops if token in controls}
+    stops = frozenset({named[token] for token in chosen.stops if token in named} | ends)
+    return RemoteModel(chosen, order, table, stops, window, label, "", tokenizer=tokenizer, controls=named)
 
 
 def _json(path: Path) -> dict:
