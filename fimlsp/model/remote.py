@@ -387,9 +387,13 @@ def connect(url: str, tokenizer: str | os.PathLike | None = None, fim_format: st
     base = base[:-len("/v1")] if base.endswith("/v1") else base
     model = _local_vocabulary(tokenizer, fim_format, order, base, timeout)
     try:
+        properties = _answers(model, "GET", "/props")
         if protocol == "auto":
-            protocol = "llamacpp" if _answers(model, "GET", "/props") else "openai"
+            protocol = "llamacpp" if properties else "openai"
         model.protocol = protocol
+        served = _served_context(properties, _answers(model, "GET", "/v1/models"))
+        if served:  # the server may run the model with a shorter context than it was trained for
+            model.context_window = min(model.context_window, served)
         model.status = _check_tokenization(model)
         probe = [model.control_id(model.format.controls[0])] + model.encode("import os\n")
         if protocol == "openai":
@@ -413,6 +417,19 @@ def _answers(model: RemoteModel, method: str, path: str, body: dict | None = Non
         return model.request(method, path, body)
     except ServerError:
         return None
+
+
+def _served_context(properties: dict | None, models: dict | None) -> int | None:
+    """The context length the server runs the model with, where it says: llama.cpp's `/props`, vLLM's
+    `/v1/models` (`max_model_len`)."""
+    settings = (properties or {}).get("default_generation_settings")
+    if isinstance(settings, dict) and isinstance(settings.get("n_ctx"), int):
+        return settings["n_ctx"]
+    listed = (models or {}).get("data")
+    if isinstance(listed, list) and listed and isinstance(listed[0], dict):
+        length = listed[0].get("max_model_len")
+        return length if isinstance(length, int) else None
+    return None
 
 
 def _check_tokenization(model: RemoteModel) -> str:
