@@ -144,7 +144,7 @@ class RemoteModel(FimModel):
             answer = self.request("POST", "/completion", {
                 "prompt": ids, "n_predict": tokens, "n_probs": self.top_logprobs, "temperature": 0,
                 "cache_prompt": True, "repeat_penalty": 1.0, "stream": False})
-            return self._llamacpp_run(len(accepted), answer)
+            return self._read(self._llamacpp_run, len(accepted), answer)
         text = None if self.token_prompts else self.text_of(ids)
         if not self.token_prompts and text is None:
             # the tokens end inside a character, which a text prompt cannot carry: no candidates here
@@ -153,7 +153,15 @@ class RemoteModel(FimModel):
             "prompt": ids if self.token_prompts else text, "max_tokens": tokens,
             "logprobs": self.top_logprobs, "temperature": 0, "echo": False, "stream": False,
             "repeat_penalty": 1.0, "return_tokens_as_token_ids": True})
-        return self._openai_run(len(accepted), answer)
+        return self._read(self._openai_run, len(accepted), answer)
+
+    def _read(self, reader, start: int, answer: dict) -> _Run:
+        """The run an answer holds, or a ModelError where it is not of the form the protocol has."""
+        try:
+            return reader(start, answer)
+        except (AttributeError, KeyError, TypeError, ValueError) as error:
+            raise ModelError(f"the server at {self.url} answered a completion in a form fimlsp cannot read "
+                             f"({type(error).__name__}: {error})") from None
 
     def _openai_run(self, start: int, answer: dict) -> _Run:
         choice = (answer.get("choices") or [{}])[0]
@@ -184,10 +192,10 @@ class RemoteModel(FimModel):
         for position in positions:
             row = self._empty_row()
             if "top_logprobs" in position:  # llama.cpp since 2024-12: ids and log-probabilities
-                taken.append(frozenset([position["id"]]) if "id" in position else self._ids_of(position["token"]))
+                taken.append(self._known([position["id"]]) if "id" in position else self._ids_of(position["token"]))
                 for candidate in position["top_logprobs"]:
-                    ids = [candidate["id"]] if "id" in candidate else list(self._ids_of(candidate["token"]))
-                    row[ids] = candidate["logprob"]
+                    ids = self._known([candidate["id"]]) if "id" in candidate else self._ids_of(candidate["token"])
+                    row[list(ids)] = candidate["logprob"]
             else:  # before: token strings and probabilities
                 taken.append(self._ids_of(position.get("content", "")))
                 for candidate in position.get("probs", []):
@@ -277,10 +285,14 @@ class RemoteModel(FimModel):
         it (none for a string that a server decoded from part of a character, which names no token)."""
         spelled = _TOKEN_ID.fullmatch(piece)
         if spelled:
-            return frozenset([int(spelled.group(1))])
+            return self._known([int(spelled.group(1))])
         if piece in self.controls:
             return frozenset([self.controls[piece]])
         return frozenset(self.tokens_of(piece.encode("utf-8", errors="surrogatepass")) if piece else ())
+
+    def _known(self, ids: list[int]) -> frozenset[int]:
+        """The ids that are in the vocabulary (a server may pad its vocabulary past it)."""
+        return frozenset(token for token in ids if 0 <= token < len(self.token_bytes))
 
     @cached_property
     def _controls(self) -> dict[int, bytes]:
