@@ -27,6 +27,7 @@ from pathlib import Path
 from fimlsp.cli import UserError
 from fimlsp.decoding import MODES, NAMES, SCOPES, DecodingOptions
 from fimlsp.language import for_path, languages, named
+from fimlsp.model.remote import PROTOCOLS
 from fimlsp.source import SourceError, read_source, split_at
 
 DEFAULTS = DecodingOptions()  # the options' defaults are the command's
@@ -47,7 +48,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--language", choices=[language.name for language in languages()],
                         help="the file's language (default: from its suffix, else %s)" % DEFAULTS.language)
     parser.add_argument("--model", help="model folder, hub id, or .gguf file run by llama.cpp (default: the model "
-                        "shipped with fimlsp)")
+                        "shipped with fimlsp); with --server, the folder or .gguf file with the served model's "
+                        "vocabulary")
+    parser.add_argument("--server", metavar="URL",
+                        help="complete with the model served at URL (vLLM, llama.cpp's server, python -m "
+                             "llama_cpp.server: http://HOST:PORT); the constraint runs here")
+    parser.add_argument("--server-api", choices=PROTOCOLS, default="auto",
+                        help="the server's API: openai (/v1/completions) or llamacpp (/completion) (default: "
+                             "detected)")
     parser.add_argument("--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if present)")
     parser.add_argument("--format", dest="fim_format", help="FIM prompt format (default: detected from the model)")
     parser.add_argument("--order", choices=("psm", "spm"), default=None,
@@ -126,14 +134,24 @@ def run(args: argparse.Namespace) -> int:
     except (SourceError, ValueError) as error:
         raise UserError(str(error)) from error
     try:
-        model = load_model(args.model, args.device, args.fim_format, args.order)
-    except ModelError as error:
+        if args.server:
+            from fimlsp.model.remote import connect
+
+            model = connect(args.server, args.model, args.fim_format, args.order, args.server_api)
+            if model.status:
+                print(f"fimlsp complete: {model.status}", file=sys.stderr)
+        else:
+            model = load_model(args.model, args.device, args.fim_format, args.order)
+        results = complete_middles(model, left, right, options, args.n)
+    except ModelError as error:  # a server can also fail during the completion
         raise UserError(str(error)) from error
-    results = complete_middles(model, left, right, options, args.n)
     result = results[0]
     succeeded = shown(result)
     if args.json:
         where = {"file": path, "line": line, "column": column, "model": model.name}
+        if args.server:
+            where["server"] = {"url": model.url, "api": model.protocol, "round_trips": model.round_trips,
+                               "steps": model.steps, "speculated": model.speculated}
         if args.n == 1:
             print(json.dumps({**where, **result.to_json(), "shown": succeeded}))
         else:

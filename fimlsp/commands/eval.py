@@ -144,6 +144,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="comma-separated modes to run (default: unconstrained,checked,constrained)")
     group.add_argument("--model", help="model folder or hub id (default: the model shipped with fimlsp)")
     group.add_argument("--device", help="torch device (default: a GPU if present)")
+    group.add_argument("--server", metavar="URL",
+                       help="run the model on the shared server at URL (see `fimlsp complete --server`); --model then "
+                            "names the folder with its vocabulary; the cases run one at a time")
     group.add_argument("--max-tokens", type=_positive, default=500, help="most tokens per middle (default: 500)")
     group.add_argument("--top-k", type=_positive, default=50, help="candidates checked per token (default: 50)")
     group.add_argument("--loop-repeats", type=_loop_repeats, default=DecodingOptions.loop_repeats, metavar="N",
@@ -200,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
     from fimlsp.model import ModelError, load_model
 
     device = args.device
-    if device is None:
+    if device is None and not args.server:
         from fimlsp.model.loading import default_device
 
         device = default_device()
@@ -208,14 +211,19 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--timeout must be positive")
     settings = runner.RunSettings(args.model, args.max_tokens, args.top_k, device,
                                   args.threads or runner.default_threads(args.workers), args.timeout, args.scope,
-                                  args.loop_repeats, args.token_healing, args.attempts, args.names)
+                                  args.loop_repeats, args.token_healing, args.attempts, args.names, args.server)
     try:
-        model = load_model(args.model, device)  # fail here, with one line, rather than in every worker
+        if args.server:
+            from fimlsp.model.remote import connect
+
+            model = connect(args.server, args.model)  # one connection: the server runs the cases' model passes
+        else:
+            model = load_model(args.model, device)  # fail here, with one line, rather than in every worker
     except ModelError as error:
         raise UserError(str(error)) from None
-    if args.workers > 1:
+    if not args.server and args.workers > 1:
         model = None  # each worker loads its own
-    else:
+    elif not args.server:
         import torch
 
         torch.set_num_threads(settings.threads)

@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="model folder, hub id, or .gguf file run by llama.cpp (default: the model "
                         "shipped with fimlsp)")
     parser.add_argument("--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if present)")
+    parser.add_argument("--model-server", metavar="URL",
+                        help="run the model on the shared server at URL (see `fimlsp complete --server`); --model "
+                             "then names the folder or .gguf file with its vocabulary (the setting modelServer)")
     parser.add_argument("--mode", choices=MODES, default=DEFAULTS.mode, help="decoding mode (default: %(default)s)")
     parser.add_argument("--max-tokens", type=int, default=DEFAULTS.max_tokens,
                         help="most tokens per completion (default: %(default)s); the prompt shares the model's "
@@ -65,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--size-budget must be at least 1")
     if args.device is not None and not DEVICES.fullmatch(args.device):
         raise UserError(f"--device expects {DEVICE_CHOICES}, got {args.device!r}")
+    if args.model_server is not None and not args.model_server.startswith(("http://", "https://")):
+        raise UserError(f"--model-server expects an http:// or https:// URL, got {args.model_server!r}")
     address = parse_address(args.tcp) if args.tcp else None
 
     from fimlsp.server.server import build_server
@@ -76,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("fimlsp").setLevel(args.log_level.upper())
     settings = Settings(model=args.model, device=args.device, mode=args.mode, max_tokens=args.max_tokens,
                         time_budget=args.time_budget, single_line=args.single_line, cache=args.cache,
-                        size_budget=args.size_budget)
+                        size_budget=args.size_budget, model_server=args.model_server)
     server = build_server(settings)
     if address is not None:
         return serve_tcp(server, *address)

@@ -24,13 +24,14 @@ from fimlsp.evaluation.dataset import EvalCase
 from fimlsp.evaluation.names import added_undefined_names
 from fimlsp.language import Caches
 from fimlsp.model import FimModel, load_model
+from fimlsp.model.remote import RemoteModel
 
 MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
 SETTING_KEYS = ("model", "max_tokens", "top_k", "timeout", "scope", "loop_repeats", "token_healing", "attempts",
-                "names")
+                "names", "server")
 # Settings that results files written before them lack, with the value those runs had.
 _SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0], "loop_repeats": 0, "token_healing": False, "attempts": 1,
-                         "names": decoding.NAMES[0]}
+                         "names": decoding.NAMES[0], "server": None}
 
 
 class ResumeError(Exception):
@@ -50,12 +51,13 @@ class RunSettings:
     token_healing: bool = decoding.DecodingOptions.token_healing
     attempts: int = decoding.DecodingOptions.attempts
     names: str = decoding.NAMES[0]  # of the constrained mode
+    server: str | None = None  # the URL of a shared server that runs the model (`fimlsp.model.remote`)
 
     def header(self) -> dict:
         return {"type": "run", "model": self.model_name, "max_tokens": self.max_tokens, "top_k": self.top_k,
                 "timeout": self.timeout, "scope": self.scope, "loop_repeats": self.loop_repeats,
                 "token_healing": self.token_healing, "attempts": self.attempts,
-                "names": self.names}
+                "names": self.names, "server": self.server}
 
     @property
     def model_name(self) -> str:
@@ -144,6 +146,10 @@ class _Worker:
 
     @classmethod
     def loading(cls, settings: RunSettings) -> _Worker:
+        if settings.server:
+            from fimlsp.model.remote import connect
+
+            return cls(connect(settings.server, settings.model), settings)
         import torch
 
         if settings.threads:
@@ -190,11 +196,16 @@ def run_case(case: EvalCase, modes: list[str], model: FimModel, settings: RunSet
     reuses and keeps what it compiles in `caches`, when given."""
     from fimlsp.decoding import DecodingOptions, complete_middle
 
-    counter = _CountingModel(model.model)
-    model = dataclasses.replace(model, model=counter)
+    remote = isinstance(model, RemoteModel)
+    if not remote:
+        counter = _CountingModel(model.model)
+        model = dataclasses.replace(model, model=counter)
     records = []
     for mode in modes:
-        counter.calls = 0
+        if remote:
+            used = model.round_trips, model.steps, model.speculated
+        else:
+            counter.calls = 0
         record = {"type": "result", "case": case.id, "kind": case.kind, "file": case.file, "draw": case.draw,
                   "mode": mode, "context_chars": case.context_chars, "left_chars": len(case.left),
                   "right_chars": len(case.right), "expected_chars": len(case.middle)}
@@ -211,8 +222,13 @@ def run_case(case: EvalCase, modes: list[str], model: FimModel, settings: RunSet
             record.update(error=f"{type(error).__name__}: {error}"[:500], parses=False, stop="error",
                           wall_seconds=time.perf_counter() - clock)
         else:
-            record.update(exact=result.middle == case.middle, **result.to_json(), steps=counter.calls,
+            record.update(exact=result.middle == case.middle, **result.to_json(),
                           wall_seconds=time.perf_counter() - clock)
+            if remote:  # a step a token; a prompt pass or a new run a round trip
+                record.update(steps=model.steps - used[1], round_trips=model.round_trips - used[0],
+                              speculated=model.speculated - used[2])
+            else:
+                record.update(steps=counter.calls)
             if result.parses:
                 record["added_undefined"] = added_undefined_names(case.left, result.middle, case.right, case.middle)
         records.append(record)

@@ -103,10 +103,11 @@ class CompletionEngine:
                 raise ModelLoadError(self._model_error)
             return f"{self._model.name} on {self._model.device}"
         from fimlsp.model import ModelError, load_model
+        from fimlsp.model.remote import connect
 
-        name, device = key
+        name, device, server = key
         try:
-            model = load_model(name, device)
+            model = connect(server, name) if server else load_model(name, device)
         except ModelError as error:
             problem = str(error)
         except Exception as error:  # a broken model folder can fail deep inside torch or transformers
@@ -115,7 +116,8 @@ class CompletionEngine:
         else:
             self._model, self._model_key, self._model_error = model, key, None
             self._warm_up()
-            return f"{model.name} on {model.device}"
+            note = getattr(model, "status", "")  # a server whose tokenization could not be checked
+            return f"{model.name} on {model.device}" + (f" ({note})" if note else "")
         if self._model is not None:  # a working model stays until another loads
             kept = f"{self._model.name} on {self._model.device}"
             raise ModelLoadError(f"{problem}; still serving {kept}", kept)

@@ -28,6 +28,13 @@ def _optional_text(value: Any) -> str | None:
     return value
 
 
+def _server_url(value: Any) -> str | None:
+    value = _optional_text(value)
+    if value is not None and not value.startswith(("http://", "https://")):
+        raise ValueError("expected an http:// or https:// URL")
+    return value
+
+
 def _device(value: Any) -> str | None:
     value = _optional_text(value)
     if value is not None and not DEVICES.fullmatch(value):
@@ -97,10 +104,12 @@ class Settings:
     attempts: int = _setting(DecodingOptions.attempts, "attempts", _positive_int)
     # a middle ending in the same chunk this many times is cut back to the first (`DecodingOptions.loop_repeats`)
     loop_repeats: int = _setting(DecodingOptions.loop_repeats, "loopRepeats", _loop_repeats)
+    # a shared server (vLLM, llama.cpp's) that runs the model: `model` then names the folder of its vocabulary
+    model_server: str | None = _setting(None, "modelServer", _server_url)
 
-    def model_key(self) -> tuple[str | None, str | None]:
+    def model_key(self) -> tuple[str | None, str | None, str | None]:
         """What loading a model depends on: a change of it reloads the model."""
-        return self.model, self.device
+        return self.model, self.device, self.model_server
 
 
 # camelCase key -> (field, check), in the order of `Settings`

@@ -20,7 +20,7 @@ const REQUEST_STATUS = "fimlsp/status";
 // The server's settings (fimlsp/server/config.py), in its order; tests/test_settings_list.py checks this copy.
 const SERVER_SETTINGS = [
   "model", "device", "mode", "scope", "names", "maxTokens", "timeBudget", "singleLine", "topK", "cache", "sizeBudget", "alternatives",
-  "attempts", "loopRepeats",
+  "attempts", "loopRepeats", "modelServer",
 ] as const;
 
 interface ModelStatus {

@@ -1,0 +1,557 @@
+"""A FIM model on a shared server (vLLM, llama.cpp's server, `python -m llama_cpp.server`, TGI's OpenAI API), with
+speculative constrained decoding: the constraint runs here, the model there.
+
+A server reports only its top candidates at each position, so a session asks for a run of tokens at once, each with
+its top `logprobs` alternatives. While decoding takes the token the server took, the run's next position answers
+the next step without a request; where decoding takes another (the server's token was refused, or an alternative
+is decoded) or the run is used up, the session asks again from the prompt plus the tokens taken (the server's
+prefix cache makes that cheap). Decoding sees sparse rows (`-inf` off the top candidates) and picks among them.
+
+A server does not send its vocabulary: it comes from a local tokenizer source (a model folder or a GGUF file with the
+same vocabulary, by default the shipped model's folder), and the server's tokenization is checked against it at
+connect time.
+
+Two wire protocols: the OpenAI-compatible `POST /v1/completions` (`logprobs`), whose token strings are mapped
+back to ids through the vocabulary's bytes, and llama.cpp's own `POST /completion` (`n_probs`), which gives ids.
+"""
+
+from __future__ import annotations
+
+import codecs
+import http.client
+import json
+import math
+import os
+import re
+import socket
+import time
+import urllib.parse
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from fimlsp.model.backend import FimModel, PromptPass, Session
+from fimlsp.model.formats import FIM_ORDER_KEY, FORMATS, FimFormat, detect_format, preferred_order
+from fimlsp.model.loading import GGUF_SUFFIX, ModelError
+from fimlsp.model.token_text import token_bytes
+
+PROTOCOLS = ("auto", "openai", "llamacpp")
+TOP_LOGPROBS = 20  # alternatives per position (vLLM's default cap); decoding picks the best valid one among them
+RUN_TOKENS = 32  # tokens a speculative run asks for
+TIMEOUT = 30.0  # seconds a request may take
+# A sample the server must tokenize as the local vocabulary does: code, a non-ASCII character, control tokens.
+PROBE = "def f(x):\n    return {'a': x}  # é ok\n"
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_TOKEN_ID = re.compile(r"token_id:(\d+)")  # vLLM's `return_tokens_as_token_ids` spelling
+
+
+class _TokenizerFile:
+    """A model folder's `tokenizer.json` read with `tokenizers` alone (no `transformers`, no torch), with what
+    `token_bytes` asks of a tokenizer."""
+
+    def __init__(self, path: Path):
+        from tokenizers import Tokenizer
+
+        self.backend_tokenizer = Tokenizer.from_file(str(path))
+        added = self.backend_tokenizer.get_added_tokens_decoder().values()
+        self.all_special_tokens = [token.content for token in added if token.special]
+
+    def get_vocab(self) -> dict[str, int]:
+        return self.backend_tokenizer.get_vocab(with_added_tokens=True)
+
+    def __len__(self) -> int:
+        return self.backend_tokenizer.get_vocab_size(with_added_tokens=True)
+
+    def encode(self, text: str) -> list[int]:
+        return self.backend_tokenizer.encode(text, add_special_tokens=False).ids
+
+    def close(self) -> None:
+        pass
+
+
+class _GgufTokenizer:
+    """A GGUF file's vocabulary read by llama.cpp (`vocab_only`: no weights, no context)."""
+
+    def __init__(self, llama):
+        self.llama = llama
+
+    def encode(self, text: str) -> list[int]:
+        return self.llama.tokenize(text.encode(), add_bos=False, special=False)
+
+    def close(self) -> None:
+        self.llama.close()
+
+
+@dataclass
+class _Run:
+    """A speculative run: from `start` tokens after the prompt, the ids the server's token at each position may be
+    (empty where its string names no token of the vocabulary) and the log-probabilities of each position."""
+
+    start: int
+    taken: list[frozenset[int]]
+    rows: list[np.ndarray]
+
+
+@dataclass
+class RemoteModel(FimModel):
+    """A FIM model served over HTTP; the vocabulary and FIM format are the local tokenizer source's."""
+
+    url: str = ""
+    protocol: str = "openai"
+    token_prompts: bool = True  # the server takes the prompt as token ids (else as text)
+    top_logprobs: int = TOP_LOGPROBS
+    run_tokens: int = RUN_TOKENS
+    timeout: float = TIMEOUT
+    status: str = ""  # what connecting found that a user should know (no tokenize endpoint to check against)
+    round_trips: int = 0  # completion requests sent
+    speculated: int = 0  # steps answered by a run without a request
+    steps: int = 0  # steps taken in all (a step is one token decoded)
+    tokenizer: _TokenizerFile | _GgufTokenizer | None = None
+    controls: dict[str, int] = field(default_factory=dict)  # the ids of the control and stop tokens, by name
+    _connection: http.client.HTTPConnection | None = field(default=None, repr=False)
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer.encode(_SURROGATE.sub("\ufffd", text))
+
+    def control_id(self, piece: str) -> int:
+        return self.controls[piece]
+
+    def prompt_pass(self, ids: list[int], shared: bool = False) -> PromptPass:
+        return _RemotePromptPass(self, ids)
+
+    def close(self) -> None:
+        self._close_connection()
+        if self.tokenizer is not None:
+            self.tokenizer.close()
+            self.tokenizer = None
+
+    def _close_connection(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    # The wire ------------------------------------------------------------------------------------------------
+
+    def run(self, prompt: list[int], accepted: list[int], tokens: int | None = None) -> _Run:
+        """A speculative run of `tokens` (default `run_tokens`) from the prompt plus the tokens accepted so far."""
+        self.round_trips += 1
+        ids, tokens = prompt + accepted, tokens or self.run_tokens
+        if self.protocol == "llamacpp":
+            answer = self.request("POST", "/completion", {
+                "prompt": ids, "n_predict": tokens, "n_probs": self.top_logprobs, "temperature": 0,
+                "cache_prompt": True, "repeat_penalty": 1.0, "stream": False})
+            return self._read(self._llamacpp_run, len(accepted), answer)
+        text = None if self.token_prompts else self.text_of(ids)
+        if not self.token_prompts and text is None:
+            # the tokens end inside a character, which a text prompt cannot carry: no candidates here
+            return _Run(len(accepted), [frozenset()], [self._empty_row()])
+        answer = self.request("POST", "/v1/completions", {
+            "prompt": ids if self.token_prompts else text, "max_tokens": tokens,
+            "logprobs": self.top_logprobs, "temperature": 0, "echo": False, "stream": False,
+            "repeat_penalty": 1.0, "return_tokens_as_token_ids": True})
+        return self._read(self._openai_run, len(accepted), answer)
+
+    def _read(self, reader, start: int, answer: dict) -> _Run:
+        """The run an answer holds, or a ModelError where it is not of the form the protocol has."""
+        try:
+            return reader(start, answer)
+        except (AttributeError, KeyError, TypeError, ValueError) as error:
+            raise ModelError(f"the server at {self.url} answered a completion in a form fimlsp cannot read "
+                             f"({type(error).__name__}: {error})") from None
+
+    def _openai_run(self, start: int, answer: dict) -> _Run:
+        choice = (answer.get("choices") or [{}])[0]
+        logprobs = choice.get("logprobs") or {}
+        tokens, tops = logprobs.get("tokens"), logprobs.get("top_logprobs")
+        if not tops or not tokens:
+            if choice.get("finish_reason") == "stop" and choice.get("text") == "":
+                return _Run(start, [], [self._ended_row()])  # ended at once: no token, so no row was reported
+            raise self._no_log_probabilities()
+        taken = [self._ids_of(token) for token in tokens]
+        rows = []
+        for top in tops:
+            row = self._empty_row()
+            for piece, log_probability in (top or {}).items():
+                if log_probability is not None:
+                    row[list(self._ids_of(piece))] = log_probability
+            rows.append(row)
+        ended = choice.get("finish_reason") == "stop"
+        return self._ended(_Run(start, taken, rows), ended)
+
+    def _llamacpp_run(self, start: int, answer: dict) -> _Run:
+        positions = answer.get("completion_probabilities")
+        if not positions:
+            if answer.get("stop") and answer.get("stopped_eos") and answer.get("content") == "":
+                return _Run(start, [], [self._ended_row()])
+            raise self._no_log_probabilities()
+        taken, rows = [], []
+        for position in positions:
+            row = self._empty_row()
+            if "top_logprobs" in position:  # llama.cpp since 2024-12: ids and log-probabilities
+                taken.append(self._known([position["id"]]) if "id" in position else self._ids_of(position["token"]))
+                for candidate in position["top_logprobs"]:
+                    ids = self._known([candidate["id"]]) if "id" in candidate else self._ids_of(candidate["token"])
+                    row[list(ids)] = candidate["logprob"]
+            else:  # before: token strings and probabilities
+                taken.append(self._ids_of(position.get("content", "")))
+                for candidate in position.get("probs", []):
+                    if candidate.get("prob", 0) > 0:
+                        row[list(self._ids_of(candidate["tok_str"]))] = math.log(candidate["prob"])
+            rows.append(row)
+        return self._ended(_Run(start, taken, rows), bool(answer.get("stopped_eos")))
+
+    def _ended(self, run: _Run, ended: bool) -> _Run:
+        """`run`, with a row for the position where the server ended the text, when it reported none there
+        (`llama_cpp.server` reports only the tokens it kept)."""
+        if ended and len(run.rows) == len(run.taken) and not (run.taken and run.taken[-1] & self.stop_ids):
+            run.rows.append(self._ended_row())
+        return run
+
+    def _ended_row(self) -> np.ndarray:
+        """The server ended the text here, without saying how probable that was: its end of text is the one
+        candidate (as sure as greedy decoding made it)."""
+        row = self._empty_row()
+        row[self._end_id] = 0.0
+        return row
+
+    def _empty_row(self) -> np.ndarray:
+        return np.full(len(self.token_bytes), -np.inf, dtype=np.float32)
+
+    def _no_log_probabilities(self) -> ModelError:
+        return ModelError(f"the server at {self.url} returned no log-probabilities: fimlsp needs them; vLLM and "
+                          "llama.cpp's server give them with logprobs/n_probs")
+
+    def request(self, method: str, path: str, body: dict | None = None) -> dict:
+        """The server's JSON answer; a ModelError when it cannot be reached, fails or answers other than JSON. A
+        connection the server closed (a kept-alive one it dropped) is opened again once."""
+        data = None if body is None else json.dumps(body).encode()
+        for attempt in (1, 2):
+            connection = self._open()
+            try:
+                connection.request(method, self._base_path + path, body=data,
+                                   headers={"Content-Type": "application/json"})
+                response = connection.getresponse()
+                payload = response.read()
+                break
+            except ConnectionRefusedError:
+                self._close_connection()
+                raise ModelError(f"no server at {self.url} (connection refused)") from None
+            except (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected) as error:
+                self._close_connection()
+                if attempt == 2:
+                    raise ModelError(f"the server at {self.url} closed the connection: {error}") from None
+            except (socket.timeout, TimeoutError):
+                self._close_connection()
+                raise ModelError(f"the server at {self.url} did not answer within {self.timeout:g} s") from None
+            except OSError as error:  # no such host, no route
+                self._close_connection()
+                raise ModelError(f"no server at {self.url}: {error.strerror or error}") from None
+        if response.status >= 400:
+            raise ServerError(response.status, f"the server at {self.url} answered {response.status} to {method} "
+                                               f"{path}: {_message(payload)}")
+        try:
+            return json.loads(payload)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise ModelError(f"the server at {self.url} answered {method} {path} with something other than "
+                             f"JSON: {payload[:80]!r}") from None
+
+    def _open(self) -> http.client.HTTPConnection:
+        if self._connection is None:
+            parts = urllib.parse.urlsplit(self.url)
+            kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+            self._connection = kind(parts.hostname, parts.port, timeout=self.timeout)
+        return self._connection
+
+    @property
+    def _base_path(self) -> str:
+        return urllib.parse.urlsplit(self.url).path.rstrip("/")
+
+    # Tokens and text -----------------------------------------------------------------------------------------
+
+    def text_of(self, ids: Sequence[int]) -> str | None:
+        """The text of prompt ids (control tokens by name); None where it ends inside a character. A character that
+        the prompt cuts (the contexts are cut by tokens) is dropped."""
+        data = b"".join(self.token_bytes[token] or self._controls.get(token, b"") for token in ids)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
+        text = decoder.decode(data)
+        return None if decoder.getstate()[0] else text
+
+    def _ids_of(self, piece: str) -> frozenset[int]:
+        """The ids a server's token string may stand for: `token_id:N` (vLLM), else the tokens whose bytes spell
+        it (none for a string that a server decoded from part of a character, which names no token)."""
+        spelled = _TOKEN_ID.fullmatch(piece)
+        if spelled:
+            return self._known([int(spelled.group(1))])
+        if piece in self.controls:
+            return frozenset([self.controls[piece]])
+        return frozenset(self.tokens_of(piece.encode("utf-8", errors="surrogatepass")) if piece else ())
+
+    def _known(self, ids: list[int]) -> frozenset[int]:
+        """The ids that are in the vocabulary (a server may pad its vocabulary past it)."""
+        return frozenset(token for token in ids if 0 <= token < len(self.token_bytes))
+
+    @cached_property
+    def _controls(self) -> dict[int, bytes]:
+        return {token: name.encode() for name, token in self.controls.items()}
+
+    @cached_property
+    def _end_id(self) -> int:
+        return next(self.controls[name] for name in self.format.stops if name in self.controls)
+
+
+class ServerError(ModelError):
+    """The server answered with an HTTP error."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+class _RemotePromptPass(PromptPass):
+    """The prompt's first run, asked for at the first use; every session starts from it."""
+
+    def __init__(self, model: RemoteModel, ids: list[int]):
+        self.model, self.ids = model, ids
+        self.seconds = 0.0
+        self._first: _Run | None = None
+
+    @property
+    def log_probs(self) -> np.ndarray:
+        return self._run().rows[0]
+
+    def _run(self) -> _Run:
+        if self._first is None:
+            clock = time.perf_counter()
+            self._first = self.model.run(self.ids, [])
+            self.seconds = time.perf_counter() - clock
+        return self._first
+
+    def session(self, rows: int = 1) -> Session:
+        if rows != 1:
+            raise ValueError("a server's session holds one sequence")
+        return _RemoteSession(self.model, self.ids, self._run())
+
+
+class _RemoteSession(Session):
+    """One sequence: the tokens accepted after the prompt, and the latest run, which answers a step without a
+    request while the token taken is the server's."""
+
+    def __init__(self, model: RemoteModel, prompt: list[int], first: _Run):
+        self.model, self.prompt, self.latest = model, prompt, first
+        self.accepted: list[int] = []
+
+    def step(self, tokens: Sequence[int]) -> list[np.ndarray]:
+        (token,) = tokens
+        self.accepted.append(token)
+        model, run = self.model, self.latest
+        model.steps += 1
+        position = len(self.accepted) - run.start
+        if position < len(run.rows) and token in run.taken[position - 1]:
+            model.speculated += 1
+            return [run.rows[position]]
+        # Another token than the server's, or the run is used up: a new run from here. A run the server cut at
+        # once (it ended the text) never goes past its first row, so steps always ask again there.
+        self.latest = model.run(self.prompt, self.accepted)
+        return [self.latest.rows[0]]
+
+    def keep(self, rows: Sequence[int]) -> None:
+        if list(rows) != [0]:
+            raise ValueError("a server's session holds one sequence")
+
+
+def _message(payload: bytes) -> str:
+    """The server's own words from an error answer: OpenAI's `error.message`, FastAPI's `detail`, or the text."""
+    try:
+        answer = json.loads(payload)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return payload.decode(errors="replace").strip()[:300] or "(no message)"
+    if isinstance(answer, dict):
+        error = answer.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:300]
+        if isinstance(error, str):
+            return error[:300]
+        if answer.get("detail"):
+            return json.dumps(answer["detail"])[:300]
+    return json.dumps(answer)[:300]
+
+
+def connect(url: str, tokenizer: str | os.PathLike | None = None, fim_format: str | None = None,
+            order: str | None = None, protocol: str = "auto", timeout: float = TIMEOUT) -> RemoteModel:
+    """A model on the server at `url` (`http://host:port`, a trailing `/v1` or not), whose vocabulary is that of
+    the model folder `tokenizer` (default: the shipped model). The protocol is detected (`/props` answers on
+    llama.cpp's server) unless named; whether the server takes token-id prompts, gives log-probabilities and
+    tokenizes as the local vocabulary does is checked here, once."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ModelError(f"server address {url!r} is not an http:// or https:// URL")
+    if protocol not in PROTOCOLS:
+        raise ModelError(f"unknown server protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+    try:
+        parts.port
+    except ValueError:
+        raise ModelError(f"server address {url!r} has a port that is not a number") from None
+    base = url.rstrip("/")
+    base = base[:-len("/v1")] if base.endswith("/v1") else base
+    model = _local_vocabulary(tokenizer, fim_format, order, base, timeout)
+    try:
+        properties = _answers(model, "GET", "/props")
+        if protocol == "auto":
+            protocol = "llamacpp" if properties else "openai"
+        model.protocol = protocol
+        served = _served_context(properties, _answers(model, "GET", "/v1/models"))
+        if served:  # the server may run the model with a shorter context than it was trained for
+            model.context_window = min(model.context_window, served)
+        model.status = _check_tokenization(model)
+        probe = [model.control_id(model.format.controls[0])] + model.encode("import os\n")
+        if protocol == "openai":
+            try:
+                model.run(probe, [], 2)
+            except ServerError:  # llama_cpp.server and TGI take only text (and say so with 422 or 500)
+                model.token_prompts = False
+                model.run(probe, [], 2)
+        else:
+            model.run(probe, [], 2)
+    except ModelError:
+        model.close()
+        raise
+    model.round_trips = 0
+    return model
+
+
+def _answers(model: RemoteModel, method: str, path: str, body: dict | None = None) -> dict | None:
+    """The server's answer, or None where it has no such endpoint (an HTTP error)."""
+    try:
+        return model.request(method, path, body)
+    except ServerError:
+        return None
+
+
+def _served_context(properties: dict | None, models: dict | None) -> int | None:
+    """The context length the server runs the model with, where it says: llama.cpp's `/props`, vLLM's
+    `/v1/models` (`max_model_len`)."""
+    settings = (properties or {}).get("default_generation_settings")
+    if isinstance(settings, dict) and isinstance(settings.get("n_ctx"), int):
+        return settings["n_ctx"]
+    listed = (models or {}).get("data")
+    if isinstance(listed, list) and listed and isinstance(listed[0], dict):
+        length = listed[0].get("max_model_len")
+        return length if isinstance(length, int) else None
+    return None
+
+
+def _check_tokenization(model: RemoteModel) -> str:
+    """Refuse a server whose tokenization differs from the local vocabulary's; the status note where the server has
+    no endpoint to check with (llama.cpp's `/tokenize`, llama_cpp.server's `/extras/tokenize`, vLLM's
+    `/tokenize`)."""
+    controls = model.format.controls
+    text = controls[0] + PROBE + controls[1]
+    expected = [model.control_id(controls[0])] + model.encode(PROBE) + [model.control_id(controls[1])]
+    asks = [("/tokenize", {"content": text, "add_special": False, "parse_special": True})]
+    if model.protocol == "openai":
+        asks = [("/extras/tokenize", {"input": text}),
+                ("/tokenize", {"prompt": text, "add_special_tokens": False})]
+    for path, body in asks:
+        answer = _answers(model, "POST", path, body)
+        if answer is None or not isinstance(answer.get("tokens"), list):
+            continue
+        tokens = [each["id"] if isinstance(each, dict) else each for each in answer["tokens"]]
+        if tokens != expected:
+            raise ModelError(f"the server at {model.url} tokenizes differently from the vocabulary of {model.name} "
+                             f"({tokens[:12]} for {expected[:12]}): name the served model's folder with --model")
+        return ""
+    return (f"the server at {model.url} has no tokenize endpoint: its vocabulary is taken to be that of "
+            f"{model.name}, unchecked")
+
+
+def _local_vocabulary(name: str | os.PathLike | None, fim_format: str | None, order: str | None, url: str,
+                      timeout: float) -> RemoteModel:
+    """The model with the vocabulary, FIM format, prompt order and context window of the model folder or GGUF file
+    `name` (default: the shipped model's folder)."""
+    from fimlsp.models import default_model_path
+
+    location = Path(os.path.expanduser(str(name))) if name is not None else default_model_path()
+    label = str(name) if name is not None else str(location)
+    if location.suffix == GGUF_SUFFIX:
+        model = _gguf_vocabulary(location, label, fim_format, order)
+    else:
+        model = _folder_vocabulary(location, label, fim_format, order)
+    model.url, model.device, model.timeout = url, url, timeout
+    return model
+
+
+def _folder_vocabulary(folder: Path, label: str, fim_format: str | None, order: str | None) -> RemoteModel:
+    if not (folder / "tokenizer.json").is_file():
+        raise ModelError(f"{label!r} is neither a model folder with a tokenizer.json nor a .gguf file: --server takes "
+                         "the served model's vocabulary from one (--model)")
+    try:
+        tokenizer = _TokenizerFile(folder / "tokenizer.json")
+    except Exception as error:  # tokenizers' own exception types vary
+        raise ModelError(f"cannot read the tokenizer of {label!r}: {error}") from None
+    vocabulary = tokenizer.get_vocab()
+    config = _json(folder / "config.json")
+    if fim_format is not None:
+        if fim_format not in FORMATS:
+            raise ModelError(f"unknown FIM format {fim_format!r}; known: {', '.join(sorted(FORMATS))}")
+        chosen = FORMATS[fim_format]
+    else:
+        chosen = detect_format(vocabulary, label, str(config.get("model_type", "")))
+    if chosen is None or any(token not in vocabulary for token in chosen.controls):
+        raise ModelError(f"{label!r} is not a fill-in-the-middle vocabulary: its tokenizer lacks the FIM control "
+                         "tokens of the format")
+    try:
+        order = order or preferred_order(folder)
+    except ValueError as error:
+        raise ModelError(f"model folder {label!r}: {error}") from None
+    controls = {token: vocabulary[token] for token in chosen.controls + chosen.stops if token in vocabulary}
+    window = next((config[key] for key in ("max_position_embeddings", "n_positions", "n_ctx") if config.get(key)),
+                  2048)
+    return _vocabulary_model(chosen, order, token_bytes(tokenizer), controls, set(), int(window), label, tokenizer)
+
+
+def _gguf_vocabulary(path: Path, label: str, fim_format: str | None, order: str | None) -> RemoteModel:
+    """The vocabulary of a GGUF file, read by llama.cpp as the engine does (`llama_engine`), without its weights."""
+    from fimlsp.model.llama_engine import _format, _llama_cpp, _vocabulary
+
+    if not path.is_file():
+        raise ModelError(f"GGUF file {label!r} does not exist")
+    try:
+        llama = _llama_cpp().Llama(str(path), vocab_only=True, verbose=False)
+    except (ValueError, RuntimeError, OSError) as error:
+        raise ModelError(f"cannot read the vocabulary of GGUF file {label!r} with llama.cpp: {error}") from None
+    tokenizer = _GgufTokenizer(llama)
+    try:
+        table, controls = _vocabulary(llama)
+        chosen = _format(llama.metadata, controls, fim_format, label)
+    except ModelError:
+        tokenizer.close()
+        raise
+    metadata = llama.metadata
+    window = metadata.get(f"{metadata.get('general.architecture')}.context_length", "2048")
+    ends = {llama.token_eos()} - {-1}
+    return _vocabulary_model(chosen, order or metadata.get(FIM_ORDER_KEY, "psm"), table, controls, ends,
+                             int(window), label, tokenizer)
+
+
+def _vocabulary_model(chosen: FimFormat, order: str, table: list[bytes | None], controls: dict[str, int],
+                      ends: set[int], window: int, label: str, tokenizer) -> RemoteModel:
+    """The model before it is connected: the vocabulary's, with the format's stop tokens (and the vocabulary's own
+    `ends`) as its stops."""
+    if order not in chosen.orders:
+        tokenizer.close()
+        raise ModelError(f"format {chosen.name!r} supports the orders {', '.join(chosen.orders)}, not {order!r}")
+    named = {token: controls[token] for token in chosen.controls + chosen.stops if token in controls}
+    stops = frozenset({named[token] for token in chosen.stops if token in named} | ends)
+    return RemoteModel(chosen, order, table, stops, window, label, "", tokenizer=tokenizer, controls=named)
+
+
+def _json(path: Path) -> dict:
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    return found if isinstance(found, dict) else {}

@@ -1,0 +1,85 @@
+"""A real `python -m llama_cpp.server` serving the shipped model as a GGUF file on 127.0.0.1, for the tests and the
+benchmark of the server backend (`fimlsp.model.remote`), and the cursors they complete at."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import socket
+import subprocess
+import sys
+import sysconfig
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+FILES = ("textwrap.py", "shlex.py", "fnmatch.py", "colorsys.py", "bisect.py", "glob.py")
+STARTUP_SECONDS = 120  # loading the model and importing the server's web stack, on a busy machine
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def llama_server(folder: Path) -> Iterator[str]:
+    """The URL of a llama.cpp server (the Python package's) serving the shipped model, exported into `folder`;
+    stopped on leaving."""
+    from fimlsp.model.gguf_export import export_gguf
+    from fimlsp.models import default_model_path
+
+    gguf = export_gguf(default_model_path(), folder / "default.gguf")
+    port = free_port()
+    log = open(folder / "llama-server.log", "wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1", "--port", str(port),
+         "--n_ctx", "2048", "--n_threads", "1"],
+        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            try:
+                urllib.request.urlopen(url + "/v1/models", timeout=5).read()
+                break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"llama_cpp.server did not start: {(folder / 'llama-server.log').read_text()}")
+                time.sleep(0.3)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def stdlib_cuts(count: int, seed: int = 0) -> list[tuple[Path, int, int]]:
+    """(file, line, column) cursors after `return ` or `= ` in lines of CPython's standard library (1-based)."""
+    chooser = random.Random(seed)
+    cuts = []
+    for index in range(count):
+        path = STDLIB / FILES[index % len(FILES)]
+        lines = path.read_text(encoding="utf-8").splitlines()
+        candidates = [(number, line) for number, line in enumerate(lines, 1)
+                      if line.strip().startswith("return ") or (" = " in line and not line.strip().startswith("#"))]
+        number, line = chooser.choice(candidates)
+        marker = "return " if line.strip().startswith("return ") else " = "
+        cuts.append((path, number, line.index(marker) + len(marker) + 1))
+    return cuts
+
+
+def split(path: Path, line: int, column: int) -> tuple[str, str]:
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    offset = sum(len(each) for each in lines[:line - 1]) + column - 1
+    return text[:offset], text[offset:]

@@ -1,0 +1,244 @@
+"""The server backend (`fimlsp.model.remote`) against a real `python -m llama_cpp.server` serving the shipped model
+exported to GGUF, started by the tests on 127.0.0.1."""
+
+from __future__ import annotations
+
+import ast
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from lsprotocol import types
+
+from fimlsp.decoding import DecodingOptions, complete_middles
+from fimlsp.model import ModelError
+from fimlsp.model.backend import FimModel, PromptPass, Session
+from fimlsp.model.remote import PROBE, RemoteModel, connect
+from fimlsp.models import default_model_path
+from tests.llama_server import STDLIB, free_port, llama_server, split, stdlib_cuts
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def fimlsp(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fimlsp", *args], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"})
+
+
+@pytest.fixture(scope="module")
+def server_folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("llama-server")
+
+
+@pytest.fixture(scope="module")
+def server(server_folder):
+    with llama_server(server_folder) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def model(server):
+    connected = connect(server)
+    yield connected
+    connected.close()
+
+
+def test_cli_completes_stdlib_cuts_through_the_server_in_fewer_round_trips_than_tokens(server):
+    steps = round_trips = 0
+    for path, line, column in stdlib_cuts(3):
+        done = fimlsp("complete", f"{path}:{line}:{column}", "--server", server, "--json")
+        assert done.returncode == 0, done.stderr
+        result = json.loads(done.stdout)
+        left, right = split(path, line, column)
+        ast.parse(left + result["middle"] + right)
+        assert result["guarantee"] == "file"
+        assert result["server"]["api"] == "openai"
+        steps += result["server"]["steps"]
+        round_trips += result["server"]["round_trips"]
+    assert 0 < round_trips < steps  # runs answered steps without a request: speculation works
+
+
+def test_the_vocabulary_may_come_from_the_gguf_file_the_server_runs(server, server_folder):
+    gguf = server_folder / "default.gguf"
+    path, line, column = stdlib_cuts(2, seed=5)[1]
+    done = fimlsp("complete", f"{path}:{line}:{column}", "--server", server, "--model", str(gguf), "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["model"] == str(gguf) and result["guarantee"] == "file"
+    left, right = split(path, line, column)
+    ast.parse(left + result["middle"] + right)
+    from_folder, from_gguf = connect(server), connect(server, gguf)
+    assert from_gguf.token_bytes == from_folder.token_bytes and from_gguf.stop_ids == from_folder.stop_ids
+    assert from_gguf.encode(left[-2000:]) == from_folder.encode(left[-2000:])
+    from_folder.close()
+    from_gguf.close()
+
+
+def test_speculative_rows_are_the_servers_next_positions(model):
+    """Each step that takes the server's token is answered by the run's next row without a request, and that row
+    ranks first the token the server took there (greedy): the rows line up with the positions."""
+    left, right = split(*stdlib_cuts(1, seed=3)[0])
+    prompt, _heal = model.healed_prompt(left, right, 64)
+    first = model.prompt_pass(prompt)
+    run = first._run()
+    taken = [next(iter(ids)) for ids in run.taken]
+    assert len(taken) >= 4 and all(len(ids) == 1 for ids in run.taken[:4])
+    assert np.argmax(first.log_probs) == taken[0]
+    session = first.session()
+    trips = model.round_trips
+    for position, token in enumerate(taken[:-1], 1):
+        row = session.step([token])[0]
+        assert np.argmax(row) == taken[position]
+    assert model.round_trips == trips
+
+
+def test_another_token_than_the_servers_asks_again_from_it(model):
+    left, right = split(*stdlib_cuts(1, seed=4)[0])
+    prompt = model.prompt(left, right, 64)
+    first = model.prompt_pass(prompt)
+    server_token = next(iter(first._run().taken[0]))
+    other = next(token for token in np.argsort(-first.log_probs) if token != server_token)
+    trips = model.round_trips
+    row = first.session().step([int(other)])[0]
+    assert model.round_trips == trips + 1
+    assert np.allclose(row[np.isfinite(row)], model.run(prompt, [int(other)], 1).rows[0][np.isfinite(row)],
+                       atol=1e-2)
+
+
+def test_one_candidate_a_position_still_gives_valid_middles(server):
+    """The sparsest rows a server gives (its own token only): decoding picks among them, and where none is valid
+    the steered finish or the fallback ends the middle; it never fails or loops."""
+    sparse = connect(server)
+    sparse.top_logprobs = 1
+    try:
+        for path, line, column in stdlib_cuts(3, seed=1):
+            left, right = split(path, line, column)
+            result = complete_middles(sparse, left, right, DecodingOptions(max_tokens=48, timeout=60))[0]
+            assert result.valid, (path, line, column, result)
+            ast.parse(left + result.middle + right)
+    finally:
+        sparse.close()
+
+
+class _NoCandidates(FimModel):
+    """The shipped vocabulary with rows that rank no token at all: what a text-prompt server leaves where the
+    tokens taken end inside a character."""
+
+    def __init__(self, vocabulary: RemoteModel):
+        super().__init__(vocabulary.format, vocabulary.order, vocabulary.token_bytes, vocabulary.stop_ids,
+                         vocabulary.context_window, "no candidates", "nowhere")
+        self.vocabulary = vocabulary
+
+    def encode(self, text):
+        return self.vocabulary.encode(text)
+
+    def control_id(self, piece):
+        return self.vocabulary.control_id(piece)
+
+    def prompt_pass(self, ids, shared=False):
+        return _NoCandidatesPass(len(self.token_bytes))
+
+
+class _NoCandidatesPass(PromptPass, Session):
+    def __init__(self, size):
+        self.log_probs, self.seconds = np.full(size, -np.inf, dtype=np.float32), 0.0
+
+    def session(self, rows=1):
+        return self
+
+    def step(self, tokens):
+        return [self.log_probs for _ in tokens]
+
+    def keep(self, rows):
+        pass
+
+
+def test_rows_without_candidates_end_in_a_valid_fallback(model):
+    left, right = "def f(x):\n    return max(x, ", "\n"
+    result = complete_middles(_NoCandidates(model), left, right, DecodingOptions(timeout=30))[0]
+    assert result.valid and result.stop == "no_candidate"
+    assert result.candidates_tried == 0  # a token the engine did not rank is never tried
+    ast.parse(left + result.middle + right)
+
+
+def test_a_server_that_tokenizes_otherwise_is_refused(server, tmp_path):
+    folder = default_model_path()
+    for name in ("config.json", "fim.json", "tokenizer_config.json"):
+        shutil.copy(folder / name, tmp_path / name)
+    tokenizer = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    vocabulary = tokenizer["model"]["vocab"]
+    names = {number: name for name, number in vocabulary.items()}
+    first, second = connect(server).encode(PROBE)[:2]  # two tokens of the probe trade ids
+    vocabulary[names[first]], vocabulary[names[second]] = second, first
+    (tmp_path / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
+    with pytest.raises(ModelError, match="tokenizes differently"):
+        connect(server, tmp_path)
+
+
+def test_no_server_is_one_line_and_exit_status_2():
+    url = f"http://127.0.0.1:{free_port()}"
+    done = fimlsp("complete", f"{STDLIB / 'textwrap.py'}:10:1", "--server", url)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"fimlsp complete: error: no server at {url} (connection refused)"
+
+
+class _NoLogProbabilities(http.server.BaseHTTPRequestHandler):
+    """A server that completes without log-probabilities (the error path only)."""
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.path != "/v1/completions":
+            self.send_error(404)
+            return
+        body = json.dumps({"choices": [{"text": "x", "index": 0, "logprobs": None, "finish_reason": "length"}]})
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    do_GET = do_POST
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_server_without_log_probabilities_is_refused_clearly():
+    stub = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NoLogProbabilities)
+    threading.Thread(target=stub.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{stub.server_address[1]}"
+    try:
+        done = fimlsp("complete", f"{STDLIB / 'textwrap.py'}:10:1", "--server", url)
+    finally:
+        stub.shutdown()
+        stub.server_close()
+    assert done.returncode == 2
+    assert done.stderr.strip() == (f"fimlsp complete: error: the server at {url} returned no log-probabilities: "
+                                   "fimlsp needs them; vLLM and llama.cpp's server give them with logprobs/n_probs")
+
+
+@pytest.mark.asyncio
+async def test_the_language_server_completes_through_the_model_server(server):
+    from tests.test_server import SOURCE, inline_params, open_document, parses, serve
+    from tests.test_server import split as split_document
+
+    async with serve({"fimlsp": {"modelServer": server, "maxTokens": 24, "timeBudget": 20}}) as client:
+        status = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="fimlsp.modelStatus", arguments=[]))
+        assert status["ready"] and status["model"].endswith(f"on {server}"), status
+        open_document(client, SOURCE)
+        shown = 0
+        for line, character in [(4, 14), (13, 8), (17, 6)]:
+            left, right = split_document(SOURCE, line, character)
+            inline = await client.text_document_inline_completion_async(inline_params(line, character))
+            for item in inline.items:
+                assert parses(left + item.insert_text + right), (line, character, item.insert_text)
+                shown += 1
+        assert shown >= 2
