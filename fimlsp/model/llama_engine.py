@@ -60,7 +60,7 @@ class LlamaCppModel(FimModel):
         common = int(differs[0]) if len(differs) else len(held)
         llama.n_tokens = min(common, len(ids) - 1)  # at least the last token is evaluated, for its logits
         llama.eval(ids[llama.n_tokens:])  # drops the cache past n_tokens first
-        logits = np.ctypeslib.as_array(_llama_cpp().llama_get_logits_ith(llama._ctx.ctx, -1),
+        logits = np.ctypeslib.as_array(llama_cpp_module().llama_get_logits_ith(llama._ctx.ctx, -1),
                                        shape=(len(self.token_bytes),))
         shifted = logits - logits.max()
         return (shifted - np.log(np.exp(shifted).sum())).astype(np.float32)
@@ -113,7 +113,7 @@ def load_gguf(path: str | os.PathLike, device: str | None = None, fim_format: st
         raise ModelError(f"GGUF file {str(path)!r} does not exist")
     if device is not None and not DEVICES.fullmatch(device):
         raise ModelError(f"device {device!r} is not one fimlsp can run a model on: use {DEVICE_CHOICES}")
-    llama_cpp = _llama_cpp()
+    llama_cpp = llama_cpp_module()
     on_gpu = device is not None and device != "cpu"
     if on_gpu and not llama_cpp.llama_supports_gpu_offload():
         raise ModelError(f"device {device!r} was asked for, but this llama-cpp-python was built for the CPU only")
@@ -127,8 +127,8 @@ def load_gguf(path: str | os.PathLike, device: str | None = None, fim_format: st
                          "or corrupt file, or an architecture this llama.cpp does not know)") from None
     try:
         metadata = llama.metadata
-        vocabulary, controls = _vocabulary(llama)
-        chosen = _format(metadata, controls, fim_format, str(path))
+        vocabulary, controls = gguf_vocabulary(llama)
+        chosen = gguf_format(metadata, controls, fim_format, str(path))
         if order is None:
             order = metadata.get(FIM_ORDER_KEY, "psm")
         if order not in chosen.orders:
@@ -146,7 +146,7 @@ def load_gguf(path: str | os.PathLike, device: str | None = None, fim_format: st
 _quiet_log = None  # llama.cpp's log callback while fimlsp runs it: kept referenced, or ctypes would free it
 
 
-def _llama_cpp():
+def llama_cpp_module():
     """The `llama_cpp` module, its log silenced: llama.cpp logs warnings at the level llama-cpp-python shows even
     when not verbose (a context longer than the model was trained for), and fimlsp reports a load's failure itself."""
     global _quiet_log
@@ -158,10 +158,10 @@ def _llama_cpp():
     return llama_cpp
 
 
-def _vocabulary(llama) -> tuple[list[bytes | None], dict[str, int]]:
+def gguf_vocabulary(llama) -> tuple[list[bytes | None], dict[str, int]]:
     """Each token's bytes (None for control tokens, which are never text) and the ids of the control and
     user-defined tokens by their text."""
-    llama_cpp = _llama_cpp()
+    llama_cpp = llama_cpp_module()
     vocab = llama._model.vocab
     buffer = ctypes.create_string_buffer(MAX_PIECE)
     hidden = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN | llama_cpp.LLAMA_TOKEN_ATTR_UNUSED
@@ -178,7 +178,7 @@ def _vocabulary(llama) -> tuple[list[bytes | None], dict[str, int]]:
     return table, controls
 
 
-def _format(metadata: dict, controls: dict[str, int], fim_format: str | None, name: str) -> FimFormat:
+def gguf_format(metadata: dict, controls: dict[str, int], fim_format: str | None, name: str) -> FimFormat:
     """The FIM format asked for, else the one the file records, else the one its control tokens show."""
     fim_format = fim_format or metadata.get(FIM_FORMAT_KEY)
     if fim_format is not None:

@@ -515,18 +515,18 @@ def _folder_vocabulary(folder: Path, label: str, fim_format: str | None, order: 
 
 def _gguf_vocabulary(path: Path, label: str, fim_format: str | None, order: str | None) -> RemoteModel:
     """The vocabulary of a GGUF file, read by llama.cpp as the engine does (`llama_engine`), without its weights."""
-    from fimlsp.model.llama_engine import _format, _llama_cpp, _vocabulary
+    from fimlsp.model.llama_engine import gguf_format, llama_cpp_module, gguf_vocabulary
 
     if not path.is_file():
         raise ModelError(f"GGUF file {label!r} does not exist")
     try:
-        llama = _llama_cpp().Llama(str(path), vocab_only=True, verbose=False)
+        llama = llama_cpp_module().Llama(str(path), vocab_only=True, verbose=False)
     except (ValueError, RuntimeError, OSError) as error:
         raise ModelError(f"cannot read the vocabulary of GGUF file {label!r} with llama.cpp: {error}") from None
     tokenizer = _GgufTokenizer(llama)
     try:
-        table, controls = _vocabulary(llama)
-        chosen = _format(llama.metadata, controls, fim_format, label)
+        table, controls = gguf_vocabulary(llama)
+        chosen = gguf_format(llama.metadata, controls, fim_format, label)
     except ModelError:
         tokenizer.close()
         raise
