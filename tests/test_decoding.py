@@ -753,6 +753,65 @@ def test_a_token_that_ends_the_middle_and_begins_the_line_ends_the_middle_inside
     assert result.middle == middle and result.ending == "right" and result.parses, result
 
 
+@pytest.fixture
+def python_with(request):
+    """Python registered again under another name with other text facts (`Language.blanks`, `closers`,
+    `line_closers`): decoding must take them from the language it decodes for, not from a list of its own."""
+    from fimlsp import language
+    from fimlsp.python.language import Python
+
+    facts = type("PythonWithOtherFacts", (Python,), {"name": "python-other-facts", **request.param})
+    yield language.register(facts()).name
+    language.unregister(facts.name)
+
+
+@pytest.mark.parametrize("python_with", [{"line_closers": ""}], indirect=True)
+def test_the_line_closers_are_the_languages(tiny, python_with):
+    """Without `)` among the language's line closers, `):` after `isinstance(x, int` is not the line's colon
+    written again: the middle does not end inside it, as it does in Python."""
+    left, right = "def f(x):\n    if ", ":\n        return x\n"
+    script = [*(byte_token(tiny, ord(character)) for character in "isinstance(x, int"), text_token(tiny, b"):"),
+              byte_token(tiny, ord("\n"))]
+    python = complete_middle(scripted(tiny, script), left, right, DecodingOptions(max_tokens=30, attempts=1))
+    other = complete_middle(scripted(tiny, script), left, right,
+                            DecodingOptions(max_tokens=30, attempts=1, language=python_with))
+    assert python.ending == "right" and python.middle == "isinstance(x, int)", python
+    assert other.ending != "right" and other.parses, other
+
+
+@pytest.mark.parametrize("python_with", [{"closers": frozenset(map(chr, range(128)))}], indirect=True)
+def test_what_a_fallbacks_finish_may_write_is_the_languages(tiny, python_with, monkeypatch):
+    """Where every character counts as closing, the finish that writes an `if` header's end and a body is taken
+    as closing what the middle opened, and ends the middle, instead of the valid line before it. (The finish
+    searches get all the time they need: one cut by its clock on a busy machine changes the middle.)"""
+    from fimlsp.decoding import attempts, fallback, steering
+
+    for module, name in ((steering, "SEARCH_SECONDS"), (attempts, "START_SEARCH_SECONDS"),
+                         (fallback, "FALLBACK_SEARCH_SECONDS")):
+        monkeypatch.setattr(module, name, 600.0)
+    left, right = "def f(items):\n    ", "\n    return total\n"
+    script = "total = len(items)\n    if total and " + "total and " * 8
+    options = DecodingOptions(max_tokens=60, attempts=1)
+    python = complete_middle(scripted_text(tiny, script), left, right, options)
+    other = complete_middle(scripted_text(tiny, script), left, right, dataclasses.replace(options, language=python_with))
+    assert python.middle == "total = len(items)" and python.finish_chars == 0, python
+    assert other.ending == "fallback" and other.finish_chars > 0 and other.parses, other
+    assert other.middle.startswith("total = len(items)\n    if total and"), other
+
+
+@pytest.mark.parametrize("python_with", [{"blanks": ""}], indirect=True)
+def test_the_blanks_before_the_rest_of_the_line_are_the_languages(tiny, python_with):
+    """With no blanks, the space before `) as f:` is part of the rest of the line: the model's `)` no longer
+    begins it, and the middle goes on past it instead of ending there."""
+    left, right = "def f(path):\n    with open(", " ) as f:\n        return f.read()\n"
+    script = "path) as f:\n"
+    python = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=30, attempts=1))
+    other = complete_middle(scripted_text(tiny, script), left, right,
+                            DecodingOptions(max_tokens=30, attempts=1, language=python_with))
+    assert python.ending == "right" and python.middle == "path", python
+    assert other.ending != "right", other
+
+
 def test_the_fresh_line_benchmark_takes_a_line_out_and_puts_the_cursor_after_its_indentation():
     from benchmarks.fresh_lines import fresh_lines
 

@@ -24,19 +24,18 @@ LOOP_MIN_CHARS = 12
 _ALNUM = re.compile(r"[^\W_]")
 _NOT_ALNUM = re.compile(r"[\W_]")
 
-_LINE_CLOSERS = ")]}:"  # what a middle that is a valid end must not write again when the line has it
 
-
-def rest_of_line(right: str) -> str:
-    """The rest of the cursor's line after its spaces: a middle that goes on to write it again ends before it."""
+def rest_of_line(right: str, blanks: str) -> str:
+    """The rest of the cursor's line after its `blanks`: a middle that goes on to write it again ends before it."""
     line = LINE_BREAK.search(right)
-    return right[:line.start() if line else len(right)].lstrip(" \t\f")
+    return right[:line.start() if line else len(right)].lstrip(blanks)
 
 
 def right_end(judge: Judge, rest: str, prefix: Prefix, following: Prefix) -> Prefix | None:
     """The middle, when the model begins to write `rest`, the rest of the cursor's line, after a valid end
     (`open(path` then `)` before `) as f:`; `len(x) == 0` then `:` before `:`): it ends there, rather than write the
-    brackets and colons that follow the cursor twice (the constrained and checked modes).
+    brackets and colons that follow the cursor twice (the constrained and checked modes; the language's
+    `line_closers`).
 
     A token can close the line's bracket and go on (`):` before `) as f:`): after a valid end, a closing
     bracket or colon that the line begins with is the line's own, whatever the token writes after it. And a
@@ -46,12 +45,13 @@ def right_end(judge: Judge, rest: str, prefix: Prefix, following: Prefix) -> Pre
         return None
     if prefix.heal or not rest:
         return None
+    closers = judge.language.line_closers
     new = following.text[len(prefix.text):]
-    written = new.lstrip(" \t\f")
+    written = new.lstrip(judge.language.blanks)
     if written and not written[0].isspace() and (
-            rest.startswith(written) or (written[0] in _LINE_CLOSERS and written[0] == rest[0])):
+            rest.startswith(written) or (written[0] in closers and written[0] == rest[0])):
         return prefix if prefix.text.strip() and judge.valid_end(prefix) else None
-    if rest[0] not in _LINE_CLOSERS:
+    if rest[0] not in closers:
         return None
     inside = new.find(rest[0], 1)
     if inside < 1 or not (prefix.text + new[:inside]).strip():
@@ -67,15 +67,15 @@ def statement_end(judge: Judge, column: int, start: Prefix, prefix: Prefix, foll
     """The middle up to the end of the statement or block that holds the cursor (at `column`), when `following`'s
     new text begins a statement or a comment line at or below its column after a logical line's end, and the file
     is valid there (a comment there starts the code after the statement, not the statement)."""
-    text = following.text
+    text, blanks = following.text, judge.language.blanks
     line_start = text.rfind("\n") + 1
     line = text[line_start:]
-    first = len(line) - len(line.lstrip(" \t\f"))
+    first = len(line) - len(line.lstrip(blanks))
     if line_start == 0 or first == len(line) or line_start + first < len(prefix.text):
         return None
     if following.state is None or following.state.statement_column() > column:
         return None
-    kept = text[:line_start].rstrip(" \t\f\n")
+    kept = text[:line_start].rstrip(blanks + "\n")
     accepted, state = judge.extend(start, kept)
     if not accepted:
         return None

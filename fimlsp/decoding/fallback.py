@@ -12,10 +12,6 @@ FALLBACK_SEARCH_SECONDS = 0.5  # a fallback's searches may take longer than the 
 # How far a fallback's finish search looks, in characters per token left (the finish is then tokenized to check
 # that it fits).
 FALLBACK_CHARACTERS_PER_TOKEN = 4
-# What a fallback's finish may write and still only close what the middle opened: brackets, quotes, line breaks
-# and indentation. A finish that writes more (`"":x`, a `#` that comments out the rest of the line) invents code,
-# and the latest prefix that ends a line validly as it is reads better.
-CLOSING = frozenset(")]}\"'` \t\n")
 
 
 def fallback(steering: Steering, seen: list[Prefix]) -> tuple[Prefix, int] | None:
@@ -23,8 +19,9 @@ def fallback(steering: Steering, seen: list[Prefix]) -> tuple[Prefix, int] | Non
     back, each back twice as far), or else the valid prefix with the best end-of-sequence probability weighted by
     its length, or else the empty middle and its finish: an empty suggestion is none at all (after `open(`, a model
     that ran into an unclosed string at the token limit suggests a prefix it wrote, `path,`, not nothing). A finish
-    that does more than close (`CLOSING`) gives way to the latest prefix that ends a line and is valid as it is.
-    With the characters the finish added."""
+    that does more than close (the language's `closers`: brackets, quotes, line breaks and indentation) invents
+    code (`"":x`, a `#` that comments out the rest of the line), and gives way to the latest prefix that ends a
+    line and is valid as it is, which reads better. With the characters the finish added."""
     judge = steering.judge
     whole = [prefix for prefix in seen if not prefix.pending]
     if judge.constrained:
@@ -48,7 +45,7 @@ def _finished(steering: Steering, prefix: Prefix, whole: list[Prefix], written: 
     if fitting is None:
         return None
     finish, tokens = fitting
-    if not CLOSING.issuperset(finish):
+    if not steering.judge.language.closers.issuperset(finish):
         line_end = _valid_line_end(steering, whole, written)
         if line_end is not None:
             return line_end, 0

@@ -31,7 +31,7 @@ class Decoder:
         self.statement_column: int | None = None  # with `statement_end`: the column of the cursor's statement
         self.looped: Prefix | None = None  # the middle that ended in a loop, before it was cut back
         self.end_log_probability: float | None = None  # of the token that ended the middle (`Completion`'s)
-        self.rest_of_line = rest_of_line(judge.right)
+        self.rest_of_line = rest_of_line(judge.right, judge.language.blanks)
 
     def steps(self, prompt_length: int, start: Prefix, skip_first: int = 0) -> Generator:
         """Decode from `start`, a token a step, after a prompt of `prompt_length` tokens: yields the token taken (None
