@@ -11,6 +11,9 @@ By default the middle is what the editors suggest: it stays in the block that ho
 cursor's statement does (`--scope file --no-statement-end` for the paper's setup), the best of three greedy
 attempts (`--attempts`).
 
+The prompt and the middle share the model's context window, so fewer tokens than `--max-tokens` may fit (128 with
+the shipped 512-token model on a long file); the JSON's max_tokens is the limit that applied.
+
 On a terminal the middle is followed by a line end; piped, stdout is exactly the middle.
 
 Exit status: 0 a middle was printed (or the JSON object, whatever the result), 1 no valid middle was found,
