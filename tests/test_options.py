@@ -10,6 +10,7 @@ import pytest
 
 from fimlsp.commands import complete, eval as evaluate, serve
 from fimlsp.decoding import DecodingOptions, options
+from fimlsp.evaluation import runner
 from fimlsp.server import config
 
 # A valid value, other than every default, for each option the commands offer.
@@ -50,6 +51,7 @@ def test_complete_asks_for_what_the_editors_do_and_eval_for_the_papers_setup():
 def test_eval_and_serve_offer_their_options_from_the_declaration():
     some = {name: OTHER[name] for name in evaluate.DECODING}
     assert options.from_arguments(parsed(evaluate, flags(some)), evaluate.DECODING) == DecodingOptions(**some)
+    assert runner.RunSettings(**some).decoding_options("checked") == DecodingOptions(mode="checked", **some)
     served = parsed(serve, flags({"mode": "checked", "max_tokens": 7, "size_budget": 99}))
     assert (served.mode, served.max_tokens, served.size_budget) == ("checked", 7, 99)
     assert parsed(serve, []).max_tokens == config.Settings().max_tokens  # the server's default, not the library's
@@ -65,7 +67,7 @@ def test_the_server_settings_that_are_options_take_their_keys_and_choices_from_t
     settings, problems = config.update(config.Settings(), {"topK": 3, "loopRepeats": 0, "scope": "file",
                                                            "names": "loose"})
     assert problems == ["setting 'names' = 'loose' ignored: expected one of off, strict"]
-    held = settings.decoding(timeout=1.0)
+    held = settings.decoding_options(timeout=1.0)
     assert (held.top_k, held.loop_repeats, held.scope, held.names, held.timeout) == (3, 0, "file", "off", 1.0)
     assert held.max_tokens == config.Settings().max_tokens
 

@@ -29,10 +29,8 @@ from pathlib import Path
 
 from fimlsp.decoding import options
 from fimlsp.evaluation.dataset import KINDS as KIND_NAMES
+from fimlsp.evaluation.runner import DECODING
 from fimlsp.evaluation.runner import MODES as MODE_NAMES
-
-# The decoding options a run takes, at the library's defaults: the paper's setup (file scope, no statement end).
-DECODING = ("max_tokens", "top_k", "timeout", "scope", "loop_repeats", "token_healing", "attempts", "names")
 
 
 def _list_of(choices: tuple[str, ...]):
@@ -186,9 +184,9 @@ def run(args: argparse.Namespace) -> int:
         options.from_arguments(args, DECODING)  # bad options fail here, with one line, rather than in every case
     except ValueError as error:
         raise UserError(str(error)) from None
-    settings = runner.RunSettings(args.model, args.max_tokens, args.top_k, device,
-                                  args.threads or runner.default_threads(args.workers), args.timeout, args.scope,
-                                  args.loop_repeats, args.token_healing, args.attempts, args.names)
+    threads = args.threads or runner.default_threads(args.workers)
+    settings = runner.RunSettings(args.model, device=device, threads=threads,
+                                  **{name: getattr(args, name) for name in DECODING})
     try:
         model = load_model(args.model, device)  # fail here, with one line, rather than in every worker
     except ModelError as error:

@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP socket instead of stdio")
     parser.add_argument("--model", help="model folder or hub id (default: the model shipped with fimlsp)")
     parser.add_argument("--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if present)")
-    options.add_arguments(parser, DEFAULTS.decoding(), only=("mode", "max_tokens", "size_budget"))
+    options.add_arguments(parser, DEFAULTS.decoding_options(), only=("mode", "max_tokens", "size_budget"))
     parser.add_argument("--time-budget", type=float, default=DEFAULTS.time_budget, metavar="SECONDS",
                         help="time per completion from the request's arrival, waiting included; when it runs out, "
                              "a shorter valid middle or none (default: %(default)g)")

@@ -26,8 +26,9 @@ from fimlsp.language import Caches
 from fimlsp.model import FimModel, load_model
 
 MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
-SETTING_KEYS = ("model", "max_tokens", "top_k", "timeout", "scope", "loop_repeats", "token_healing", "attempts",
-                "names")
+# The decoding options a run takes (its other options are the library's defaults: file scope, no statement end).
+DECODING = ("max_tokens", "top_k", "timeout", "scope", "loop_repeats", "token_healing", "attempts", "names")
+SETTING_KEYS = ("model", *DECODING)
 # Settings that results files written before them lack, with the value those runs had.
 _SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0], "loop_repeats": 0, "token_healing": False, "attempts": 1,
                          "names": decoding.NAMES[0]}
@@ -56,6 +57,10 @@ class RunSettings:
                 "timeout": self.timeout, "scope": self.scope, "loop_repeats": self.loop_repeats,
                 "token_healing": self.token_healing, "attempts": self.attempts,
                 "names": self.names}
+
+    def decoding_options(self, mode: str) -> decoding.DecodingOptions:
+        """The options of a completion in `mode` under these settings."""
+        return decoding.DecodingOptions(mode=mode, **{name: getattr(self, name) for name in DECODING})
 
     @property
     def model_name(self) -> str:
@@ -188,7 +193,7 @@ def run_case(case: EvalCase, modes: list[str], model: FimModel, settings: RunSet
              caches: Caches | None = None) -> list[dict]:
     """One record per mode for `case`, with the same model and prompt in every mode; the constrained mode's setup
     reuses and keeps what it compiles in `caches`, when given."""
-    from fimlsp.decoding import DecodingOptions, complete_middle
+    from fimlsp.decoding import complete_middle
 
     counter = _CountingModel(model.model)
     model = dataclasses.replace(model, model=counter)
@@ -200,13 +205,7 @@ def run_case(case: EvalCase, modes: list[str], model: FimModel, settings: RunSet
                   "right_chars": len(case.right), "expected_chars": len(case.middle)}
         clock = time.perf_counter()
         try:
-            result = complete_middle(model, case.left, case.right,
-                                     DecodingOptions(mode=mode, max_tokens=settings.max_tokens, top_k=settings.top_k,
-                                                     timeout=settings.timeout, scope=settings.scope,
-                                                     loop_repeats=settings.loop_repeats,
-                                                     token_healing=settings.token_healing,
-                                                     attempts=settings.attempts, names=settings.names),
-                                     caches=caches)
+            result = complete_middle(model, case.left, case.right, settings.decoding_options(mode), caches=caches)
         except Exception as error:  # noqa: BLE001 - one broken case must not end a long run; it is recorded
             record.update(error=f"{type(error).__name__}: {error}"[:500], parses=False, stop="error",
                           wall_seconds=time.perf_counter() - clock)

@@ -265,8 +265,8 @@ class CompletionEngine:
                       f"(queued {1e3 * queued:.0f} ms, setup {1e3 * setup:.0f} ms)")
             log.info("%s: no completion: %s", request.where, reason)
             return NoSuggestion(reason)
-        options = settings.decoding(timeout=remaining, single_line=request.single_line,
-                                    statement_end=not request.single_line, language=request.language)
+        options = settings.decoding_options(timeout=remaining, single_line=request.single_line,
+                                            statement_end=not request.single_line, language=request.language)
         results = complete_middles(self._model, request.left, request.right, options, settings.alternatives,
                                    should_stop=stop.is_set, guarantee=guarantee)
         result = results[0]

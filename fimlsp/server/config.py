@@ -115,7 +115,7 @@ class Settings:
         """What loading a model depends on: a change of it reloads the model."""
         return self.model, self.device
 
-    def decoding(self, **given) -> DecodingOptions:
+    def decoding_options(self, **given) -> DecodingOptions:
         """The decoding options these settings hold, with `given` (what a request adds) on top."""
         held = {each.name: getattr(self, each.name) for each in fields(self) if each.metadata["decoding"]}
         return DecodingOptions(**{**held, **given})
