@@ -120,6 +120,14 @@ class Language(ABC):
     name: str
     language_ids: tuple[str, ...] = ()  # LSP language ids, lower case
     suffixes: tuple[str, ...] = ()  # file name suffixes, lower case, with the dot
+    # The language's text facts that decoding and the server read (a language without them keeps the defaults:
+    # decoding then cuts and trims less, never more).
+    blanks: str = ""  # what separates tokens within a line and is not a line break
+    # What a finish may write and still only close what the middle opened (brackets, quotes, blanks, line breaks):
+    # a fallback's finish that writes more invents code (`fimlsp.decoding.fallback`).
+    closers: frozenset[str] = frozenset()
+    line_closers: str = ""  # what closes a line's brackets or begins its block; a middle does not write it twice
+    fence: tuple[str, str] = ("```", "```")  # the Markdown code fence that shows the language's code in an editor
 
     @abstractmethod
     def constrain(self, left: str, right: str, budget: int = DEFAULT_BUDGET,

@@ -365,7 +365,7 @@ def test_no_attempt_starts_once_the_time_budget_is_spent(tiny, monkeypatch):
     out and spend its fallback's moment past the budget, so none starts."""
     import time as clock
 
-    import fimlsp.decoding as decoding
+    from fimlsp.decoding import loop
 
     class SlowScriptedModel(ScriptedModel):
         def forward(self, *args, **kwargs):
@@ -374,8 +374,8 @@ def test_no_attempt_starts_once_the_time_budget_is_spent(tiny, monkeypatch):
 
     complete_middle(tiny, "x = ", "\n", DecodingOptions(max_tokens=1, attempts=1))  # the grammar's tables, built
     calls = []
-    steps = decoding._Decoder.steps
-    monkeypatch.setattr(decoding._Decoder, "steps", lambda self, *args: calls.append(1) or steps(self, *args))
+    steps = loop.Decoder.steps
+    monkeypatch.setattr(loop.Decoder, "steps", lambda self, *args: calls.append(1) or steps(self, *args))
     model = dataclasses.replace(tiny, model=SlowScriptedModel([byte_token(tiny, ord("1"))], min(tiny.stop_ids),
                                                               len(tiny.token_bytes)))
     result = complete_middle(model, "x = ", "\n", DecodingOptions(max_tokens=4, timeout=0.7, token_healing=False))
@@ -602,11 +602,11 @@ def test_a_constrained_fallback_keeps_what_the_model_wrote_rather_than_nothing(t
     """When no late prefix can be finished in the tokens left (as when a real model's multi-character tokens ran
     into a string at the token limit), a valid prefix the model wrote is the suggestion, not the empty middle that the
     file is also valid with (after `open(`: `path`, not nothing)."""
-    import fimlsp.decoding as decoding
+    from fimlsp.decoding import fallback
 
-    finish = decoding._Decoder._fitting_finish
-    monkeypatch.setattr(decoding._Decoder, "_fitting_finish",
-                        lambda self, prefix: finish(self, prefix) if not prefix.text else None)
+    finish = fallback._fitting_finish
+    monkeypatch.setattr(fallback, "_fitting_finish",
+                        lambda steering, prefix: finish(steering, prefix) if not prefix.text else None)
     left, right = "with open(", ") as handle:\n    pass\n"
     script = 'path, "' + "spam " * 12  # a loop, cut inside the string
     result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=80, attempts=1))
@@ -753,6 +753,65 @@ def test_a_token_that_ends_the_middle_and_begins_the_line_ends_the_middle_inside
     assert result.middle == middle and result.ending == "right" and result.parses, result
 
 
+@pytest.fixture
+def python_with(request):
+    """Python registered again under another name with other text facts (`Language.blanks`, `closers`,
+    `line_closers`): decoding must take them from the language it decodes for, not from a list of its own."""
+    from fimlsp import language
+    from fimlsp.python.language import Python
+
+    facts = type("PythonWithOtherFacts", (Python,), {"name": "python-other-facts", **request.param})
+    yield language.register(facts()).name
+    language.unregister(facts.name)
+
+
+@pytest.mark.parametrize("python_with", [{"line_closers": ""}], indirect=True)
+def test_the_line_closers_are_the_languages(tiny, python_with):
+    """Without `)` among the language's line closers, `):` after `isinstance(x, int` is not the line's colon
+    written again: the middle does not end inside it, as it does in Python."""
+    left, right = "def f(x):\n    if ", ":\n        return x\n"
+    script = [*(byte_token(tiny, ord(character)) for character in "isinstance(x, int"), text_token(tiny, b"):"),
+              byte_token(tiny, ord("\n"))]
+    python = complete_middle(scripted(tiny, script), left, right, DecodingOptions(max_tokens=30, attempts=1))
+    other = complete_middle(scripted(tiny, script), left, right,
+                            DecodingOptions(max_tokens=30, attempts=1, language=python_with))
+    assert python.ending == "right" and python.middle == "isinstance(x, int)", python
+    assert other.ending != "right" and other.parses, other
+
+
+@pytest.mark.parametrize("python_with", [{"closers": frozenset(map(chr, range(128)))}], indirect=True)
+def test_what_a_fallbacks_finish_may_write_is_the_languages(tiny, python_with, monkeypatch):
+    """Where every character counts as closing, the finish that writes an `if` header's end and a body is taken
+    as closing what the middle opened, and ends the middle, instead of the valid line before it. (The finish
+    searches get all the time they need: one cut by its clock on a busy machine changes the middle.)"""
+    from fimlsp.decoding import attempts, fallback, steering
+
+    for module, name in ((steering, "SEARCH_SECONDS"), (attempts, "START_SEARCH_SECONDS"),
+                         (fallback, "FALLBACK_SEARCH_SECONDS")):
+        monkeypatch.setattr(module, name, 600.0)
+    left, right = "def f(items):\n    ", "\n    return total\n"
+    script = "total = len(items)\n    if total and " + "total and " * 8
+    options = DecodingOptions(max_tokens=60, attempts=1)
+    python = complete_middle(scripted_text(tiny, script), left, right, options)
+    other = complete_middle(scripted_text(tiny, script), left, right, dataclasses.replace(options, language=python_with))
+    assert python.middle == "total = len(items)" and python.finish_chars == 0, python
+    assert other.ending == "fallback" and other.finish_chars > 0 and other.parses, other
+    assert other.middle.startswith("total = len(items)\n    if total and"), other
+
+
+@pytest.mark.parametrize("python_with", [{"blanks": ""}], indirect=True)
+def test_the_blanks_before_the_rest_of_the_line_are_the_languages(tiny, python_with):
+    """With no blanks, the space before `) as f:` is part of the rest of the line: the model's `)` no longer
+    begins it, and the middle goes on past it instead of ending there."""
+    left, right = "def f(path):\n    with open(", " ) as f:\n        return f.read()\n"
+    script = "path) as f:\n"
+    python = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=30, attempts=1))
+    other = complete_middle(scripted_text(tiny, script), left, right,
+                            DecodingOptions(max_tokens=30, attempts=1, language=python_with))
+    assert python.ending == "right" and python.middle == "path", python
+    assert other.ending != "right", other
+
+
 def test_the_fresh_line_benchmark_takes_a_line_out_and_puts_the_cursor_after_its_indentation():
     from benchmarks.fresh_lines import fresh_lines
 
@@ -771,14 +830,14 @@ def test_attempts_decoded_as_one_batch_give_the_middles_decoded_one_after_anothe
     """The attempts go through the model side by side, one forward pass of a batch of sequences a step, and give
     the same greedy middles, in the same order, as attempts decoded one at a time, on standard-library cuts. (The
     finish searches get all the time they need: a search cut by its clock on a busy machine changes a middle.)"""
-    from fimlsp import decoding
-    from fimlsp.decoding import complete_middles
+    from fimlsp.decoding import attempts, complete_middles, fallback, steering
     from fimlsp.model.loading import TransformersModel
     from tests.test_python_quotient import _stdlib_sample
 
     model = tiny if which == "tiny" else load_model(None, "cpu")
-    for name in ("SEARCH_SECONDS", "START_SEARCH_SECONDS", "FALLBACK_SEARCH_SECONDS"):
-        monkeypatch.setattr(decoding, name, 600.0)
+    for module, name in ((steering, "SEARCH_SECONDS"), (attempts, "START_SEARCH_SECONDS"),
+                         (fallback, "FALLBACK_SEARCH_SECONDS")):
+        monkeypatch.setattr(module, name, 600.0)
     rows = []
     forward = TransformersModel.forward
     monkeypatch.setattr(TransformersModel, "forward",
@@ -801,7 +860,7 @@ def test_within_a_time_budget_the_prompt_is_cut_to_what_the_model_reads_in_its_s
     """The speed is forced (a measured 25 ms a prompt token), not measured on a busy machine: a 5 s budget lets the
     prompt's pass take 0.4 of it, so the model reads at most 80 tokens of a prompt that would fill its context (the
     budget is long enough that the constraint's setup leaves the prompt's pass its turn on a loaded machine)."""
-    from fimlsp.decoding import PROMPT_SHARE
+    from fimlsp.decoding.attempts import PROMPT_SHARE
     from fimlsp.model.backend import MIN_PROMPT_TOKENS
     from fimlsp.training.tiny import build_tiny_model
 

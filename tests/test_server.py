@@ -146,6 +146,8 @@ async def test_inline_completion_and_completion_make_the_file_parse(tiny_model_p
                     line=line, character=character)
                 assert parses(left + item.text_edit.new_text + right), (line, character, item.text_edit.new_text)
                 assert item.detail == "fimlsp · checked: the file compiles"
+                # shown as the document's language's code (its `Language.fence`)
+                assert item.documentation.value == f"```python\n{item.text_edit.new_text}\n```"
                 shown += 1
         assert shown >= len(POSITIONS), "the tiny model's constrained completions should mostly be non-empty"
 

@@ -27,8 +27,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fimlsp.decoding import NAMES, SCOPES, DecodingOptions
+from fimlsp.decoding import options
 from fimlsp.evaluation.dataset import KINDS as KIND_NAMES
+from fimlsp.evaluation.runner import DECODING
 from fimlsp.evaluation.runner import MODES as MODE_NAMES
 
 
@@ -46,13 +47,6 @@ def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _loop_repeats(text: str) -> int:
-    value = int(text)
-    if value < 0 or value == 1:
-        raise argparse.ArgumentTypeError(f"must be 0 (never) or at least 2, got {value}")
     return value
 
 
@@ -147,25 +141,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--server", metavar="URL",
                        help="run the model on the shared server at URL (see `fimlsp complete --server`); --model then "
                             "names the folder with its vocabulary; the cases run one at a time")
-    group.add_argument("--max-tokens", type=_positive, default=500, help="most tokens per middle (default: 500)")
-    group.add_argument("--top-k", type=_positive, default=50, help="candidates checked per token (default: 50)")
-    group.add_argument("--loop-repeats", type=_loop_repeats, default=DecodingOptions.loop_repeats, metavar="N",
-                       help="stop a middle that ends in the same chunk N times and cut it back to the first; 0: never "
-                            "(default: %(default)s)")
-    group.add_argument("--no-token-healing", dest="token_healing", action="store_false",
-                       help="prompt with the left context as it is, instead of taking its last tokens back for the "
-                            "model to write again (token healing, the default)")
-    group.add_argument("--attempts", type=_positive, default=DecodingOptions.attempts, metavar="K",
-                       help="greedy middles per completion, each from another valid first token, the best ended kept "
-                            "(see `fimlsp complete --attempts`); 1: plain greedy, the model's own figures (default: "
-                            "%(default)s)")
-    group.add_argument("--scope", choices=SCOPES, default=SCOPES[0],
-                       help="constrained mode's scope: file (the paper's setup) or block (default: %(default)s)")
-    group.add_argument("--names", choices=NAMES, default=NAMES[0],
-                       help="constrained mode's name judge: strict refuses a middle that loads a name nothing binds "
-                            "(default: %(default)s)")
-    group.add_argument("--timeout", type=float,
-                       help="seconds per completion, then the best valid prefix (default: none)")
+    options.add_arguments(group, only=DECODING)
     group = parser.add_argument_group("running and reporting")
     group.add_argument("--out", type=Path, default=Path("eval-results.jsonl"),
                        help="results file, JSON lines; an existing one is resumed (default: eval-results.jsonl)")
@@ -207,11 +183,13 @@ def run(args: argparse.Namespace) -> int:
         from fimlsp.model.loading import default_device
 
         device = default_device()
-    if args.timeout is not None and args.timeout <= 0:
-        raise UserError("--timeout must be positive")
-    settings = runner.RunSettings(args.model, args.max_tokens, args.top_k, device,
-                                  args.threads or runner.default_threads(args.workers), args.timeout, args.scope,
-                                  args.loop_repeats, args.token_healing, args.attempts, args.names, args.server)
+    try:
+        options.from_arguments(args, DECODING)  # bad options fail here, with one line, rather than in every case
+    except ValueError as error:
+        raise UserError(str(error)) from None
+    threads = args.threads or runner.default_threads(args.workers)
+    settings = runner.RunSettings(args.model, device=device, threads=threads, server=args.server,
+                                  **{name: getattr(args, name) for name in DECODING})
     try:
         if args.server:
             from fimlsp.model.remote import connect

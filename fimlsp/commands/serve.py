@@ -17,7 +17,7 @@ import os
 import sys
 
 from fimlsp.cli import UserError
-from fimlsp.decoding import MODES
+from fimlsp.decoding import options
 from fimlsp.model.loading import DEVICE_CHOICES, DEVICES
 from fimlsp.server.config import SINGLE_LINE, Settings
 
@@ -34,18 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-server", metavar="URL",
                         help="run the model on the shared server at URL (see `fimlsp complete --server`); --model "
                              "then names the folder or .gguf file with its vocabulary (the setting modelServer)")
-    parser.add_argument("--mode", choices=MODES, default=DEFAULTS.mode, help="decoding mode (default: %(default)s)")
-    parser.add_argument("--max-tokens", type=int, default=DEFAULTS.max_tokens,
-                        help="most tokens per completion (default: %(default)s); the prompt shares the model's "
-                             "context window, which can leave fewer")
+    options.add_arguments(parser, DEFAULTS.decoding_options(), only=("mode", "max_tokens", "size_budget"))
     parser.add_argument("--time-budget", type=float, default=DEFAULTS.time_budget, metavar="SECONDS",
                         help="time per completion from the request's arrival, waiting included; when it runs out, "
                              "a shorter valid middle or none (default: %(default)g)")
     parser.add_argument("--single-line", choices=SINGLE_LINE, default=DEFAULTS.single_line,
                         help="single-line completions: auto is single-line for automatic triggers "
                              "(default: %(default)s)")
-    parser.add_argument("--size-budget", type=int, default=DEFAULTS.size_budget, metavar="CHARS",
-                        help="files with more characters are checked only around the cursor (default: %(default)s)")
     parser.add_argument("--no-cache", dest="cache", action="store_false",
                         help="rebuild the constraint for every request and serve nothing from earlier suggestions")
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info",

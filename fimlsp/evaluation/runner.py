@@ -27,8 +27,9 @@ from fimlsp.model import FimModel, load_model
 from fimlsp.model.remote import RemoteModel
 
 MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
-SETTING_KEYS = ("model", "max_tokens", "top_k", "timeout", "scope", "loop_repeats", "token_healing", "attempts",
-                "names", "server")
+# The decoding options a run takes (its other options are the library's defaults: file scope, no statement end).
+DECODING = ("max_tokens", "top_k", "timeout", "scope", "loop_repeats", "token_healing", "attempts", "names")
+SETTING_KEYS = ("model", *DECODING, "server")
 # Settings that results files written before them lack, with the value those runs had.
 _SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0], "loop_repeats": 0, "token_healing": False, "attempts": 1,
                          "names": decoding.NAMES[0], "server": None}
@@ -58,6 +59,10 @@ class RunSettings:
                 "timeout": self.timeout, "scope": self.scope, "loop_repeats": self.loop_repeats,
                 "token_healing": self.token_healing, "attempts": self.attempts,
                 "names": self.names, "server": self.server}
+
+    def decoding_options(self, mode: str) -> decoding.DecodingOptions:
+        """The options of a completion in `mode` under these settings."""
+        return decoding.DecodingOptions(mode=mode, **{name: getattr(self, name) for name in DECODING})
 
     @property
     def model_name(self) -> str:
@@ -174,65 +179,75 @@ def _run_in_pool_worker(item: tuple[dict, list[str]]) -> list[dict]:
     return _pool_worker.run(EvalCase.from_json(case), modes)
 
 
-class _CountingModel:
-    """The network of a FimModel, counting its forward passes: the decoding steps of a completion, which the
-    Completion's `tokens` (the length of the middle chosen, maybe a shorter valid prefix) does not give."""
+class _CountedPasses:
+    """Counts the model passes of a completion, whatever the engine: the prompt's and one a decoding step (the
+    Completion's `tokens`, the length of the middle chosen, maybe a shorter valid prefix, does not give them)."""
 
-    def __init__(self, network):
-        self.network = network
+    def __init__(self, model: FimModel):
         self.calls = 0
+        self._prompt_pass = model.prompt_pass
 
-    def __call__(self, *args, **kwargs):
+    def prompt_pass(self, ids, shared=False):
         self.calls += 1
-        return self.network(*args, **kwargs)
+        return _CountedPromptPass(self._prompt_pass(ids, shared), self)
+
+
+class _CountedPromptPass:
+    def __init__(self, inner, counter: _CountedPasses):
+        self._inner, self._counter = inner, counter
 
     def __getattr__(self, name):
-        return getattr(self.network, name)
+        return getattr(self._inner, name)
+
+    def session(self, rows: int = 1):
+        session, counter = self._inner.session(rows), self._counter
+        step = session.step
+
+        def counted(tokens):
+            counter.calls += 1
+            return step(tokens)
+
+        session.step = counted
+        return session
 
 
 def run_case(case: EvalCase, modes: list[str], model: FimModel, settings: RunSettings,
              caches: Caches | None = None) -> list[dict]:
     """One record per mode for `case`, with the same model and prompt in every mode; the constrained mode's setup
     reuses and keeps what it compiles in `caches`, when given."""
-    from fimlsp.decoding import DecodingOptions, complete_middle
+    counter = _CountedPasses(model)
+    model.prompt_pass = counter.prompt_pass  # this case's passes are counted; the class's method is kept aside
+    try:
+        return [_run_mode(case, mode, model, settings, caches, counter) for mode in modes]
+    finally:
+        del model.prompt_pass
 
+
+def _run_mode(case: EvalCase, mode: str, model: FimModel, settings: RunSettings, caches: Caches | None,
+              counter: _CountedPasses) -> dict:
+    from fimlsp.decoding import complete_middle
+
+    counter.calls = 0
     remote = isinstance(model, RemoteModel)
-    if not remote:
-        counter = _CountingModel(model.model)
-        model = dataclasses.replace(model, model=counter)
-    records = []
-    for mode in modes:
-        if remote:
-            used = model.round_trips, model.steps, model.speculated
-        else:
-            counter.calls = 0
-        record = {"type": "result", "case": case.id, "kind": case.kind, "file": case.file, "draw": case.draw,
-                  "mode": mode, "context_chars": case.context_chars, "left_chars": len(case.left),
-                  "right_chars": len(case.right), "expected_chars": len(case.middle)}
-        clock = time.perf_counter()
-        try:
-            result = complete_middle(model, case.left, case.right,
-                                     DecodingOptions(mode=mode, max_tokens=settings.max_tokens, top_k=settings.top_k,
-                                                     timeout=settings.timeout, scope=settings.scope,
-                                                     loop_repeats=settings.loop_repeats,
-                                                     token_healing=settings.token_healing,
-                                                     attempts=settings.attempts, names=settings.names),
-                                     caches=caches)
-        except Exception as error:  # noqa: BLE001 - one broken case must not end a long run; it is recorded
-            record.update(error=f"{type(error).__name__}: {error}"[:500], parses=False, stop="error",
-                          wall_seconds=time.perf_counter() - clock)
-        else:
-            record.update(exact=result.middle == case.middle, **result.to_json(),
-                          wall_seconds=time.perf_counter() - clock)
-            if remote:  # a step a token; a prompt pass or a new run a round trip
-                record.update(steps=model.steps - used[1], round_trips=model.round_trips - used[0],
-                              speculated=model.speculated - used[2])
-            else:
-                record.update(steps=counter.calls)
-            if result.parses:
-                record["added_undefined"] = added_undefined_names(case.left, result.middle, case.right, case.middle)
-        records.append(record)
-    return records
+    if remote:
+        round_trips, speculated = model.round_trips, model.speculated
+    record = {"type": "result", "case": case.id, "kind": case.kind, "file": case.file, "draw": case.draw,
+              "mode": mode, "context_chars": case.context_chars, "left_chars": len(case.left),
+              "right_chars": len(case.right), "expected_chars": len(case.middle)}
+    clock = time.perf_counter()
+    try:
+        result = complete_middle(model, case.left, case.right, settings.decoding_options(mode), caches=caches)
+    except Exception as error:  # noqa: BLE001 - one broken case must not end a long run; it is recorded
+        record.update(error=f"{type(error).__name__}: {error}"[:500], parses=False, stop="error",
+                      wall_seconds=time.perf_counter() - clock)
+        return record
+    record.update(exact=result.middle == case.middle, **result.to_json(), wall_seconds=time.perf_counter() - clock,
+                  steps=counter.calls)  # the prompt's pass and one a decoding step
+    if remote:  # a prompt pass or a new speculative run is a round trip; the rest were answered by a run
+        record.update(round_trips=model.round_trips - round_trips, speculated=model.speculated - speculated)
+    if result.parses:
+        record["added_undefined"] = added_undefined_names(case.left, result.middle, case.right, case.middle)
+    return record
 
 
 def run_cases(

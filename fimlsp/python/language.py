@@ -16,6 +16,10 @@ class Python(Language):
     name = "python"
     language_ids = ("python",)
     suffixes = (".py", ".pyi", ".pyw")
+    blanks = " \t\f"  # CPython's tokenizer: space, tab and form feed between tokens
+    closers = frozenset(")]}\"'` \t\n")
+    line_closers = ")]}:"  # a bracket's close, or the colon of a compound statement's header
+    fence = ("```python", "```")
 
     def constrain(self, left: str, right: str, budget: int = DEFAULT_BUDGET,
                   deadline: float | None = None, caches: Caches | None = None) -> PythonGuarantee:

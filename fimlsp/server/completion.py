@@ -236,7 +236,7 @@ class CompletionEngine:
     def _decode(self, request: Request, settings: Settings, stop: threading.Event, received: float,
                 model_wait: float) -> Suggestion | NoSuggestion:
         from earley import Deadline, Stopped
-        from fimlsp.decoding import DecodingOptions, complete_middles, shown
+        from fimlsp.decoding import complete_middles, shown
         from fimlsp.language import NONE, named
 
         started = time.perf_counter()
@@ -267,12 +267,8 @@ class CompletionEngine:
                       f"(queued {1e3 * queued:.0f} ms, setup {1e3 * setup:.0f} ms)")
             log.info("%s: no completion: %s", request.where, reason)
             return NoSuggestion(reason)
-        options = DecodingOptions(
-            mode=settings.mode, max_tokens=settings.max_tokens, top_k=settings.top_k, timeout=remaining,
-            loop_repeats=settings.loop_repeats, attempts=settings.attempts,
-            single_line=request.single_line, statement_end=not request.single_line, size_budget=settings.size_budget,
-            language=request.language, scope=settings.scope, names=settings.names,
-        )
+        options = settings.decoding_options(timeout=remaining, single_line=request.single_line,
+                                            statement_end=not request.single_line, language=request.language)
         results = complete_middles(self._model, request.left, request.right, options, settings.alternatives,
                                    should_stop=stop.is_set, guarantee=guarantee)
         result = results[0]

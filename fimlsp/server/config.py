@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from fimlsp.decoding import MODES, NAMES, SCOPES, DecodingOptions
-from fimlsp.language import DEFAULT_BUDGET
+from fimlsp.decoding import DecodingOptions
+from fimlsp.decoding.options import option
 from fimlsp.model.loading import DEVICE_CHOICES, DEVICES
 
 SINGLE_LINE = ("auto", "always", "never")
@@ -75,9 +75,22 @@ def _boolean(value: Any) -> bool:
     return value
 
 
-def _setting(default: Any, key: str, check, choices: tuple[str, ...] = ()) -> Any:
-    """A field of `Settings` with the camelCase key clients send, its check and, for a choice, its options."""
-    return field(default=default, metadata={"key": key, "check": check, "choices": choices})
+def _setting(default: Any, key: str, check, choices: tuple[str, ...] = (), decoding: bool = False) -> Any:
+    """A field of `Settings` with the camelCase key clients send, its check and, for a choice, its options; with
+    `decoding`, it is the decoding option of the same name."""
+    return field(default=default, metadata={"key": key, "check": check, "choices": choices, "decoding": decoding})
+
+
+_DECLARED = object()
+
+
+def _decoding(name: str, default: Any = _DECLARED, check=None) -> Any:
+    """A setting that is the decoding option `name`: its key, choices and (unless given) default are the option's
+    declaration (`fimlsp.decoding.options`); a choice is checked against its choices."""
+    declared = option(name)
+    choices = declared.metadata["choices"]
+    return _setting(declared.default if default is _DECLARED else default, declared.metadata["setting"],
+                    check or _choice(choices), choices, decoding=True)
 
 
 @dataclass(frozen=True)
@@ -86,30 +99,35 @@ class Settings:
 
     model: str | None = _setting(None, "model", _optional_text)  # a model folder or hub id; None: the shipped one
     device: str | None = _setting(None, "device", _device)  # a torch device; None: a GPU if present
-    mode: str = _setting(MODES[0], "mode", _choice(MODES), MODES)
+    mode: str = _decoding("mode")
     # block: a middle stays in the block at the cursor and leaves the code after it as it reads
-    scope: str = _setting("block", "scope", _choice(SCOPES), SCOPES)
+    scope: str = _decoding("scope", "block")
     # strict: a constrained suggestion loads only names that the file or the suggestion binds
-    names: str = _setting(NAMES[0], "names", _choice(NAMES), NAMES)
-    max_tokens: int = _setting(128, "maxTokens", _positive_int)
+    names: str = _decoding("names")
+    max_tokens: int = _decoding("max_tokens", 128, _positive_int)
     time_budget: float = _setting(2.0, "timeBudget", _positive_number)  # seconds per completion
     # auto: single-line while typing, multi-line when the user asks
     single_line: str = _setting("auto", "singleLine", _choice(SINGLE_LINE), SINGLE_LINE)
-    top_k: int = _setting(50, "topK", _positive_int)
+    top_k: int = _decoding("top_k", check=_positive_int)
     cache: bool = _setting(True, "cache", _boolean)  # right-context quotients, left recognizers, served suggestions
     # characters: bigger files are checked around the cursor only
-    size_budget: int = _setting(DEFAULT_BUDGET, "sizeBudget", _positive_int)
+    size_budget: int = _decoding("size_budget", check=_positive_int)
     alternatives: int = _setting(1, "alternatives", _positive_int)  # distinct middles an inline completion offers
-    # greedy middles decoded from the best first tokens, the best ended offered first (`DecodingOptions.attempts`)
-    attempts: int = _setting(DecodingOptions.attempts, "attempts", _positive_int)
-    # a middle ending in the same chunk this many times is cut back to the first (`DecodingOptions.loop_repeats`)
-    loop_repeats: int = _setting(DecodingOptions.loop_repeats, "loopRepeats", _loop_repeats)
+    # greedy middles decoded from the best first tokens, the best ended offered first
+    attempts: int = _decoding("attempts", check=_positive_int)
+    # a middle ending in the same chunk this many times is cut back to the first
+    loop_repeats: int = _decoding("loop_repeats", check=_loop_repeats)
     # a shared server (vLLM, llama.cpp's) that runs the model: `model` then names the folder of its vocabulary
     model_server: str | None = _setting(None, "modelServer", _server_url)
 
     def model_key(self) -> tuple[str | None, str | None, str | None]:
         """What loading a model depends on: a change of it reloads the model."""
         return self.model, self.device, self.model_server
+
+    def decoding_options(self, **given) -> DecodingOptions:
+        """The decoding options these settings hold, with `given` (what a request adds) on top."""
+        held = {each.name: getattr(self, each.name) for each in fields(self) if each.metadata["decoding"]}
+        return DecodingOptions(**{**held, **given})
 
 
 # camelCase key -> (field, check), in the order of `Settings`

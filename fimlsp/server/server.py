@@ -35,7 +35,7 @@ from fimlsp.lines import LINE_BREAK
 from fimlsp.server import config
 from fimlsp.server.cache import Suggestion
 from fimlsp.server.completion import CompletionEngine, ModelLoadError, NoSuggestion, Request
-from fimlsp.server.documents import Documents
+from fimlsp.server.documents import Document, Documents
 from fimlsp.server.positions import UTF16, PositionError, offset_at
 from fimlsp.server.protocol import FimProtocol
 
@@ -347,7 +347,7 @@ def build_server(settings: config.Settings) -> FimServer:
             label=_label(middle),
             kind=types.CompletionItemKind.Text,
             detail=f"fimlsp · {suggestion.detail}",
-            documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"```python\n{middle}\n```"),
+            documentation=_shown_as_code(middle, ls.documents.get(params.text_document.uri)),
             filter_text=middle,
             sort_text="0",
             insert_text_format=types.InsertTextFormat.PlainText,
@@ -368,6 +368,16 @@ def build_server(settings: config.Settings) -> FimServer:
         ls.engine.shutdown()
 
     return server
+
+
+def _shown_as_code(middle: str, document: Document | None) -> types.MarkupContent | None:
+    """The middle as a Markdown code block of its document's language, for the completion item's documentation
+    (none where the document closed while the middle was decoded)."""
+    language = document.language if document is not None else None
+    if language is None:
+        return None
+    opening, closing = language.fence
+    return types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"{opening}\n{middle}\n{closing}")
 
 
 def _label(middle: str, width: int = 60) -> str:

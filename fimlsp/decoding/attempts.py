@@ -1,0 +1,299 @@
+"""A completion: the constraint's setup, the prompt's forward pass, and the attempts decoded from them.
+
+Greedy decoding is one path, and a small model's first choice is often a near tie that leads it astray: after
+`total = sum(values)` it ranks `if` a hair above `return`, then loops in an `if` condition. So a completion
+decodes `attempts` greedy middles, each from another of the best valid first tokens (among the model's top
+`top_k`: further down they are noise), all going on from one forward pass over the prompt, and returns first the
+one that ended best (`preference`). `attempts=1` is plain greedy decoding. The attempts are decoded side by side
+(`_decode_side_by_side`): one forward pass a step for a batch of their sequences, where the model's key-value
+cache keeps a row per sequence (`FimModel.batches`), else one after another. Within a time budget (`timeout`)
+they share it: the prompt is cut to what the model reads in `PROMPT_SHARE` of it, the token loops end
+`FALLBACK_SHARE` before its end, and when it ends a middle already finished is offered, or else the first
+unfinished one ended by a fallback.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, replace
+
+from fimlsp.decoding.endings import without_repeated_suffix
+from fimlsp.decoding.fallback import fallback
+from fimlsp.decoding.judges import JUDGES
+from fimlsp.decoding.loop import Decoder
+from fimlsp.decoding.options import DecodingOptions
+from fimlsp.decoding.prefix import Prefix
+from fimlsp.decoding.results import Completion, preference
+from fimlsp.language import FILE, NONE, REGION, Caches, Guarantee, named
+from fimlsp.language import State as FimState
+from fimlsp.lines import with_line_breaks_of
+from fimlsp.model import FimModel, PromptPass
+
+# The first search (is the end guaranteed at all?) may take longer than the loop's: it runs once.
+START_SEARCH_SECONDS = 2.0
+START_SEARCH_SHARE = 0.25  # of the completion's time budget, when it has one
+# Within a time budget: the share of the time left that the prompt's forward pass may take (the prompt is cut to
+# fit it), and the share at the end left to a fallback's searches (the token loop ends before it).
+PROMPT_SHARE = 0.4
+FALLBACK_SHARE = 0.15
+
+
+def complete_middle(
+    model: FimModel,
+    left: str,
+    right: str,
+    options: DecodingOptions = DecodingOptions(),
+    should_stop: Callable[[], bool] | None = None,
+    guarantee: Guarantee | None = None,
+    caches: Caches | None = None,
+) -> Completion:
+    """Generate the middle between `left` and `right`. `should_stop` is polled once per token (cancellation).
+
+    `guarantee`, the promise and recognizer after `left` for this `right` (from a cache of an editor's typing,
+    extended with `Guarantee.extended`), saves the constrained mode's one-time setup. Without it the setup
+    reuses and keeps what it compiles in `caches`, when given (a run of many completions).
+    """
+    return complete_middles(model, left, right, options, 1, should_stop, guarantee, caches)[0]
+
+
+def complete_middles(
+    model: FimModel,
+    left: str,
+    right: str,
+    options: DecodingOptions = DecodingOptions(),
+    n: int = 1,
+    should_stop: Callable[[], bool] | None = None,
+    guarantee: Guarantee | None = None,
+    caches: Caches | None = None,
+) -> list[Completion]:
+    """Up to `n` distinct middles, the best first (`preference`), of at least `options.attempts` decoded.
+
+    Greedy decoding gives its alternatives by passing over the first valid first tokens; sampling by drawing
+    again with the next seeds. The constraint's setup (kept in `caches`, see `complete_middle`), the start's
+    finish search and the prompt's forward pass are shared, and counted in the middle returned first. Always
+    returns at least one completion."""
+    if n < 1:
+        raise ValueError("n must be at least 1")
+    started = time.perf_counter()
+    deadline = None if options.timeout is None else started + options.timeout
+    mode, setup_seconds, names_reason = options.mode, 0.0, ""
+    if mode == "constrained":
+        if guarantee is None:
+            setup_deadline = started + options.setup_timeout
+            guarantee = named(options.language).constrain(left, right, options.size_budget,
+                                                          min(setup_deadline, deadline or setup_deadline), caches)
+        plain = guarantee
+        if options.names == "strict":
+            guarantee, names_reason = named(options.language).judging_names(guarantee, left, right)
+        setup_seconds = time.perf_counter() - started
+        if guarantee.state is None:
+            mode = "unconstrained"
+    reserve = min(options.max_tokens, model.context_window // 4)
+    # Within a time budget, the prompt is cut to what the model can read in its share of the time left.
+    limit = None if deadline is None else model.prompt_tokens_within(PROMPT_SHARE * (deadline - time.perf_counter()))
+    prompt, heal = model.healed_prompt(left, right, reserve, limit) if options.token_healing else (
+        model.prompt(left, right, reserve, limit), b"")
+    # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.
+    options = replace(options, max_tokens=max(0, min(options.max_tokens, model.context_window - len(prompt))))
+    prompt_pass = model.prompt_pass(prompt, shared=options.attempts > 1 or n > 1)
+    # One start for every attempt: its finish (is the end reachable at all?) is searched for once.
+    start, scope, scope_reason, start_searches = Prefix("", b"", None, 0), "file", "", 0
+    clock = time.perf_counter()
+    if mode == "constrained":
+        start, scope, scope_reason, start_searches = _start(guarantee.state, options, deadline)
+    start_seconds = time.perf_counter() - clock
+    start.heal = heal
+    # The token loops end early enough to leave a fallback its searches within the budget.
+    steps_deadline = None if deadline is None else deadline - FALLBACK_SHARE * (deadline - time.perf_counter())
+    results: list[Completion] = []
+    attempts = 0
+    steps_clock = _Clock()
+    while attempts < options.attempts or (len(results) < n and attempts < 2 * n):
+        if results and deadline is not None and time.perf_counter() >= deadline:
+            break  # a later attempt would only time out, and its fallback run past the budget
+        together = options.attempts - attempts if attempts < options.attempts and model.batches else 1
+        decoders, runs = [], []
+        for attempt in range(attempts, attempts + together):
+            run_options = options if options.temperature == 0 else replace(options, seed=options.seed + attempt)
+            skip = attempt if options.temperature == 0 else 0
+            judge = JUDGES[mode](left, right, named(options.language))
+            decoders.append(Decoder(model, judge, run_options, deadline, should_stop, steps_deadline))
+            runs.append(decoders[-1].steps(len(prompt), start, skip))
+        attempts += together
+        outcomes = _decode_side_by_side(prompt_pass, runs, steps_clock)
+        # When the budget ends, a middle that was finished is offered and the unfinished ones are dropped; with
+        # none finished, the first unfinished one is ended by a fallback.
+        judged = [None if outcome[1] == "timeout" else
+                  _judged(model, left, right, decoder, mode, guarantee, start, outcome)
+                  for decoder, outcome in zip(decoders, outcomes)]
+        finished = any(result is not None and result.valid for result in judged)
+        timed_out = [index for index, outcome in enumerate(outcomes) if outcome[1] == "timeout"]
+        if timed_out and not finished:
+            first = timed_out[0]
+            judged[first] = _judged(model, left, right, decoders[first], mode, guarantee, start, outcomes[first])
+        ended = False
+        for outcome, result in zip(outcomes, judged):
+            if outcome[1] == "no_alternative":  # no other valid first token among the model's top ones
+                ended = True
+                break
+            if result is None:
+                continue
+            result.setup_seconds = setup_seconds
+            result.scope = scope
+            result.reason = "; ".join(reason for reason in (scope_reason, names_reason, result.reason) if reason)
+            if any(result.middle == other.middle for other in results):
+                continue
+            results.append(result)
+            if result.stop in ("cancelled", "timeout"):
+                ended = True
+                break
+        if ended or timed_out:
+            break
+    results.sort(key=preference, reverse=True)
+    first = results[0]
+    first.model_seconds += prompt_pass.seconds + steps_clock.seconds
+    first.constraint_seconds += start_seconds
+    first.search_seconds += start_seconds
+    first.finish_searches += start_searches
+    if mode == "constrained" and options.names == "strict" and not names_reason and not first.valid:
+        # Names are a judgement on top of validity: where no valid middle binds what it must, a valid one is
+        # worth more than none.
+        remaining = None if deadline is None else deadline - time.perf_counter()
+        if remaining is None or remaining > 0:
+            again = complete_middles(model, left, right, replace(options, names="off", timeout=remaining), n,
+                                     should_stop, plain, caches)
+            again[0].reason = "; ".join(reason for reason in (
+                "no valid middle was found that binds every name it needs: decoded without the name judge",
+                again[0].reason) if reason)
+            return again
+    return results[:n]
+
+
+def _decode_side_by_side(prompt_pass: PromptPass, runs: list[Generator], clock: _Clock) -> list[tuple[Prefix, str, list]]:
+    """Run the decoders' `steps` together, one model step for all: a session with a row each (a decoder that stops
+    leaves it). The decoders' outcomes, in order; the model's time on the steps is added to `clock`."""
+    outcomes: list = [None] * len(runs)
+    waiting = []  # the runs that wait for the model, in the order of the session's rows
+    for index, run in enumerate(runs):
+        try:
+            next(run)
+            waiting.append(index)
+        except StopIteration as done:
+            outcomes[index] = done.value
+    if not waiting:
+        return outcomes
+    rows = [prompt_pass.log_probs] * len(waiting)
+    session = prompt_pass.session(len(waiting))
+    try:
+        while waiting:
+            going, tokens = [], []
+            for index, row in zip(waiting, rows):
+                try:
+                    tokens.append(runs[index].send(row))
+                    going.append(index)
+                except StopIteration as done:
+                    outcomes[index] = done.value
+            if not going:
+                break
+            if len(going) < len(waiting):
+                session.keep([waiting.index(index) for index in going])
+            waiting = going
+            started = time.perf_counter()
+            rows = session.step(tokens)
+            clock.seconds += time.perf_counter() - started
+    finally:
+        session.close()
+    return outcomes
+
+
+@dataclass
+class _Clock:
+    """Seconds spent, summed over calls."""
+
+    seconds: float = 0.0
+
+
+def _start(state: FimState, options: DecodingOptions, deadline: float | None) -> tuple[Prefix, str, str, int]:
+    """The empty middle, with its finish searched for (is the end reachable at all?), in the scope asked for; a
+    block that admits no finish falls back to the whole file, and says so. With the searches run."""
+    seconds = START_SEARCH_SECONDS
+    if deadline is not None:  # an editor's time budget: the model gets most of it
+        seconds = min(seconds, START_SEARCH_SHARE * (deadline - time.perf_counter()))
+    limit, reason = options.max_tokens, ""
+    if options.scope == "block":
+        scoped = state.in_block()
+        finish = scoped.finish(limit, time.perf_counter() + seconds)
+        if finish is not None:
+            return Prefix("", b"", scoped, 0, finish=finish, searched=True), "block", "", 1
+        finish = state.finish(limit, time.perf_counter() + seconds)
+        if finish is None:
+            return Prefix("", b"", scoped, 0, searched=True), "block", "", 2
+        reason = "the block at the cursor admits no middle within the limit: the whole file was the scope"
+        return Prefix("", b"", state, 0, finish=finish, searched=True), "file", reason, 2
+    return Prefix("", b"", state, 0, finish=state.finish(limit, time.perf_counter() + seconds),
+                  searched=True), "file", reason, 1
+
+
+# Stops where the model ended the middle: its end of sequence, or a token past where it was asked to end.
+_MODEL_ENDS = ("eos", "line", "statement", "right")
+
+
+def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcome) -> Completion:
+    """The middle a decoder's `steps` ended with, judged (ended by a fallback where generation stopped early)."""
+    judge, options = decoder.judge, decoder.options
+    prefix, stop, seen = outcome
+    refused = prefix if stop == "no_candidate" else None
+    looped = decoder.looped
+    generated, ending, finish_chars = (looped or prefix).tokens, "none", 0
+    loop_chars = len(looped.text) - len(prefix.text) if looped is not None else 0
+    steered = decoder.steering.steered_from is not None
+    steered_to_the_limit = stop in ("max_tokens", "context_full") and steered and judge.valid_end(prefix)
+    if stop in _MODEL_ENDS or steered_to_the_limit:
+        ending = stop if stop in ("line", "statement", "right") else "finish" if steered else "eos"
+        if ending == "finish":
+            finish_chars = len(prefix.text) - decoder.steering.steered_from
+    elif mode != "unconstrained" and stop != "cancelled":  # a cancelled middle is not wanted: no searches for it
+        ended = fallback(decoder.steering, seen + [prefix])
+        if ended is not None:
+            (prefix, finish_chars), ending = ended, "fallback"
+    repeated_chars = 0
+    if ending != "none" and mode != "unconstrained" and not prefix.pending:
+        trimmed = without_repeated_suffix(prefix, seen, start, right, judge, model)
+        if trimmed is not None:
+            repeated_chars, prefix = len(prefix.text) - len(trimmed.text), trimmed
+    middle = prefix.text if not prefix.pending else prefix.text + prefix.pending.decode("utf-8", "replace")
+    middle = with_line_breaks_of(middle, left, right)  # an editor inserts it as it is, among the file's lines
+    ended_by_model = ending in _MODEL_ENDS and not repeated_chars
+    confirmed = mode != "unconstrained" and ending != "none"  # the judge said the end is valid
+    scope = FILE if mode == "checked" or guarantee is None else guarantee.scope
+    whole = None
+    if confirmed and scope == FILE and mode == "constrained":
+        # The judge's verdicts came from the windows around the cursor: the middle shown is judged on the file.
+        whole = confirmed = judge.language.parses(left + middle + right)
+    elif confirmed and scope == FILE:
+        whole = True
+    elif len(left) + len(middle) + len(right) <= options.size_budget or options.mode != "constrained":
+        whole = judge.language.parses(left + middle + right)
+    checked = scope if confirmed else FILE if whole else NONE
+    narrowed = guarantee is not None and guarantee.scope != FILE
+    return Completion(
+        middle, whole, options.mode, stop, ending, finish_chars, prefix.tokens, prefix.log_probability,
+        decoder.tried, judge.searches, 0.0, 0.0, judge.seconds, ending == "fallback", generated,
+        checked, guarantee.lines(left, right) if checked == REGION else None,
+        guarantee is not None and guarantee.state is None and checked == NONE,
+        guarantee.reason if narrowed else "", options.max_tokens, repeated_chars=repeated_chars,
+        refusal=_refusal(refused, left) if refused is not None and checked == NONE else "", loop_chars=loop_chars,
+        search_seconds=judge.search_seconds,
+        end_log_probability=decoder.end_log_probability if ended_by_model else None,
+    )
+
+
+def _refusal(prefix: Prefix, left: str) -> str:
+    """Where no candidate could go on, and what the language allowed there, in one line."""
+    where = (f"after {prefix.text[-24:]!r} ({len(prefix.text)} characters into the middle)" if prefix.text
+             else f"at the cursor, after {left[-24:]!r}")
+    expected = prefix.state.expected() if prefix.state is not None else ()
+    shown = ", ".join(expected[:12]) + (f" and {len(expected) - 12} more" if len(expected) > 12 else "")
+    return (f"{where}, no token kept a valid end within the token limit"
+            + (f"; expected one of: {shown}" if expected else ""))

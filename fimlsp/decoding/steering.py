@@ -1,0 +1,111 @@
+"""Steering toward the end, the constrained mode's promise: once a quotient exists the middle always ends valid,
+within the token limit, whatever the model.
+
+A token is never taken if the file could no longer be finished in the tokens left (`FimState.distance_bound`, and
+near the limit `FimState.finish`, measured in characters since every character is at most one token), and when
+the model ranks end of sequence first before the file is complete, decoding enters a finishing phase that takes
+the model's most probable token among those that shorten the distance to a complete file. The model writes the
+finish; the shortest finish is only the yardstick.
+"""
+
+from __future__ import annotations
+
+import time
+
+from fimlsp.decoding.judges import Judge
+from fimlsp.decoding.options import DecodingOptions
+from fimlsp.decoding.prefix import Prefix
+from fimlsp.model import FimModel
+from fimlsp.model.token_text import completions_of
+
+# Near the token limit every candidate's shortest finish is searched for; further away the recognizer's lower
+# bound decides. "Near": fewer tokens left than twice the bound plus this many.
+NEAR_LIMIT_MARGIN = 16
+# Shortest-finish searches a completion may run, and seconds each may take: most take a few milliseconds, and a
+# search that fails (no finish within the limit) takes longest.
+SEARCHES = 12
+SEARCH_SECONDS = 0.1
+
+
+class Steering:
+    """One token loop's budget: whether the end is guaranteed, whether and since when it is steered, and the
+    finish searches it may still run."""
+
+    def __init__(self, model: FimModel, judge: Judge, options: DecodingOptions, deadline: float | None):
+        self.model, self.judge, self.options, self.deadline = model, judge, options, deadline
+        self.finishing = False  # the model wanted to end before the file was complete
+        self.steered_from: int | None = None  # characters of the middle when the budget or a finish first steered
+        self.steerable = False  # a finish within the token limit was found from the start: the end is guaranteed
+        self.searches_left = SEARCHES
+        self.searched_this_step = False  # one search a step for a candidate off the known finish
+
+    def follow_finish(self, prefix: Prefix, log_probs):
+        """The model's most probable token among those that begin the known finish (a byte-level vocabulary has
+        one for its first character): past the top candidates, steering needs no search down the vocabulary."""
+        finish, best = prefix.finish, None
+        for length in range(1, len(finish) + 1):
+            for token in self.model.tokens_of(prefix.heal + finish[:length].encode()):
+                if best is None or log_probs[token] > log_probs[best[0]]:
+                    best = (token, finish[:length])
+        if best is None:
+            return "no_candidate"
+        token, text = best
+        accepted, state = self.judge.extend(prefix, text)
+        if not accepted:
+            return "no_candidate"
+        return token, Prefix(prefix.text + text, b"", state, prefix.tokens + 1,
+                             prefix.log_probability + float(log_probs[token]), finish=finish[len(text):])
+
+    def tokens_left(self, prefix: Prefix) -> int:
+        return self.options.max_tokens - prefix.tokens
+
+    def within_budget(self, prefix: Prefix, following: Prefix, text: str) -> bool:
+        """Whether the file can still be finished within the tokens left after `following` (and, when finishing,
+        whether `following` brings the end closer). Sets `following.finish` where it is known."""
+        left = self.tokens_left(following)
+        known = prefix.finish
+        if following.pending:  # half a character: judged once it is whole, if some whole one could be valid
+            return not self.finishing and any(
+                self.judge.extend(following, char)[0] for char in completions_of(following.pending))
+        limit = min(left, len(known) - 1) if self.finishing and known is not None else left
+        if known is not None and text and known.startswith(text) and len(known) - len(text) <= limit:
+            following.finish = known[len(text):]
+            return True
+        bound = self.judge.bound(following.state)
+        if bound > limit:
+            self.steer(prefix)
+            return False
+        if not self.steerable or (not self.finishing and left >= 2 * bound + NEAR_LIMIT_MARGIN):
+            return True
+        if self.searched_this_step or self.searches_left == 0:
+            # With a finish known, a later candidate follows it; without one (the searches failed or are spent),
+            # the bound alone admits it.
+            return known is None
+        self.searched_this_step = True
+        if self.known_finish(following, limit) is None:
+            self.steer(prefix)
+            return False
+        return True
+
+    def steer(self, prefix: Prefix) -> None:
+        """A candidate was refused for the budget, or the model wanted to end: the end is steered from here on,
+        along candidates that keep a finish within reach (the current prefix's is searched for once)."""
+        if self.steered_from is None:
+            self.steered_from = len(prefix.text)
+        if not prefix.pending:
+            self.known_finish(prefix)
+
+    def known_finish(self, prefix: Prefix, limit: int | None = None) -> str | None:
+        """The prefix's finish, searched for once (within `limit` characters, by default the tokens left)."""
+        if prefix.finish is None and not prefix.searched and self.searches_left > 0:
+            prefix.searched = True
+            self.searches_left -= 1
+            limit = self.tokens_left(prefix) if limit is None else limit
+            prefix.finish = self.judge.finish(prefix.state, limit, self.search_deadline(SEARCH_SECONDS))
+        return prefix.finish
+
+    def search_deadline(self, seconds: float) -> float:
+        """`seconds` from now, and no later than the completion's deadline."""
+        deadline = time.perf_counter() + seconds
+        return deadline if self.deadline is None else min(deadline, self.deadline)
+

@@ -1,0 +1,79 @@
+"""The decoding options are declared once (`fimlsp.decoding.options`): the commands' flags and the server's
+settings are made from the declaration, so an option reaches decoding the same way from each."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import pytest
+
+from fimlsp.commands import complete, eval as evaluate, serve
+from fimlsp.decoding import DecodingOptions, options
+from fimlsp.evaluation import runner
+from fimlsp.server import config
+
+# A valid value, other than every default, for each option the commands offer.
+OTHER = {"mode": "checked", "max_tokens": 7, "top_k": 3, "temperature": 0.5, "top_p": 0.9, "timeout": 4.0,
+         "seed": 2, "single_line": True, "statement_end": False, "size_budget": 99, "setup_timeout": 3.0,
+         "scope": "file", "loop_repeats": 5, "token_healing": False, "attempts": 2, "names": "strict"}
+
+
+def flags(values: dict) -> list[str]:
+    """Command-line words that set `values`."""
+    words = []
+    for name, value in values.items():
+        flag = name.replace("_", "-")
+        words += [f"--{flag}" if value else f"--no-{flag}"] if isinstance(value, bool) else [f"--{flag}", str(value)]
+    return words
+
+
+def parsed(command, words: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    return parser.parse_args(words)
+
+
+def test_every_option_is_a_flag_of_complete_and_reaches_the_options():
+    assert set(OTHER) == {each.name for each in options.offered()}
+    defaults = options.from_arguments(parsed(complete, ["f.py:1:1"]))
+    assert all(getattr(defaults, name) != value for name, value in OTHER.items())
+    given = options.from_arguments(parsed(complete, ["f.py:1:1", *flags(OTHER)]))
+    assert given == DecodingOptions(**OTHER)
+
+
+def test_complete_asks_for_what_the_editors_do_and_eval_for_the_papers_setup():
+    editors = options.from_arguments(parsed(complete, ["f.py:1:1"]))
+    assert (editors.scope, editors.statement_end) == ("block", True)
+    assert options.from_arguments(parsed(evaluate, []), evaluate.DECODING) == DecodingOptions()
+
+
+def test_eval_and_serve_offer_their_options_from_the_declaration():
+    some = {name: OTHER[name] for name in evaluate.DECODING}
+    assert options.from_arguments(parsed(evaluate, flags(some)), evaluate.DECODING) == DecodingOptions(**some)
+    assert runner.RunSettings(**some).decoding_options("checked") == DecodingOptions(mode="checked", **some)
+    served = parsed(serve, flags({"mode": "checked", "max_tokens": 7, "size_budget": 99}))
+    assert (served.mode, served.max_tokens, served.size_budget) == ("checked", 7, 99)
+    assert parsed(serve, []).max_tokens == config.Settings().max_tokens  # the server's default, not the library's
+
+
+def test_the_server_settings_that_are_options_take_their_keys_and_choices_from_the_declaration():
+    decoding = [each for each in dataclasses.fields(config.Settings) if each.metadata["decoding"]]
+    assert {each.name for each in decoding} == {"mode", "scope", "names", "max_tokens", "top_k", "size_budget",
+                                                "attempts", "loop_repeats"}
+    for each in decoding:
+        declared = options.option(each.name).metadata
+        assert (each.metadata["key"], each.metadata["choices"]) == (declared["setting"], declared["choices"])
+    settings, problems = config.update(config.Settings(), {"topK": 3, "loopRepeats": 0, "scope": "file",
+                                                           "names": "loose"})
+    assert problems == ["setting 'names' = 'loose' ignored: expected one of off, strict"]
+    held = settings.decoding_options(timeout=1.0)
+    assert (held.top_k, held.loop_repeats, held.scope, held.names, held.timeout) == (3, 0, "file", "off", 1.0)
+    assert held.max_tokens == config.Settings().max_tokens
+
+
+@pytest.mark.parametrize("words, message", [(["--attempts", "0"], "attempts must be at least 1"),
+                                            (["--loop-repeats", "1"], "loop_repeats must be 0")])
+def test_a_bad_option_is_one_line_from_the_declarations_check(words, message):
+    with pytest.raises(ValueError, match=message):
+        options.from_arguments(parsed(complete, ["f.py:1:1", *words]))
