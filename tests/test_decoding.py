@@ -657,11 +657,11 @@ def test_token_healing_takes_back_the_tokens_the_cursor_cuts_into(tiny):
     for left, taken, count in [("def f(x):\n    return ", b" ", 1), ("def f(x):\n    pri", b" pri", 2),
                                ("def f(x):\n    ", b"\n    ", 1)]:
         prompt = spm.prompt(left, "\n", 16)
-        assert spm.healed_prompt(left, "\n", 16) == (prompt[:-count], taken)
+        assert spm.healed_prompt(left, "\n", 16, blanks=" \t\f") == (prompt[:-count], taken)
         assert b"".join(spm.token_bytes[token] for token in prompt[-count:]) == taken
     for model, left, right in [(spm, "def f(x):\n", "\n"), (spm, "def f(x):\n    ", "return x\n"),
                                (tiny, "def f(x):\n    return ", "\n"), (tiny, "def f(x):\n    ", "\n")]:
-        assert model.healed_prompt(left, right, 16) == (model.prompt(left, right, 16), b"")
+        assert model.healed_prompt(left, right, 16, blanks=" \t\f") == (model.prompt(left, right, 16), b"")
 
 
 @pytest.mark.parametrize("data", [b" ", b" pri", b"(", "é".encode()[:1], b"\n    "])

@@ -85,7 +85,7 @@ def test_speculative_rows_are_the_servers_next_positions(model):
     """Each step that takes the server's token is answered by the run's next row without a request, and that row
     ranks first the token the server took there (greedy): the rows line up with the positions."""
     left, right = split(*stdlib_cuts(1, seed=3)[0])
-    prompt, _heal = model.healed_prompt(left, right, 64)
+    prompt, _heal = model.healed_prompt(left, right, 64, blanks=" \t\f")
     first = model.prompt_pass(prompt)
     run = first._run()
     taken = [next(iter(ids)) for ids in run.taken]

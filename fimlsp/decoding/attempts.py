@@ -92,7 +92,8 @@ def complete_middles(
     reserve = min(options.max_tokens, model.context_window // 4)
     # Within a time budget, the prompt is cut to what the model can read in its share of the time left.
     limit = None if deadline is None else model.prompt_tokens_within(PROMPT_SHARE * (deadline - time.perf_counter()))
-    prompt, heal = model.healed_prompt(left, right, reserve, limit) if options.token_healing else (
+    blanks = named(options.language).blanks
+    prompt, heal = model.healed_prompt(left, right, reserve, limit, blanks=blanks) if options.token_healing else (
         model.prompt(left, right, reserve, limit), b"")
     # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.
     options = replace(options, max_tokens=max(0, min(options.max_tokens, model.context_window - len(prompt))))

@@ -15,6 +15,7 @@ from functools import cached_property
 
 import numpy as np
 
+from fimlsp.lines import LINE_BREAK, line_starts
 from fimlsp.model.formats import LEFT, RIGHT, FimFormat
 
 # Tokens at the left context's end that token healing may take back (`FimModel.healed_prompt`).
@@ -147,7 +148,8 @@ class FimModel(ABC):
             ids.extend(left_ids if piece == LEFT else right_ids if piece == RIGHT else piece)
         return ids
 
-    def healed_prompt(self, left: str, right: str, reserve: int, limit: int | None = None) -> tuple[list[int], bytes]:
+    def healed_prompt(self, left: str, right: str, reserve: int, limit: int | None = None, *,
+                      blanks: str) -> tuple[list[int], bytes]:
         """`prompt` with the left context's last tokens taken back, where the middle goes on from the left context
         (SPM order), and their bytes, which the middle's first tokens must write again (token healing).
 
@@ -162,10 +164,10 @@ class FimModel(ABC):
         ` return`), so a prompt that ends in the whole indentation ends in a token that code rarely goes on from,
         and the model ended there at once (an empty middle) or wrote a stray space before its code. Nothing is
         taken back at a line's start (the middle may write its own indentation) or inside an indentation that the
-        line goes on with."""
+        line goes on with. An indentation is made of the language's `blanks`."""
         ids = self.prompt(left, right, reserve, limit)
-        last_line = left[max(left.rfind("\n"), left.rfind("\r")) + 1:]
-        inside_indentation = not last_line.strip(" \t\f") and right[:1] not in ("", "\n", "\r")
+        last_line = left[line_starts(left)[-1]:]
+        inside_indentation = not last_line.strip(blanks) and bool(right) and LINE_BREAK.match(right) is None
         if not last_line or inside_indentation or self.format.templates[self.order][-1] != LEFT:
             return ids, b""
         taken = b""
