@@ -47,9 +47,10 @@ EXACT_SHARE = 0.3
 GREEDY_WEIGHT = 5.0
 # Tokens that can run on into the right context: a comment to the end of its line, a string to a closing quote.
 RUNNING_ON = ("#", '"', "'", '"""', "'''")
-# The start of a compound statement's header, for a right context that begins with the header's colon or with a
-# line indented deeper than any open block (then with the colon).
-HEADER = "if x"
+# The name a finish writes: the shortest, and where the name judge is on (`fimlsp.python.names`) one that every
+# scope binds, a builtin, since a name it loads must be bound (the judge accepts any name where it binds one).
+NAME = lx.SHORTEST_TEXT[lx.NAME]
+BOUND_NAME = "id"
 # The right context's first line goes on a `for` header; a clause that needs a `try` before it; how far after the
 # right context's first line such a clause is looked for.
 _REST_OF_FOR = re.compile(r"([ \t]*)in\b")
@@ -173,6 +174,7 @@ def _pieces(state: FimState) -> tuple[list[str], set[str], set[str]]:
         return [escape or closing], set(), set()
     parser = state.parser
     pending = lexer.possible_terminals()
+    name = _name(state)
     pieces = []
     if pending is None:
         following = set(_after_indentation(parser))
@@ -188,7 +190,7 @@ def _pieces(state: FimState) -> tuple[list[str], set[str], set[str]]:
             if fed is not None:
                 following |= fed.allowed()
     for terminal in following:
-        text = lx.SHORTEST_TEXT[terminal]
+        text = name if terminal == lx.NAME else lx.SHORTEST_TEXT[terminal]
         if text:
             pieces.append(_separated(lexer.token, text))
     right, right_indentation = state.context.right, state.context.indentation
@@ -200,18 +202,18 @@ def _pieces(state: FimState) -> tuple[list[str], set[str], set[str]]:
         pieces.extend("\n" + indentation for indentation in fresh_lines)
         final.update("\n" + indentation for indentation in _indentations(lexer.indents, "", right_indentation))
         if right.startswith(":", len(right_indentation)):  # the right context ends a block's header: write its start
-            openings.update("\n" + indentation + HEADER for indentation in fresh_lines)
+            openings.update("\n" + indentation + _header(name) for indentation in fresh_lines)
     if (lx.NEWLINE in following and lexer.depth == 0) or at_statement_line:
         # after a line's end, or on a line blank so far (a statement left of its indentation starts on the next)
         openings.update("\n" + indentation + opening for indentation in fresh_lines
-                        for opening in _openings(right, lexer.indents, indentation))
+                        for opening in _openings(right, lexer.indents, indentation, name))
     if at_statement_line:
         written = _written_indentation(lexer.column, lexer.alt_column)
         if written is not None:
             pieces.extend(_indentations(lexer.indents, written))
             final.update(_indentations(lexer.indents, written, right_indentation))
             openings.update(indentation + opening for indentation in _indentations(lexer.indents, written)
-                            for opening in _openings(right, lexer.indents, written + indentation))
+                            for opening in _openings(right, lexer.indents, written + indentation, name))
     if lexer.token == lx.START:
         final.update(_merging(right[:MERGE_LOOKAHEAD]))
     else:
@@ -221,9 +223,21 @@ def _pieces(state: FimState) -> tuple[list[str], set[str], set[str]]:
     return continuing, final - set(continuing) - openings - {""}, openings
 
 
-def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str) -> list[str]:
+def _name(state: FimState) -> str:
+    """The name the finish writes after `state`: one the name judge accepts as a load where it is on."""
+    names = state.names
+    return NAME if names is None or names.off else BOUND_NAME
+
+
+def _header(name: str) -> str:
+    """The start of a compound statement's header, for a right context that begins with the header's colon or with
+    a line indented deeper than any open block (then with the colon)."""
+    return "if " + name
+
+
+def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str, name: str = NAME) -> list[str]:
     """Starts of a compound statement, written on a line indented by `indentation`, that the right context goes on
-    with validly:
+    with validly (`name`: the name written where one is needed, `x` below):
 
     - `if x:` before a first line of code deeper than every open block;
     - `if `, `if x` or `for x` before the rest of a header (`all(y):`, `or y:`, ` in y:`), and `if x(` before the
@@ -241,27 +255,27 @@ def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str
     code = first_line.strip(" \t\f")
     if not code:
         if line_end >= 0 and _first_code_column(right, line_end + 1) > indents[-1][0]:
-            openings.append(HEADER + ":")
+            openings.append(_header(name) + ":")
     elif not code.startswith("#") and "#" not in first_line and code.endswith(":"):
         rest_of_for = _REST_OF_FOR.match(first_line)
         openings.append(("for x" if rest_of_for.group(1) else "for x ") if rest_of_for else "if ")
         if lx.is_identifier_char(first_line[0]):  # `or y:` goes on `if x` as `if xor y:`
-            openings.append(HEADER)
+            openings.append(_header(name))
     else:
         openers = _header_openers(right[:CLAUSE_LOOKAHEAD])
         if openers:  # `y,\n    z):` ends a header whose bracket the middle opens: `if x(`
-            openings.append("if " + "".join(("" if opener == "{" else "x") + opener for opener in openers))
+            openings.append("if " + "".join(("" if opener == "{" else name) + opener for opener in openers))
     if code and line_end >= 0 and " " * len(indentation) == indentation:
         column = len(indentation)
         unit = indents[-1][0] - indents[-2][0] if len(indents) > 1 else 4  # the innermost block's step
         body = "\n" + indentation + " " * max(1, unit)
         bodies = [body]
         if not (lx.is_identifier_char(code[0]) or code[0] in "\"'"):  # `= f(x)`, `.append(y)`: a name before it
-            bodies.append(body + HEADER[-1] + " ")
+            bodies.append(body + name + " ")
         if _clause_at(right[line_end + 1:line_end + 1 + CLAUSE_LOOKAHEAD], column):
             openings.extend("try:" + body for body in bodies)
         elif _first_code_column(right, line_end + 1) > column:  # the right context's first lines are a body
-            openings.extend(HEADER + ":" + body for body in bodies)
+            openings.extend(_header(name) + ":" + body for body in bodies)
         if column < indents[-1][0]:  # a `try` body open deeper may need its clause before the right context
             openings.extend("except:" + body for body in bodies)
     return openings
