@@ -51,6 +51,8 @@ RUNNING_ON = ("#", '"', "'", '"""', "'''")
 # scope binds, a builtin, since a name it loads must be bound (the judge accepts any name where it binds one).
 NAME = lx.SHORTEST_TEXT[lx.NAME]
 BOUND_NAME = "id"
+# The most names that ends of a search left unbound (`FimState.unbound_names`) that it tries to bind.
+WANTED_NAMES = 3
 # The right context's first line goes on a `for` header; a clause that needs a `try` before it; how far after the
 # right context's first line such a clause is looked for.
 _REST_OF_FOR = re.compile(r"([ \t]*)in\b")
@@ -92,9 +94,10 @@ def shortest_finish(
     if state.complete:
         return ""
     budget = _Budget(expansions, deadline)
-    found = _search(state, limit, budget.share(EXACT_SHARE), weight=1.0)
+    wanted = sorted(state.unbound_names())[:WANTED_NAMES]  # names an end left unbound: the finish may bind them
+    found = _search(state, limit, budget.share(EXACT_SHARE), 1.0, wanted)
     if found is None and budget.left():
-        found = _search(state, limit, budget, weight=GREEDY_WEIGHT)
+        found = _search(state, limit, budget, GREEDY_WEIGHT, wanted)
     return found
 
 
@@ -123,10 +126,12 @@ class _Budget:
         return self.expansions > 0 and (self.deadline is None or time.perf_counter() < self.deadline)
 
 
-def _search(state: FimState, limit: float, budget: _Budget, weight: float) -> str | None:
+def _search(state: FimState, limit: float, budget: _Budget, weight: float, wanted: list[str]) -> str | None:
     """Best-first over texts, ordered by characters written plus `weight` times the estimate: with weight 1 (A*)
     the first finish that nothing cheaper can beat is a shortest; a heavier weight dives toward the end where the
-    estimate is flat (indentation costs characters it does not count). A finish found on the way is kept."""
+    estimate is flat (indentation costs characters it does not count). A finish found on the way is kept. Where
+    the name judge refuses an end because it leaves names unbound, they join `wanted`: names it may write, and
+    each one a text has not written yet counts as the characters it needs (one ahead of the others)."""
     best: str | None = None
     order = itertools.count()
     frontier = [(weight * estimate(state), 0, next(order), state, "", 0)]
@@ -135,7 +140,7 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float) -> st
         if best is not None and (weight > 1 or cost >= len(best)):
             break
         budget.spend()
-        continuing, final, openings = _pieces(node)
+        continuing, final, openings = _pieces(node, wanted)
         for piece in itertools.chain(final, openings, continuing):
             written = text + piece
             if len(written) > limit or (best is not None and len(written) >= len(best)):
@@ -143,13 +148,17 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float) -> st
             child = node.feed(piece)
             if child is None:
                 continue
-            if child.quotient_accepts() and child.complete:
-                best = written
-                continue
+            if child.quotient_accepts():
+                if child.complete:
+                    best = written
+                    continue
+                wanted.extend(sorted(child.unbound_names() - set(wanted)))
+                del wanted[WANTED_NAMES:]
             if piece in final:
                 continue
             guess = estimate(child)
             if len(written) + max(0.0, guess - MERGE_ALLOWANCE) <= limit:
+                guess += sum(len(name) + 1 for name in wanted if not _writes(written, name))
                 # the greedy search dives into a compound statement's start (one a path): what it wrote is not held
                 # against it
                 child_discount = len(written) if weight > 1 and piece in openings and not discount else discount
@@ -158,13 +167,18 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float) -> st
     return best
 
 
-def _pieces(state: FimState) -> tuple[list[str], set[str], set[str]]:
+def _writes(text: str, name: str) -> bool:
+    """Whether `text` holds `name` as a word."""
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+
+
+def _pieces(state: FimState, wanted: list[str] = ()) -> tuple[list[str], set[str], set[str]]:
     """The texts the search may write next: those it may go on from, those that can only end a finish, and the
     starts of a compound statement that the right context goes on with (`_openings`).
 
     Going on: what closes the token in progress, or else what extends it into a longer terminal (`im` to
     `import`), a shortest lexeme of each terminal that may follow (after a space where it would merge with the
-    token before), and a line break with the indentation of each open block or of a new one. Ending: a comment
+    token before), where a name may follow the `wanted` names too (those the right context needs bound), and a line break with the indentation of each open block or of a new one. Ending: a comment
     or a string that runs on into the right context, the start of a terminal whose rest begins the right context,
     and a space before the right context's first token (anywhere else each is a longer way to a shorter finish)."""
     lexer = state.lexer
@@ -193,6 +207,8 @@ def _pieces(state: FimState) -> tuple[list[str], set[str], set[str]]:
         text = name if terminal == lx.NAME else lx.SHORTEST_TEXT[terminal]
         if text:
             pieces.append(_separated(lexer.token, text))
+    if lx.NAME in following:
+        pieces.extend(_separated(lexer.token, wanted_name) for wanted_name in wanted)
     right, right_indentation = state.context.right, state.context.indentation
     final = {_separated(lexer.token, text) for text in RUNNING_ON}
     openings = set()

@@ -33,10 +33,14 @@ from dataclasses import dataclass, replace
 
 from fimlsp.python import lexemes as lx
 from fimlsp.python.blocks import ASYNC_FUNCTION, FUNCTION, OTHER, Blocks
+from fimlsp.python.lexer import INITIAL, advance
 
 # Names through which a module's names are made or read in ways its text does not show.
 DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "__builtins__"})
 _IDENTIFIER = re.compile(r"(?<![.\w])(?!\d)\w+")
+_WALRUS_TARGET = re.compile(r"(?<![.\w])((?!\d)\w+)\s*:=")
+# The most left context lexed to read its names (more: every identifier counts).
+LEXED_CHARS = 1_000_000
 _STAR_IMPORT = re.compile(r"\bimport\s*\(?\s*\*")
 _DYNAMIC = re.compile(r"\b(?:(globals|locals|vars|exec|eval)\s*\(|(__builtins__)\b)")
 _MODULE_GETATTR = re.compile(r"^(async\s+)?def\s+__getattr__\b", re.MULTILINE)
@@ -78,12 +82,48 @@ def undefined_loads(text: str) -> list[tuple[str, int]] | None:
 
 
 def visible_names(left: str, right: str) -> frozenset[str]:
-    """Every name the file around the middle may bind: its identifiers that are not attributes, and the
-    builtins (a superset of the names bound in the scopes visible at the cursor)."""
-    names = set(_IDENTIFIER.findall(left))
+    """Every name the file around the middle may bind in a scope visible at the cursor, and the builtins (a
+    superset of the names bound there): the left context's (`left_names`) and the right context's identifiers
+    that are not attributes."""
+    names = left_names(left)
     names.update(_IDENTIFIER.findall(right))
     names.update(dir(builtins))
     return frozenset(names)
+
+
+def left_names(left: str) -> set[str]:
+    """The names of the left context that a scope visible after it may bind: the NAME tokens that are not
+    attributes, as the language's lexer reads them (not the words of comments and strings), less those of the
+    bodies of functions and classes that end before the cursor (their names are not visible outside them), but
+    for the names such a body declares `global` or `nonlocal`. A walrus anywhere (in an f-string too: the lexer
+    reads an f-string as one token) binds its target. Every identifier where the text does not lex."""
+    lexed = advance(INITIAL, left) if len(left) <= LEXED_CHARS else None
+    if lexed is None:
+        return set(_IDENTIFIER.findall(left))
+    scopes: list[tuple[bool, set[str]]] = [(False, set())]  # the open blocks: a function's or class's body or not
+    declared = set(_WALRUS_TARGET.findall(left))  # names visible whatever block binds them
+    header = body_next = declaring = False  # on a `def` or `class` line; the INDENT after it opens its body
+    previous = lx.NEWLINE
+    for terminal in lexed[1]:
+        if terminal == lx.NAME:
+            if previous != ".":
+                (declared if declaring else scopes[-1][1]).add(terminal.text)
+        elif terminal in ("def", "class"):
+            header = True
+        elif terminal in ("global", "nonlocal"):
+            declaring = True
+        elif terminal == lx.NEWLINE:
+            body_next, header, declaring = header, False, False
+        elif terminal == lx.INDENT:  # (always right after a NEWLINE)
+            scopes.append((body_next, set()))
+        elif terminal == lx.DEDENT:
+            body, names = scopes.pop()
+            if not body:
+                scopes[-1][1].update(names)
+        previous = terminal
+    for _body, names in scopes:
+        declared.update(names)
+    return declared
 
 
 def relaxed(text: str) -> str | None:
@@ -113,20 +153,20 @@ class FileNames:
             return FileNames(frozenset(), f"names not judged: {reason}")
         return FileNames(visible_names(left, right), None, left)
 
-    def leaves_bound(self, text: str) -> bool:
-        """Whether the whole file `text` (which compiles) loads no name that the middle was to bind: pyflakes finds
-        no undefined name but those it also finds loaded in the left context's whole lines (which may have been
-        undefined whatever the middle). That is the middle's debt to the right context (a `def` header that no
-        longer binds a parameter the body below uses, an import left out) and the loads it made itself. A text that
-        is not the left context's continuation (a region's) is not judged."""
+    def unbound(self, text: str) -> frozenset[str]:
+        """The names the whole file `text` (which compiles) loads that the middle was to bind: those pyflakes finds
+        undefined but those it also finds loaded in the left context's whole lines (which may have been undefined
+        whatever the middle). That is the middle's debt to the right context (a `def` header that no longer binds
+        a parameter the body below uses, an import left out) and the loads it made itself. A text that is not the
+        left context's continuation (a region's) is not judged."""
         if self.relaxed is not None or not text.startswith(self.left):
-            return True
+            return frozenset()
         found = undefined_loads(text)
         if not found:
-            return True
+            return frozenset()
         left_lines = self.left.count("\n")
         unknown = {name for name, line in found if line <= left_lines}
-        return all(name in unknown for name, _line in found)
+        return frozenset(name for name, _line in found if name not in unknown)
 
 
 @dataclass(frozen=True, slots=True)
