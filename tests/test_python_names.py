@@ -181,7 +181,7 @@ def test_names_of_scopes_open_at_the_cursor_and_declared_globals_stay_visible(le
 
 @functools.lru_cache(maxsize=1)
 def _clean_stdlib_texts() -> tuple[str, ...]:
-    return tuple(text for _name, text in _clean_stdlib_files())
+    return tuple(text for _name, text in _clean_stdlib_files() if text.strip())
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -195,3 +195,17 @@ def test_true_middles_of_whole_lines_after_closed_blocks_are_never_refused(data)
     end = data.draw(st.integers(start + 1, min(len(lines), start + 4)))
     left, middle, right = "".join(lines[:start]), "".join(lines[start:end]), "".join(lines[end:])
     assert judged(left, middle, right) == "complete"
+
+
+@pytest.mark.parametrize("left, right", [
+    ("import os\n", "\n    pass\n"),  # a header before the body: its condition loads a name
+    ("import os\ny = [", "]\nprint(y)\n"),
+    ("import os\n", "\nprint(sys.argv)\n"),  # the right context loads a name the finish must bind
+    ("class A:\n    def find(cls, name=u'", "dummy'):\n        return config\n"),
+    ("def f(", "a):\n    return a + b\n"),
+])
+def test_the_finish_with_the_name_judge_on_ends_where_the_judge_accepts(left, right):
+    state = quotient(left, right).judging_names(FileNames.of(left, right))
+    finish = state.finish()
+    assert finish is not None
+    assert judged(left, finish, right) == "complete"

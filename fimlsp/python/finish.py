@@ -94,7 +94,8 @@ def shortest_finish(
     if state.complete:
         return ""
     budget = _Budget(expansions, deadline)
-    wanted = sorted(state.unbound_names())[:WANTED_NAMES]  # names an end left unbound: the finish may bind them
+    unbound = state.unbound_names()  # names an end left unbound: the finish may bind them
+    wanted = sorted(unbound) if len(unbound) <= WANTED_NAMES else []
     found = _search(state, limit, budget.share(EXACT_SHARE), 1.0, wanted)
     if found is None and budget.left():
         found = _search(state, limit, budget, GREEDY_WEIGHT, wanted)
@@ -129,14 +130,19 @@ class _Budget:
 def _search(state: FimState, limit: float, budget: _Budget, weight: float, wanted: list[str]) -> str | None:
     """Best-first over texts, ordered by characters written plus `weight` times the estimate: with weight 1 (A*)
     the first finish that nothing cheaper can beat is a shortest; a heavier weight dives toward the end where the
-    estimate is flat (indentation costs characters it does not count). A finish found on the way is kept. Where
-    the name judge refuses an end because it leaves names unbound, they join `wanted`: names it may write, and
-    each one a text has not written yet counts as the characters it needs (one ahead of the others)."""
+    estimate is flat (indentation costs characters it does not count). A finish found on the way is kept.
+
+    Where the name judge refuses an end because it leaves a few names unbound, they join `wanted` and the search
+    starts again: a wanted name the text has not written where it may bind it counts as the characters it needs
+    (one ahead of the others), and an end that binds none of them is not checked (`complete`: CPython's and
+    pyflakes' verdict on the whole file, the costly part of a search)."""
     best: str | None = None
     order = itertools.count()
-    frontier = [(weight * estimate(state), 0, next(order), state, "", 0)]
+    root = (weight * estimate(state), 0, next(order), state, "", 0)
+    frontier = [root]
     while frontier and budget.left():
         cost, _, _, node, text, discount = heapq.heappop(frontier)
+        wanted_before = len(wanted)
         if best is not None and (weight > 1 or cost >= len(best)):
             break
         budget.spend()
@@ -148,28 +154,33 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
             child = node.feed(piece)
             if child is None:
                 continue
-            if child.quotient_accepts():
+            # an end that binds none of the names others left unbound would leave them unbound too: not checked
+            if child.quotient_accepts() and (not wanted or any(_binds(child, name) for name in wanted)):
                 if child.complete:
                     best = written
                     continue
-                wanted.extend(sorted(child.unbound_names() - set(wanted)))
-                del wanted[WANTED_NAMES:]
+                unbound = child.unbound_names() - set(wanted)
+                if len(wanted) + len(unbound) <= WANTED_NAMES:  # (more: the end made loads of other text)
+                    wanted.extend(sorted(unbound))
             if piece in final:
                 continue
             guess = estimate(child)
             if len(written) + max(0.0, guess - MERGE_ALLOWANCE) <= limit:
-                guess += sum(len(name) + 1 for name in wanted if not _writes(written, name))
+                guess += sum(len(name) + 1 for name in wanted if not _binds(child, name))
                 # the greedy search dives into a compound statement's start (one a path): what it wrote is not held
                 # against it
                 child_discount = len(written) if weight > 1 and piece in openings and not discount else discount
                 heapq.heappush(frontier, (len(written) - child_discount + weight * guess, -len(written),
                                           next(order), child, written, child_discount))
+        if len(wanted) > wanted_before and best is None:  # the texts so far were ordered without these names
+            frontier = [root]
     return best
 
 
-def _writes(text: str, name: str) -> bool:
-    """Whether `text` holds `name` as a word."""
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+def _binds(state: FimState, name: str) -> bool:
+    """Whether the middle up to `state` wrote `name` where it may bind it (as the name judge reads it), or ends
+    with it (what follows decides)."""
+    return state.names is not None and (name in state.names.written or state.lexer.text == name)
 
 
 def _pieces(state: FimState, wanted: list[str] = ()) -> tuple[list[str], set[str], set[str]]:

@@ -1,9 +1,12 @@
 """Names in scope, judged as the middle is written: a middle may not load a name that nothing in the file binds.
 
-`FileNames.of(left, right)` reads what the file around the middle can bind (`visible_names`): every identifier
-of the left and right contexts that is not an attribute (after a dot), and the builtins. It is a flat
-over-approximation of the scopes visible at the cursor, on purpose: a name bound in any scope, later in the file,
-or only in a comment counts as bound, so the judge never refuses a name the true middle could load. Files whose
+`FileNames.of(left, right)` reads what the file around the middle can bind (`visible_names`): the names of the
+left context as the language's lexer reads them (not the words of its comments and strings), less those of the
+bodies of functions and classes that end before the cursor (invisible there, but for their `global`s); every
+identifier of the right context that is not an attribute (after a dot: what the middle makes of the right
+context's strings and comments is not known); and the builtins. It over-approximates the scopes visible at the
+cursor, on purpose: a name bound in any scope open at the cursor or later in the file counts as bound, so the judge
+never refuses a name the true middle could load. Files whose
 names cannot be known from their text (`import *`, `globals()`, `locals()`, `vars()`, `exec`, `eval`,
 `__builtins__`, a module `__getattr__`) relax the judge: it refuses nothing there, and `FileNames.relaxed` says why.
 
@@ -12,7 +15,8 @@ names cannot be known from their text (`import *`, `globals()`, `locals()`, `var
 - after a dot (an attribute), on `import`/`from`/`global`/`nonlocal`/`del`/`match`/`case` lines, in a `def` or
   `class` header, in `for` targets (statements and comprehensions) up to `in`, in `lambda` parameters, after `as`:
   anything, and it is bound from then on;
-- a name the file or the middle already binds: a load, accepted;
+- a name the file or the middle already binds: a load, accepted (where the next terminal makes it a binding, the
+  middle binds it too: an end the right context needs it from, `FileNames.unbound`);
 - any other name is pending until the next terminal decides: followed by `=` or `:=` (an assignment, a keyword
   argument) or, outside a call's or subscript's brackets, by `,` `:` `)` `]` (a target list, an annotation) it
   may be a binding; followed by anything else it is a load of a name nothing binds. At module level outside
@@ -179,6 +183,7 @@ class Names:
     debt: frozenset[str] = frozenset()
     pending: str | None = None
     pending_deferred: bool = False
+    pending_known: bool = False  # the pending name is bound already: only whether the middle binds it is open
     exempt: bool = False  # the next name began in the left context (the cursor inside it)
     off: bool = False
     line_free: bool = False
@@ -230,6 +235,8 @@ class Names:
         name, in_call = self.pending, bool(self.calls) and self.calls[-1]
         if terminal in (_BINDING_NEXT_IN_CALL if in_call else _BINDING_NEXT):
             return replace(self, pending=None, written=self.written | {name}, debt=self.debt - {name})
+        if self.pending_known:
+            return replace(self, pending=None)
         if self.pending_deferred:
             return replace(self, pending=None, debt=self.debt | {name})
         return None
@@ -284,9 +291,8 @@ class Names:
             return {"written": self.written | {name}, "debt": self.debt - {name}, "after_as": False}
         if name in DYNAMIC_NAMES:
             return {"off": True}
-        if name in self.file.known or name in self.written or (name.startswith("__") and name.endswith("__")):
-            return {}
-        return {"pending": name, "pending_deferred": bool(self.calls) or in_function}
+        known = name in self.file.known or name in self.written or (name.startswith("__") and name.endswith("__"))
+        return {"pending": name, "pending_deferred": bool(self.calls) or in_function, "pending_known": known}
 
 
 _OUTSIDE = Blocks()  # the blocks of a statement read again from its start (`Names.start`): none known
