@@ -180,7 +180,8 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
 def _binds(state: FimState, name: str) -> bool:
     """Whether the middle up to `state` wrote `name` where it may bind it (as the name judge reads it), or ends
     with it (what follows decides)."""
-    return state.names is not None and (name in state.names.written or state.lexer.text == name)
+    names = state.names
+    return names is not None and (name in names.written or names.pending == name or state.lexer.text == name)
 
 
 def _pieces(state: FimState, wanted: list[str] = ()) -> tuple[list[str], set[str], set[str]]:
