@@ -168,7 +168,7 @@ def test_words_of_comments_and_strings_and_names_of_closed_bodies_are_not_bound_
 
 
 @pytest.mark.parametrize("left, middle", [
-    ("def f():\n    global g\n    g = 1\n\n", "y = g\n"),  # a global a closed body binds
+    ("def f():\n    global g\n    g = 1\n\nz = 0\n", "y = g\n"),  # a global a closed body binds
     ("x = f'{(g := 1)}'\n", "y = g\n"),  # a walrus in an f-string
     ("def f(g):\n    ", "return g\n"),  # the cursor in the body: its names are visible
     ("def f():\n    g = 1\n    def h():\n        pass\n    ", "return g\n"),
@@ -209,3 +209,4 @@ def test_the_finish_with_the_name_judge_on_ends_where_the_judge_accepts(left, ri
     finish = state.finish()
     assert finish is not None
     assert judged(left, finish, right) == "complete"
+
