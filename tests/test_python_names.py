@@ -8,6 +8,8 @@ import itertools
 import random
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fimlsp.cases import boundary_cases, line_cases, node_cases, random_span_cases
 from fimlsp.decoding import DecodingOptions
@@ -154,3 +156,57 @@ def test_the_setting_is_checked_and_the_reason_says_when_the_judge_is_off():
     assert "star import" in reason
     _, reason = python.judging_names(python.constrain(LEFT, RIGHT), LEFT, RIGHT)
     assert reason == ""
+
+
+@pytest.mark.parametrize("left", ["# nowhere is a word of a comment\n", "'''nowhere, in a docstring'''\n",
+                                  "x = 'nowhere'\n", "def f():\n    nowhere = 1\n\nz = 0\n",
+                                  "class C:\n    nowhere = 1\nz = 0\n",
+                                  "def f():\n    def g():\n        nowhere = 1\n    return g\n\nz = 0\n"])
+def test_words_of_comments_and_strings_and_names_of_closed_bodies_are_not_bound_at_the_cursor(left):
+    assert "nowhere" not in visible_names(left, RIGHT)
+    assert judged(LEFT + left, "y = nowhere\n", RIGHT) == "refused"
+
+
+@pytest.mark.parametrize("left, middle", [
+    ("def f():\n    global g\n    g = 1\n\nz = 0\n", "y = g\n"),  # a global a closed body binds
+    ("x = f'{(g := 1)}'\n", "y = g\n"),  # a walrus in an f-string
+    ("def f(g):\n    ", "return g\n"),  # the cursor in the body: its names are visible
+    ("def f():\n    g = 1\n    def h():\n        pass\n    ", "return g\n"),
+    ("class C:\n    g = 1\n    ", "h = g\n"),  # in a class body, its names
+    ("class C:\n    def m(self, g):\n        pass\n\n    def n(self):\n        ", "return self\n"),
+])
+def test_names_of_scopes_open_at_the_cursor_and_declared_globals_stay_visible(left, middle):
+    assert judged(left, middle, "\n") == "complete"
+
+
+@functools.lru_cache(maxsize=1)
+def _clean_stdlib_texts() -> tuple[str, ...]:
+    return tuple(text for _name, text in _clean_stdlib_files() if text.strip())
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_true_middles_of_whole_lines_after_closed_blocks_are_never_refused(data):
+    """Cursors at the start of a line, where blocks before it have closed: the names of the closed bodies of
+    functions and classes are left out of what is visible there, never one that a true middle loads."""
+    text = data.draw(st.sampled_from(_clean_stdlib_texts()))
+    lines = text.splitlines(keepends=True)
+    start = data.draw(st.integers(0, len(lines) - 1))
+    end = data.draw(st.integers(start + 1, min(len(lines), start + 4)))
+    left, middle, right = "".join(lines[:start]), "".join(lines[start:end]), "".join(lines[end:])
+    assert judged(left, middle, right) == "complete"
+
+
+@pytest.mark.parametrize("left, right", [
+    ("import os\n", "\n    pass\n"),  # a header before the body: its condition loads a name
+    ("import os\ny = [", "]\nprint(y)\n"),
+    ("import os\n", "\nprint(sys.argv)\n"),  # the right context loads a name the finish must bind
+    ("class A:\n    def find(cls, name=u'", "dummy'):\n        return config\n"),
+    ("def f(", "a):\n    return a + b\n"),
+])
+def test_the_finish_with_the_name_judge_on_ends_where_the_judge_accepts(left, right):
+    state = quotient(left, right).judging_names(FileNames.of(left, right))
+    finish = state.finish()
+    assert finish is not None
+    assert judged(left, finish, right) == "complete"
+

@@ -47,9 +47,12 @@ EXACT_SHARE = 0.3
 GREEDY_WEIGHT = 5.0
 # Tokens that can run on into the right context: a comment to the end of its line, a string to a closing quote.
 RUNNING_ON = ("#", '"', "'", '"""', "'''")
-# The start of a compound statement's header, for a right context that begins with the header's colon or with a
-# line indented deeper than any open block (then with the colon).
-HEADER = "if x"
+# The name a finish writes: the shortest, and where the name judge is on (`fimlsp.python.names`) one that every
+# scope binds, a builtin, since a name it loads must be bound (the judge accepts any name where it binds one).
+NAME = lx.SHORTEST_TEXT[lx.NAME]
+BOUND_NAME = "id"
+# The most names that ends of a search left unbound (`FimState.unbound_names`) that it tries to bind.
+WANTED_NAMES = 3
 # The right context's first line goes on a `for` header; a clause that needs a `try` before it; how far after the
 # right context's first line such a clause is looked for.
 _REST_OF_FOR = re.compile(r"([ \t]*)in\b")
@@ -91,9 +94,11 @@ def shortest_finish(
     if state.complete:
         return ""
     budget = _Budget(expansions, deadline)
-    found = _search(state, limit, budget.share(EXACT_SHARE), weight=1.0)
+    unbound = state.unbound_names()  # names an end left unbound: the finish may bind them
+    wanted = sorted(unbound) if len(unbound) <= WANTED_NAMES else []
+    found = _search(state, limit, budget.share(EXACT_SHARE), 1.0, wanted)
     if found is None and budget.left():
-        found = _search(state, limit, budget, weight=GREEDY_WEIGHT)
+        found = _search(state, limit, budget, GREEDY_WEIGHT, wanted)
     return found
 
 
@@ -122,19 +127,26 @@ class _Budget:
         return self.expansions > 0 and (self.deadline is None or time.perf_counter() < self.deadline)
 
 
-def _search(state: FimState, limit: float, budget: _Budget, weight: float) -> str | None:
+def _search(state: FimState, limit: float, budget: _Budget, weight: float, wanted: list[str]) -> str | None:
     """Best-first over texts, ordered by characters written plus `weight` times the estimate: with weight 1 (A*)
     the first finish that nothing cheaper can beat is a shortest; a heavier weight dives toward the end where the
-    estimate is flat (indentation costs characters it does not count). A finish found on the way is kept."""
+    estimate is flat (indentation costs characters it does not count). A finish found on the way is kept.
+
+    Where the name judge refuses an end because it leaves a few names unbound, they join `wanted` and the search
+    starts again: a wanted name the text has not written where it may bind it counts as the characters it needs
+    (one ahead of the others), and an end that binds none of them is not checked (`complete`: CPython's and
+    pyflakes' verdict on the whole file, the costly part of a search)."""
     best: str | None = None
     order = itertools.count()
-    frontier = [(weight * estimate(state), 0, next(order), state, "", 0)]
+    root = (weight * estimate(state), 0, next(order), state, "", 0)
+    frontier = [root]
     while frontier and budget.left():
         cost, _, _, node, text, discount = heapq.heappop(frontier)
+        wanted_before = len(wanted)
         if best is not None and (weight > 1 or cost >= len(best)):
             break
         budget.spend()
-        continuing, final, openings = _pieces(node)
+        continuing, final, openings = _pieces(node, wanted)
         for piece in itertools.chain(final, openings, continuing):
             written = text + piece
             if len(written) > limit or (best is not None and len(written) >= len(best)):
@@ -142,28 +154,43 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float) -> st
             child = node.feed(piece)
             if child is None:
                 continue
-            if child.quotient_accepts() and child.complete:
-                best = written
-                continue
+            # an end that binds none of the names others left unbound would leave them unbound too: not checked
+            if child.quotient_accepts() and (not wanted or any(_binds(child, name) for name in wanted)):
+                if child.complete:
+                    best = written
+                    continue
+                unbound = child.unbound_names() - set(wanted)
+                if len(wanted) + len(unbound) <= WANTED_NAMES:  # (more: the end made loads of other text)
+                    wanted.extend(sorted(unbound))
             if piece in final:
                 continue
             guess = estimate(child)
             if len(written) + max(0.0, guess - MERGE_ALLOWANCE) <= limit:
+                guess += sum(len(name) + 1 for name in wanted if not _binds(child, name))
                 # the greedy search dives into a compound statement's start (one a path): what it wrote is not held
                 # against it
                 child_discount = len(written) if weight > 1 and piece in openings and not discount else discount
                 heapq.heappush(frontier, (len(written) - child_discount + weight * guess, -len(written),
                                           next(order), child, written, child_discount))
+        if len(wanted) > wanted_before and best is None:  # the texts so far were ordered without these names
+            frontier = [root]
     return best
 
 
-def _pieces(state: FimState) -> tuple[list[str], set[str], set[str]]:
+def _binds(state: FimState, name: str) -> bool:
+    """Whether the middle up to `state` wrote `name` where it may bind it (as the name judge reads it), or ends
+    with it (what follows decides)."""
+    names = state.names
+    return names is not None and (name in names.written or names.pending == name or state.lexer.text == name)
+
+
+def _pieces(state: FimState, wanted: list[str] = ()) -> tuple[list[str], set[str], set[str]]:
     """The texts the search may write next: those it may go on from, those that can only end a finish, and the
     starts of a compound statement that the right context goes on with (`_openings`).
 
     Going on: what closes the token in progress, or else what extends it into a longer terminal (`im` to
     `import`), a shortest lexeme of each terminal that may follow (after a space where it would merge with the
-    token before), and a line break with the indentation of each open block or of a new one. Ending: a comment
+    token before), where a name may follow the `wanted` names too (those the right context needs bound), and a line break with the indentation of each open block or of a new one. Ending: a comment
     or a string that runs on into the right context, the start of a terminal whose rest begins the right context,
     and a space before the right context's first token (anywhere else each is a longer way to a shorter finish)."""
     lexer = state.lexer
@@ -173,6 +200,7 @@ def _pieces(state: FimState) -> tuple[list[str], set[str], set[str]]:
         return [escape or closing], set(), set()
     parser = state.parser
     pending = lexer.possible_terminals()
+    name = _name(state)
     pieces = []
     if pending is None:
         following = set(_after_indentation(parser))
@@ -188,9 +216,11 @@ def _pieces(state: FimState) -> tuple[list[str], set[str], set[str]]:
             if fed is not None:
                 following |= fed.allowed()
     for terminal in following:
-        text = lx.SHORTEST_TEXT[terminal]
+        text = name if terminal == lx.NAME else lx.SHORTEST_TEXT[terminal]
         if text:
             pieces.append(_separated(lexer.token, text))
+    if lx.NAME in following:
+        pieces.extend(_separated(lexer.token, wanted_name) for wanted_name in wanted)
     right, right_indentation = state.context.right, state.context.indentation
     final = {_separated(lexer.token, text) for text in RUNNING_ON}
     openings = set()
@@ -200,18 +230,18 @@ def _pieces(state: FimState) -> tuple[list[str], set[str], set[str]]:
         pieces.extend("\n" + indentation for indentation in fresh_lines)
         final.update("\n" + indentation for indentation in _indentations(lexer.indents, "", right_indentation))
         if right.startswith(":", len(right_indentation)):  # the right context ends a block's header: write its start
-            openings.update("\n" + indentation + HEADER for indentation in fresh_lines)
+            openings.update("\n" + indentation + _header(name) for indentation in fresh_lines)
     if (lx.NEWLINE in following and lexer.depth == 0) or at_statement_line:
         # after a line's end, or on a line blank so far (a statement left of its indentation starts on the next)
         openings.update("\n" + indentation + opening for indentation in fresh_lines
-                        for opening in _openings(right, lexer.indents, indentation))
+                        for opening in _openings(right, lexer.indents, indentation, name))
     if at_statement_line:
         written = _written_indentation(lexer.column, lexer.alt_column)
         if written is not None:
             pieces.extend(_indentations(lexer.indents, written))
             final.update(_indentations(lexer.indents, written, right_indentation))
             openings.update(indentation + opening for indentation in _indentations(lexer.indents, written)
-                            for opening in _openings(right, lexer.indents, written + indentation))
+                            for opening in _openings(right, lexer.indents, written + indentation, name))
     if lexer.token == lx.START:
         final.update(_merging(right[:MERGE_LOOKAHEAD]))
     else:
@@ -221,9 +251,21 @@ def _pieces(state: FimState) -> tuple[list[str], set[str], set[str]]:
     return continuing, final - set(continuing) - openings - {""}, openings
 
 
-def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str) -> list[str]:
+def _name(state: FimState) -> str:
+    """The name the finish writes after `state`: one the name judge accepts as a load where it is on."""
+    names = state.names
+    return NAME if names is None or names.off else BOUND_NAME
+
+
+def _header(name: str) -> str:
+    """The start of a compound statement's header, for a right context that begins with the header's colon or with
+    a line indented deeper than any open block (then with the colon)."""
+    return "if " + name
+
+
+def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str, name: str = NAME) -> list[str]:
     """Starts of a compound statement, written on a line indented by `indentation`, that the right context goes on
-    with validly:
+    with validly (`name`: the name written where one is needed, `x` below):
 
     - `if x:` before a first line of code deeper than every open block;
     - `if `, `if x` or `for x` before the rest of a header (`all(y):`, `or y:`, ` in y:`), and `if x(` before the
@@ -241,27 +283,27 @@ def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str
     code = first_line.strip(" \t\f")
     if not code:
         if line_end >= 0 and _first_code_column(right, line_end + 1) > indents[-1][0]:
-            openings.append(HEADER + ":")
+            openings.append(_header(name) + ":")
     elif not code.startswith("#") and "#" not in first_line and code.endswith(":"):
         rest_of_for = _REST_OF_FOR.match(first_line)
         openings.append(("for x" if rest_of_for.group(1) else "for x ") if rest_of_for else "if ")
         if lx.is_identifier_char(first_line[0]):  # `or y:` goes on `if x` as `if xor y:`
-            openings.append(HEADER)
+            openings.append(_header(name))
     else:
         openers = _header_openers(right[:CLAUSE_LOOKAHEAD])
         if openers:  # `y,\n    z):` ends a header whose bracket the middle opens: `if x(`
-            openings.append("if " + "".join(("" if opener == "{" else "x") + opener for opener in openers))
+            openings.append("if " + "".join(("" if opener == "{" else name) + opener for opener in openers))
     if code and line_end >= 0 and " " * len(indentation) == indentation:
         column = len(indentation)
         unit = indents[-1][0] - indents[-2][0] if len(indents) > 1 else 4  # the innermost block's step
         body = "\n" + indentation + " " * max(1, unit)
         bodies = [body]
         if not (lx.is_identifier_char(code[0]) or code[0] in "\"'"):  # `= f(x)`, `.append(y)`: a name before it
-            bodies.append(body + HEADER[-1] + " ")
+            bodies.append(body + name + " ")
         if _clause_at(right[line_end + 1:line_end + 1 + CLAUSE_LOOKAHEAD], column):
             openings.extend("try:" + body for body in bodies)
         elif _first_code_column(right, line_end + 1) > column:  # the right context's first lines are a body
-            openings.extend(HEADER + ":" + body for body in bodies)
+            openings.extend(_header(name) + ":" + body for body in bodies)
         if column < indents[-1][0]:  # a `try` body open deeper may need its clause before the right context
             openings.extend("except:" + body for body in bodies)
     return openings

@@ -1,9 +1,12 @@
 """Names in scope, judged as the middle is written: a middle may not load a name that nothing in the file binds.
 
-`FileNames.of(left, right)` reads what the file around the middle can bind (`visible_names`): every identifier
-of the left and right contexts that is not an attribute (after a dot), and the builtins. It is a flat
-over-approximation of the scopes visible at the cursor, on purpose: a name bound in any scope, later in the file,
-or only in a comment counts as bound, so the judge never refuses a name the true middle could load. Files whose
+`FileNames.of(left, right)` reads what the file around the middle can bind (`visible_names`): the names of the
+left context as the language's lexer reads them (not the words of its comments and strings), less those of the
+bodies of functions and classes that end before the cursor (invisible there, but for their `global`s); every
+identifier of the right context that is not an attribute (after a dot: what the middle makes of the right
+context's strings and comments is not known); and the builtins. It over-approximates the scopes visible at the
+cursor, on purpose: a name bound in any scope open at the cursor or later in the file counts as bound, so the judge
+never refuses a name the true middle could load. Files whose
 names cannot be known from their text (`import *`, `globals()`, `locals()`, `vars()`, `exec`, `eval`,
 `__builtins__`, a module `__getattr__`) relax the judge: it refuses nothing there, and `FileNames.relaxed` says why.
 
@@ -12,7 +15,8 @@ names cannot be known from their text (`import *`, `globals()`, `locals()`, `var
 - after a dot (an attribute), on `import`/`from`/`global`/`nonlocal`/`del`/`match`/`case` lines, in a `def` or
   `class` header, in `for` targets (statements and comprehensions) up to `in`, in `lambda` parameters, after `as`:
   anything, and it is bound from then on;
-- a name the file or the middle already binds: a load, accepted;
+- a name the file or the middle already binds: a load, accepted (where the next terminal makes it a binding, the
+  middle binds it too: an end the right context needs it from, `FileNames.unbound`);
 - any other name is pending until the next terminal decides: followed by `=` or `:=` (an assignment, a keyword
   argument) or, outside a call's or subscript's brackets, by `,` `:` `)` `]` (a target list, an annotation) it
   may be a binding; followed by anything else it is a load of a name nothing binds. At module level outside
@@ -33,10 +37,14 @@ from dataclasses import dataclass, replace
 
 from fimlsp.python import lexemes as lx
 from fimlsp.python.blocks import ASYNC_FUNCTION, FUNCTION, OTHER, Blocks
+from fimlsp.python.lexer import INITIAL, advance
 
 # Names through which a module's names are made or read in ways its text does not show.
 DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "__builtins__"})
 _IDENTIFIER = re.compile(r"(?<![.\w])(?!\d)\w+")
+_WALRUS_TARGET = re.compile(r"(?<![.\w])((?!\d)\w+)\s*:=")
+# The most left context lexed to read its names (more: every identifier counts).
+LEXED_CHARS = 1_000_000
 _STAR_IMPORT = re.compile(r"\bimport\s*\(?\s*\*")
 _DYNAMIC = re.compile(r"\b(?:(globals|locals|vars|exec|eval)\s*\(|(__builtins__)\b)")
 _MODULE_GETATTR = re.compile(r"^(async\s+)?def\s+__getattr__\b", re.MULTILINE)
@@ -78,12 +86,48 @@ def undefined_loads(text: str) -> list[tuple[str, int]] | None:
 
 
 def visible_names(left: str, right: str) -> frozenset[str]:
-    """Every name the file around the middle may bind: its identifiers that are not attributes, and the
-    builtins (a superset of the names bound in the scopes visible at the cursor)."""
-    names = set(_IDENTIFIER.findall(left))
+    """Every name the file around the middle may bind in a scope visible at the cursor, and the builtins (a
+    superset of the names bound there): the left context's (`left_names`) and the right context's identifiers
+    that are not attributes."""
+    names = left_names(left)
     names.update(_IDENTIFIER.findall(right))
     names.update(dir(builtins))
     return frozenset(names)
+
+
+def left_names(left: str) -> set[str]:
+    """The names of the left context that a scope visible after it may bind: the NAME tokens that are not
+    attributes, as the language's lexer reads them (not the words of comments and strings), less those of the
+    bodies of functions and classes that end before the cursor (their names are not visible outside them), but
+    for the names such a body declares `global` or `nonlocal`. A walrus anywhere (in an f-string too: the lexer
+    reads an f-string as one token) binds its target. Every identifier where the text does not lex."""
+    lexed = advance(INITIAL, left) if len(left) <= LEXED_CHARS else None
+    if lexed is None:
+        return set(_IDENTIFIER.findall(left))
+    scopes: list[tuple[bool, set[str]]] = [(False, set())]  # the open blocks: a function's or class's body or not
+    declared = set(_WALRUS_TARGET.findall(left))  # names visible whatever block binds them
+    header = body_next = declaring = False  # on a `def` or `class` line; the INDENT after it opens its body
+    previous = lx.NEWLINE
+    for terminal in lexed[1]:
+        if terminal == lx.NAME:
+            if previous != ".":
+                (declared if declaring else scopes[-1][1]).add(terminal.text)
+        elif terminal in ("def", "class"):
+            header = True
+        elif terminal in ("global", "nonlocal"):
+            declaring = True
+        elif terminal == lx.NEWLINE:
+            body_next, header, declaring = header, False, False
+        elif terminal == lx.INDENT:  # (always right after a NEWLINE)
+            scopes.append((body_next, set()))
+        elif terminal == lx.DEDENT:
+            body, names = scopes.pop()
+            if not body:
+                scopes[-1][1].update(names)
+        previous = terminal
+    for _body, names in scopes:
+        declared.update(names)
+    return declared
 
 
 def relaxed(text: str) -> str | None:
@@ -113,20 +157,20 @@ class FileNames:
             return FileNames(frozenset(), f"names not judged: {reason}")
         return FileNames(visible_names(left, right), None, left)
 
-    def leaves_bound(self, text: str) -> bool:
-        """Whether the whole file `text` (which compiles) loads no name that the middle was to bind: pyflakes finds
-        no undefined name but those it also finds loaded in the left context's whole lines (which may have been
-        undefined whatever the middle). That is the middle's debt to the right context (a `def` header that no
-        longer binds a parameter the body below uses, an import left out) and the loads it made itself. A text that
-        is not the left context's continuation (a region's) is not judged."""
+    def unbound(self, text: str) -> frozenset[str]:
+        """The names the whole file `text` (which compiles) loads that the middle was to bind: those pyflakes finds
+        undefined but those it also finds loaded in the left context's whole lines (which may have been undefined
+        whatever the middle). That is the middle's debt to the right context (a `def` header that no longer binds
+        a parameter the body below uses, an import left out) and the loads it made itself. A text that is not the
+        left context's continuation (a region's) is not judged."""
         if self.relaxed is not None or not text.startswith(self.left):
-            return True
+            return frozenset()
         found = undefined_loads(text)
         if not found:
-            return True
+            return frozenset()
         left_lines = self.left.count("\n")
         unknown = {name for name, line in found if line <= left_lines}
-        return all(name in unknown for name, _line in found)
+        return frozenset(name for name, _line in found if name not in unknown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +183,7 @@ class Names:
     debt: frozenset[str] = frozenset()
     pending: str | None = None
     pending_deferred: bool = False
+    pending_known: bool = False  # the pending name is bound already: only whether the middle binds it is open
     exempt: bool = False  # the next name began in the left context (the cursor inside it)
     off: bool = False
     line_free: bool = False
@@ -190,6 +235,8 @@ class Names:
         name, in_call = self.pending, bool(self.calls) and self.calls[-1]
         if terminal in (_BINDING_NEXT_IN_CALL if in_call else _BINDING_NEXT):
             return replace(self, pending=None, written=self.written | {name}, debt=self.debt - {name})
+        if self.pending_known:
+            return replace(self, pending=None)
         if self.pending_deferred:
             return replace(self, pending=None, debt=self.debt | {name})
         return None
@@ -244,9 +291,8 @@ class Names:
             return {"written": self.written | {name}, "debt": self.debt - {name}, "after_as": False}
         if name in DYNAMIC_NAMES:
             return {"off": True}
-        if name in self.file.known or name in self.written or (name.startswith("__") and name.endswith("__")):
-            return {}
-        return {"pending": name, "pending_deferred": bool(self.calls) or in_function}
+        known = name in self.file.known or name in self.written or (name.startswith("__") and name.endswith("__"))
+        return {"pending": name, "pending_deferred": bool(self.calls) or in_function, "pending_known": known}
 
 
 _OUTSIDE = Blocks()  # the blocks of a statement read again from its start (`Names.start`): none known

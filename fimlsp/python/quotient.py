@@ -292,7 +292,8 @@ class FimState:
 
     A state `in_block()` admits only middles that stay in the block that holds the cursor (see `BlockScope`)."""
 
-    __slots__ = ("context", "lexer", "parser", "_chunks", "blocks", "_complete", "scope", "headers", "names")
+    __slots__ = ("context", "lexer", "parser", "_chunks", "blocks", "_complete", "scope", "headers", "names",
+                 "_unbound")
 
     def __init__(self, context: RightContext, lexer: LexerState, parser: RecognizerState, chunks: tuple,
                  blocks: Blocks, scope: BlockScope | None = None, headers: str | None = None,
@@ -303,6 +304,7 @@ class FimState:
         self.blocks = blocks  # the open blocks' kinds, for what the compiler refuses after parsing
         self._chunks = chunks
         self._complete: bool | None = None
+        self._unbound: frozenset[str] = frozenset()
         self.scope = scope
         self.headers = headers  # what stands for the text's first chunk (`RightContext.start`), if anything
         self.names = names  # the name judge of the middle written from here, if it is on
@@ -406,8 +408,14 @@ class FimState:
                 self._complete = (self.context.valid_in_windows(self.headers, after_cut, boundary)
                                   and self.context.valid(self.text))
             if self._complete and self.names is not None and not self.names.off:
-                self._complete = self.names.file.leaves_bound(self.text + self.context.right)
+                self._unbound = self.names.file.unbound(self.text + self.context.right)
+                self._complete = not self._unbound
         return self._complete
+
+    def unbound_names(self) -> frozenset[str]:
+        """The names that kept the file from being `complete`, which the middle was to bind: known once `complete`
+        has been asked (see `fimlsp.python.names.FileNames.unbound`); none where that was not the reason."""
+        return self._unbound
 
     def distance_bound(self) -> float:
         """No text of fewer characters finishes the file (`math.inf`: none can)."""
