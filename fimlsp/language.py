@@ -146,6 +146,12 @@ class Language(ABC):
         it is on."""
         return guarantee, f"names not judged: {self.name} has no name judge"
 
+    def binds_names(self, left: str, middle: str, right: str) -> bool:
+        """Whether `middle` (with which the file is valid) loads no name that nothing binds and leaves no name the
+        right context needs unbound: the name judge's verdict on a whole middle, for ends it did not see being
+        written. True in a language without a name judge, and where the judge is off."""
+        return True
+
     @abstractmethod
     def parses(self, text: str) -> bool:
         """Whether `text` is a valid file of the language: the final judge of a middle (for Python, that CPython

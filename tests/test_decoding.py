@@ -877,3 +877,24 @@ def test_within_a_time_budget_the_prompt_is_cut_to_what_the_model_reads_in_its_s
     complete_middle(model, left, right, DecodingOptions(max_tokens=2, attempts=1, timeout=budget))
     assert unbudgeted > 1000
     assert MIN_PROMPT_TOKENS <= passes[0] <= PROMPT_SHARE * budget / rate
+
+
+@pytest.mark.parametrize("names, shown_", [("off", True), ("strict", False)])
+def test_with_the_name_judge_an_unchecked_middle_that_loads_an_unbound_name_is_not_valid(tiny, names, shown_):
+    """The setup runs out of time, so the middle is decoded unconstrained and judged on the whole file afterwards:
+    `zz` compiles after `x = `, and with the name judge on it is still refused, as it loads a name nothing binds."""
+    script = [byte_token(tiny, ord("z"))] * 2
+    options = DecodingOptions(max_tokens=2, setup_timeout=1e-9, names=names, attempts=1)
+    result = complete_middle(scripted(tiny, script), "x = ", "\n", options)
+    assert result.middle == "zz" and result.parses and result.unchecked == (not shown_)
+    assert shown(result) == shown_
+
+
+def test_python_binds_names_is_the_name_judges_verdict_on_a_whole_middle():
+    from fimlsp.language import named
+
+    python = named("python")
+    assert python.binds_names("import os\nx = ", "os.sep", "\n")
+    assert not python.binds_names("x = ", "undefined_thing", "\n")
+    assert not python.binds_names("def f(", "a", "):\n    return b\n")  # the body needs `b` bound by the header
+    assert python.binds_names("from m import *\nx = ", "anything", "\n")  # a star import: names not judged

@@ -164,6 +164,9 @@ def complete_middles(
         if remaining is None or remaining > 0:
             again = complete_middles(model, left, right, replace(options, names="off", timeout=remaining), n,
                                      should_stop, plain, caches)
+            language = named(options.language)
+            again.sort(key=lambda result: result.valid and language.binds_names(left, result.middle, right),
+                       reverse=True)  # stable: among those that bind their names (or not), the preferred first
             again[0].reason = "; ".join(reason for reason in (
                 "no valid middle was found that binds every name it needs: decoded without the name judge",
                 again[0].reason) if reason)
@@ -276,7 +279,12 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
         whole = True
     elif len(left) + len(middle) + len(right) <= options.size_budget or options.mode != "constrained":
         whole = judge.language.parses(left + middle + right)
-    checked = scope if confirmed else FILE if whole else NONE
+    if whole and not confirmed and options.names == "strict" and options.mode == "constrained":
+        # an end the judge did not accept (a loop cut back, an unchecked middle) is valid only if it binds its names
+        whole_names = judge.language.binds_names(left, middle, right)
+    else:
+        whole_names = True
+    checked = scope if confirmed else FILE if whole and whole_names else NONE
     narrowed = guarantee is not None and guarantee.scope != FILE
     return Completion(
         middle, whole, options.mode, stop, ending, finish_chars, prefix.tokens, prefix.log_probability,

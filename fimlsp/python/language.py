@@ -35,6 +35,9 @@ class Python(Language):
         file = FileNames.of(left, right)
         return replace(guarantee, state=guarantee.state.judging_names(file)), file.relaxed or ""
 
+    def binds_names(self, left: str, middle: str, right: str) -> bool:
+        return not FileNames.of(left, right).unbound(left + middle + right)
+
     def parses(self, text: str) -> bool:
         return compiles(text)
 
