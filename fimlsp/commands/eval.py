@@ -136,7 +136,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("decoding")
     group.add_argument("--modes", type=_list_of(MODE_NAMES), default=list(MODE_NAMES),
                        help="comma-separated modes to run (default: unconstrained,checked,constrained)")
-    group.add_argument("--model", help="model folder or hub id (default: the model shipped with fimlsp)")
+    group.add_argument("--model", help="model folder, hub id, or .gguf file run by llama.cpp (default: the model "
+                       "shipped with fimlsp)")
     group.add_argument("--device", help="torch device (default: a GPU if present)")
     group.add_argument("--server", metavar="URL",
                        help="run the model on the shared server at URL (see `fimlsp complete --server`); --model then "
