@@ -150,3 +150,33 @@ def test_an_unfinished_escape_is_completed_into_a_string_cpython_decodes(text, c
 @pytest.mark.parametrize("text", ["'\\u1234", "r'\\x", "b'\\u", "'\\\\x", "'\\N{SP}", "'abc"])
 def test_a_string_that_ends_inside_no_escape_needs_nothing(text):
     assert unfinished_escape(text) == ""
+
+
+_FINISHES_OF_A_SAMPLE = """
+import json, random, sys
+from fimlsp import quotient
+from tests.test_python_quotient import _stdlib_sample
+rng = random.Random(7)
+finishes = []
+for case in _stdlib_sample("randspan", 12):
+    cut = rng.randint(0, len(case.middle))
+    finishes.append(quotient(case.left, case.right).feed(case.middle[:cut]).finish(limit=len(case.middle) - cut + 8))
+json.dump(finishes, sys.stdout)
+"""
+
+
+def test_a_shortest_finish_is_the_same_in_every_process():
+    """Between equally short finishes the search picks by a fixed order, not by the hash order of strings, which
+    Python changes from one process to the next (PYTHONHASHSEED): a suggestion does not change when the editor
+    restarts the server, and an evaluation is repeatable."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    runs = {seed: subprocess.run([sys.executable, "-c", _FINISHES_OF_A_SAMPLE], capture_output=True, text=True,
+                                 check=True, env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout
+            for seed in range(4)}
+    finishes = [json.loads(out) for out in runs.values()]
+    assert sum(finish is not None for finish in finishes[0]) >= 6
+    assert all(each == finishes[0] for each in finishes), finishes

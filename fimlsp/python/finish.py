@@ -147,7 +147,7 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
             break
         budget.spend()
         continuing, final, openings = _pieces(node, wanted)
-        for piece in itertools.chain(final, openings, continuing):
+        for piece in itertools.chain(sorted(final), sorted(openings), continuing):  # sorted, as in `_pieces`
             written = text + piece
             if len(written) > limit or (best is not None and len(written) >= len(best)):
                 continue
@@ -206,7 +206,8 @@ def _pieces(state: FimState, wanted: list[str] = ()) -> tuple[list[str], set[str
         following = set(_after_indentation(parser))
     else:
         following = set()
-        for terminal in pending & parser.allowed():
+        for terminal in sorted(pending & parser.allowed()):  # sorted: a tie between finishes never hangs on
+            # the hash order of strings, which changes from one process to the next
             text = lx.SHORTEST_TEXT[terminal]
             if len(text) > len(lexer.text) and text.startswith(lexer.text):
                 pieces.append(text[len(lexer.text):])
@@ -215,7 +216,7 @@ def _pieces(state: FimState, wanted: list[str] = ()) -> tuple[list[str], set[str
             fed = parser.feed(terminal)
             if fed is not None:
                 following |= fed.allowed()
-    for terminal in following:
+    for terminal in sorted(following):
         text = name if terminal == lx.NAME else lx.SHORTEST_TEXT[terminal]
         if text:
             pieces.append(_separated(lexer.token, text))
