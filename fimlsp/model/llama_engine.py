@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from fimlsp.model.backend import FimModel, PromptPass, Session
-from fimlsp.model.formats import FIM_FORMAT_KEY, FIM_ORDER_KEY, FORMATS, FimFormat, detect_format
-from fimlsp.model.loading import DEVICE_CHOICES, DEVICES, ModelError, _first_line
+from fimlsp.model.formats import FIM_FORMAT_KEY, FIM_ORDER_KEY, FimFormat
+from fimlsp.model.loading import DEVICE_CHOICES, DEVICES, ModelError, _first_line, choose_format
 
 # A client may send lone surrogates (JSON escapes carry them); text is encoded to UTF-8 for llama.cpp.
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -180,18 +180,6 @@ def gguf_vocabulary(llama) -> tuple[list[bytes | None], dict[str, int]]:
 
 def gguf_format(metadata: dict, controls: dict[str, int], fim_format: str | None, name: str) -> FimFormat:
     """The FIM format asked for, else the one the file records, else the one its control tokens show."""
-    fim_format = fim_format or metadata.get(FIM_FORMAT_KEY)
-    if fim_format is not None:
-        if fim_format not in FORMATS:
-            raise ModelError(f"unknown FIM format {fim_format!r}; known: {', '.join(sorted(FORMATS))}")
-        chosen = FORMATS[fim_format]
-        missing = [token for token in chosen.controls if token not in controls]
-        if missing:
-            raise ModelError(f"model {name!r} has no {', '.join(missing)} token for format {fim_format!r}")
-        return chosen
     label = f"{metadata.get('general.name', '')} {Path(name).name}"  # not the folders: a path may name anything
-    chosen = detect_format(controls, label, metadata.get("general.architecture", ""))
-    if chosen is None:
-        raise ModelError(f"{name!r} is not a fill-in-the-middle model: its vocabulary has none of the FIM control "
-                         f"tokens of {', '.join(sorted(FORMATS))}")
-    return chosen
+    return choose_format(controls, fim_format or metadata.get(FIM_FORMAT_KEY), name,
+                         metadata.get("general.architecture", ""), label)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from fimlsp.model.backend import FimModel, PromptPass, Session
-from fimlsp.model.formats import FORMATS, detect_format, preferred_order
+from fimlsp.model.formats import FORMATS, FimFormat, detect_format, preferred_order
 from fimlsp.model.token_text import token_bytes
 
 # A client may send lone surrogates (JSON escapes carry them); tokenizers take only valid Unicode.
@@ -211,20 +211,7 @@ def load_model(
         where = "folder" if looks_local else "local cache" if cached else "hub"
         raise ModelError(f"cannot load model {str(name)!r} from the {where}: {_first_line(error)}") from error
     config = model.config
-    if fim_format is not None:
-        if fim_format not in FORMATS:
-            raise ModelError(f"unknown FIM format {fim_format!r}; known: {', '.join(sorted(FORMATS))}")
-        chosen = FORMATS[fim_format]
-        missing = [token for token in chosen.controls if token not in tokenizer.get_vocab()]
-        if missing:
-            raise ModelError(f"model {str(name)!r} has no {', '.join(missing)} token for format {fim_format!r}")
-    else:
-        chosen = detect_format(tokenizer.get_vocab(), str(name), getattr(config, "model_type", ""))
-        if chosen is None:
-            raise ModelError(
-                f"{str(name)!r} is not a fill-in-the-middle model: its tokenizer has none of the FIM control "
-                f"tokens of {', '.join(sorted(FORMATS))}"
-            )
+    chosen = choose_format(tokenizer.get_vocab(), fim_format, str(name), getattr(config, "model_type", ""))
     if order is None:
         order = folder_order if looks_local else "psm"
     if order not in chosen.orders:
@@ -243,6 +230,25 @@ def load_model(
     )
     return TransformersModel(chosen, order, token_bytes(tokenizer), frozenset(stops), int(window), str(name), device,
                              model=model, tokenizer=tokenizer)
+
+
+def choose_format(vocabulary: set[str] | dict, fim_format: str | None, name: str, model_type: str = "",
+                  label: str | None = None) -> FimFormat:
+    """The FIM format asked for, if the vocabulary has its control tokens, else the one its control tokens show
+    (`detect_format`, ties broken by `label`, by default the name): the one rule of every engine."""
+    if fim_format is not None:
+        if fim_format not in FORMATS:
+            raise ModelError(f"unknown FIM format {fim_format!r}; known: {', '.join(sorted(FORMATS))}")
+        chosen = FORMATS[fim_format]
+        missing = [token for token in chosen.controls if token not in vocabulary]
+        if missing:
+            raise ModelError(f"model {name!r} has no {', '.join(missing)} token for format {fim_format!r}")
+        return chosen
+    chosen = detect_format(vocabulary, name if label is None else label, model_type)
+    if chosen is None:
+        raise ModelError(f"{name!r} is not a fill-in-the-middle model: its vocabulary has none of the FIM control "
+                         f"tokens of {', '.join(sorted(FORMATS))}")
+    return chosen
 
 
 def _refuse_custom_code(location: Path, name: str) -> None:

@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from fimlsp.model.backend import FimModel, PromptPass, Session
-from fimlsp.model.formats import FIM_ORDER_KEY, FORMATS, FimFormat, detect_format, preferred_order
-from fimlsp.model.loading import GGUF_SUFFIX, ModelError
+from fimlsp.model.formats import FIM_ORDER_KEY, FimFormat, preferred_order
+from fimlsp.model.loading import GGUF_SUFFIX, ModelError, choose_format
 from fimlsp.model.token_text import token_bytes
 
 PROTOCOLS = ("auto", "openai", "llamacpp")
@@ -494,15 +494,7 @@ def _folder_vocabulary(folder: Path, label: str, fim_format: str | None, order: 
         raise ModelError(f"cannot read the tokenizer of {label!r}: {error}") from None
     vocabulary = tokenizer.get_vocab()
     config = _json(folder / "config.json")
-    if fim_format is not None:
-        if fim_format not in FORMATS:
-            raise ModelError(f"unknown FIM format {fim_format!r}; known: {', '.join(sorted(FORMATS))}")
-        chosen = FORMATS[fim_format]
-    else:
-        chosen = detect_format(vocabulary, label, str(config.get("model_type", "")))
-    if chosen is None or any(token not in vocabulary for token in chosen.controls):
-        raise ModelError(f"{label!r} is not a fill-in-the-middle vocabulary: its tokenizer lacks the FIM control "
-                         "tokens of the format")
+    chosen = choose_format(vocabulary, fim_format, label, str(config.get("model_type", "")))
     try:
         order = order or preferred_order(folder)
     except ValueError as error:
