@@ -47,6 +47,8 @@ CHECKPOINT_DIR = "checkpoints"
 LOG = "log.jsonl"
 EVALUATION_RECORDS = "evaluation.jsonl"
 TRAINING_RECORD = "training.json"
+SINGLE_WEIGHTS = "model.safetensors"
+SHARDED_WEIGHTS_INDEX = "model.safetensors.index.json"
 INIT_MODEL_DIR = "init-model"  # the model a continued run started from, copied so that resuming needs nothing else
 # Tokens a segment leaves free in its window: the four FIM control tokens, and the few more that tokenizing the
 # prefix, middle and suffix apart can take.
@@ -112,6 +114,9 @@ class RunControl:
     # processes that build the packed windows of the coming epochs while the model trains (0: built in turn, in
     # this process, when an epoch starts)
     data_workers: int = max(0, (os.cpu_count() or 1) - 1)
+    # export the weights in safetensors files of at most this many MiB, with an index (None: one file), so that a
+    # model can be copied through a channel that limits file sizes
+    max_shard_mib: float | None = None
 
 
 class TrainingError(Exception):
@@ -553,7 +558,9 @@ class TrainingRun:
         target = self.control.export
         staging = target.with_name(target.name + ".tmp")
         shutil.rmtree(staging, ignore_errors=True)
-        copy.deepcopy(model).to(torch.float16).save_pretrained(staging, safe_serialization=True)
+        limit = self.control.max_shard_mib
+        shards = {} if limit is None else {"max_shard_size": int(limit * 2**20)}
+        copy.deepcopy(model).to(torch.float16).save_pretrained(staging, safe_serialization=True, **shards)
         tokenizer.save_pretrained(staging)
         write_fim_settings(staging, TRAINING_FORMAT.name, "spm" if self.options.spm_rate > 0.5 else "psm")
         shutil.copyfile(self.output / MANIFEST, staging / MANIFEST)
@@ -594,15 +601,32 @@ class TrainingRun:
         return round(sum(losses) / len(losses), 4) if losses else None
 
 
+def weight_files(model: Path) -> list[Path]:
+    """A model folder's safetensors files: `model.safetensors`, or the shards its index names (`save_pretrained`
+    with `max_shard_size`); none when it has neither."""
+    if (model / SINGLE_WEIGHTS).is_file():
+        return [model / SINGLE_WEIGHTS]
+    try:
+        index = json.loads((model / SHARDED_WEIGHTS_INDEX).read_text(encoding="utf-8"))
+        return [model / name for name in sorted(set(index["weight_map"].values()))]
+    except (OSError, ValueError, KeyError, AttributeError):
+        return []
+
+
 def weights_digest(model: Path) -> str:
     """A short content hash of a model folder's weights: which model a continued run started from."""
     import hashlib
 
+    files = weight_files(model)
+    if not files:
+        raise TrainingError(f"--init-from {model}: it has neither {SINGLE_WEIGHTS} nor a readable {SHARDED_WEIGHTS_INDEX}")
+    digest = hashlib.sha256()
     try:
-        data = (model / "model.safetensors").read_bytes()
+        for path in files:
+            digest.update(path.read_bytes())
     except OSError as error:
-        raise TrainingError(f"--init-from {model}: cannot read its model.safetensors ({error.strerror})") from None
-    return hashlib.sha256(data).hexdigest()[:16]
+        raise TrainingError(f"--init-from {model}: cannot read its {error.filename} ({error.strerror})") from None
+    return digest.hexdigest()[:16]
 
 
 def hardware(device) -> dict:
