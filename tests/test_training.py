@@ -521,6 +521,43 @@ def test_a_resumed_run_builds_only_the_epochs_it_still_needs(sample_root, tmp_pa
         f"train-epoch{epoch}.npy" for epoch in needed | {0})
 
 
+def test_data_parts_cut_each_pass_into_files_built_apart_with_the_same_result(sample_root, tmp_path):
+    """With `--data-parts 3` a pass over the training files is three data files of about equal size, together the
+    pass's files once each, which workers build in parallel into the same windows and weights as one process."""
+    import numpy as np
+    from safetensors.torch import load_file
+
+    from fimlsp.training.train import TrainingRun
+
+    common = ["--tokens", str(100 * 4 * 64), "--eval-cases", "0", "--max-train-mb", "0.03", "--data-parts", "3"]
+    assert train(sample_root, tmp_path / "alone", *common) == 0
+    assert train(sample_root, tmp_path / "workers", *common, "--data-workers", "2") == 0
+    names = sorted(path.name for path in (tmp_path / "alone" / "data").glob("*.npy"))
+    assert len(names) > 3 and sorted(path.name for path in (tmp_path / "workers" / "data").glob("*.npy")) == names
+    for name in names:
+        assert np.array_equal(np.load(tmp_path / "alone" / "data" / name),
+                              np.load(tmp_path / "workers" / "data" / name)), name
+    one = load_file(tmp_path / "alone" / "model" / "model.safetensors")
+    other = load_file(tmp_path / "workers" / "model" / "model.safetensors")
+    assert all(one[name].equal(other[name]) for name in one)
+
+    run = TrainingRun(*_run_of(tmp_path / "alone"))
+    files = sorted(run.documents("train"))
+    passes = [[run.part_documents(epoch)[0] for epoch in range(3 * number, 3 * number + 3)] for number in (0, 1)]
+    for parts in passes:
+        assert sorted(document for part in parts for document in part) == files
+        sizes = [sum(map(len, part)) for part in parts]
+        assert max(sizes) - min(sizes) <= 2 * max(map(len, files)), sizes
+    assert passes[0] != passes[1]  # each pass shuffles the files anew
+
+
+def _run_of(output: Path):
+    """The options and control of a run folder, to call its data methods."""
+    from fimlsp.training.train import RunControl, TrainOptions
+
+    options = TrainOptions(**json.loads((output / "run.json").read_text()))
+    return options, RunControl(output=output, export=output / "model", roots={})
+
 def test_resuming_with_other_options_is_a_user_error(sample_root, tmp_path, capsys):
     assert train(sample_root, tmp_path / "run", "--tokens", "256", "--stop-after", "0") == 0
     capsys.readouterr()

@@ -23,6 +23,10 @@ OPTION_HELP = {
     "max_train_mb": "training corpus budget in MB of source; files are taken in seeded order until it is full",
     "max_heldout_mb": "held-out corpus budget in MB of source",
     "max_file_kb": "skip source files larger than this many kB (huge and data-like files)",
+    "data_parts": "build each pass over the training files as this many data files of about equal size, each with "
+                  "its own FIM draws and window order, so that --data-workers build the parts of a pass in parallel "
+                  "and training waits for one part, not a whole pass, before its first step (a batch draws from one "
+                  "part at a time)",
     "vocab_size": "byte-level BPE vocabulary size, the five special tokens included",
     "tokenizer_mb": "MB of training source used to train the tokenizer",
     "n_layer": "number of transformer layers",
@@ -141,7 +145,7 @@ def validate(args: argparse.Namespace) -> None:
     from fimlsp.cli import UserError
     from fimlsp.training.train import weight_files
 
-    positive = ["vocab_size", "n_layer", "n_embd", "n_head", "seq_len", "min_segment_tokens", "tokens", "batch_size",
+    positive = ["data_parts", "vocab_size", "n_layer", "n_embd", "n_head", "seq_len", "min_segment_tokens", "tokens", "batch_size",
                 "warmup_steps", "checkpoint_every", "keep_checkpoints", "eval_bytes"]
     for name in positive:
         if getattr(args, name) <= 0:

@@ -64,6 +64,7 @@ class TrainOptions:
     max_train_mb: float = 66.0
     max_heldout_mb: float = 6.0
     max_file_kb: float = 200.0
+    data_parts: int = 1
     vocab_size: int = 8192
     tokenizer_mb: float = 16.0
     n_layer: int = 4
@@ -301,9 +302,7 @@ class TrainingRun:
             spans=SpanMix(line=self.options.line_span_rate, node=self.options.node_span_rate,
                           random_length=self.options.random_span_length),
         )
-        rng = random.Random(self.data_seed("fim", epoch))
-        documents = self.documents("train")
-        random.Random(self.data_seed("order", epoch)).shuffle(documents)
+        documents, rng = self.part_documents(epoch)
         pad = special_token_ids(tokenizer)[FIM_PAD]
         windows = pack(transform.samples(documents, rng), self.options.seq_len + 1, pad)
         windows = windows.astype(np.uint16 if len(tokenizer) <= 65536 else np.int32)
@@ -312,6 +311,23 @@ class TrainingRun:
             np.save(handle, windows)
         path.with_suffix(".tmp").replace(path)
         return windows
+
+    def part_documents(self, epoch: int) -> tuple[list[str], random.Random]:
+        """The training files of one data file, in its order, and the generator of its FIM choices. A pass over the
+        files is `data_parts` data files (`epoch` counts data files), each a share of about equal bytes of the
+        pass's shuffled files drawn with a generator of its own, so the parts of a pass are built in parallel and
+        the first steps wait for a part rather than a pass."""
+        parts = self.options.data_parts
+        documents = self.documents("train")
+        if parts == 1:  # the single-part seeds, so that runs from before parts existed get the same data
+            random.Random(self.data_seed("order", epoch)).shuffle(documents)
+            return documents, random.Random(self.data_seed("fim", epoch))
+        pass_number, part = divmod(epoch, parts)
+        random.Random(self.data_seed("order", pass_number)).shuffle(documents)
+        chosen = split_by_size(documents, parts)[part]
+        if not chosen:
+            raise TrainingError(f"part {part + 1} of {parts} of a pass holds no training file: use fewer --data-parts")
+        return chosen, random.Random(self.data_seed("fim", pass_number, "part", part))
 
     # Training ----------------------------------------------------------------------------------------------
 
@@ -599,6 +615,21 @@ class TrainingRun:
             return None
         losses = [json.loads(line)["loss"] for line in path.read_text(encoding="utf-8").splitlines()[-last:]]
         return round(sum(losses) / len(losses), 4) if losses else None
+
+
+def split_by_size(documents: list[str], parts: int) -> list[list[str]]:
+    """`documents` cut in order into `parts` runs of about equal total length; no run is empty while there are
+    as many documents as parts."""
+    total = sum(len(document) for document in documents)
+    split: list[list[str]] = [[]]
+    placed = 0
+    for index, document in enumerate(documents):
+        unopened = parts - len(split)
+        if split[-1] and unopened and (placed >= total * len(split) / parts or len(documents) - index <= unopened):
+            split.append([])
+        split[-1].append(document)
+        placed += len(document)
+    return split + [[] for _ in range(parts - len(split))]
 
 
 def weight_files(model: Path) -> list[Path]:
