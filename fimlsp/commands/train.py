@@ -20,7 +20,8 @@ from pathlib import Path
 OPTION_HELP = {
     "seed": "seed of the file split, the FIM transformation, the data order, the initial weights and the evaluation cases",
     "heldout_fraction": "share of the deduplicated files held out from training, chosen by a seeded content hash",
-    "max_train_mb": "training corpus budget in MB of source; files are taken in seeded order until it is full",
+    "max_train_mb": "training corpus budget in MB of source; files are taken in seeded order until it is full "
+                    "(the default takes every usable file: more unique code beats more passes over less)",
     "max_heldout_mb": "held-out corpus budget in MB of source",
     "max_file_kb": "skip source files larger than this many kB (huge and data-like files)",
     "data_parts": "build each pass over the training files as this many data files of about equal size, each with "
