@@ -20,9 +20,14 @@ from pathlib import Path
 OPTION_HELP = {
     "seed": "seed of the file split, the FIM transformation, the data order, the initial weights and the evaluation cases",
     "heldout_fraction": "share of the deduplicated files held out from training, chosen by a seeded content hash",
-    "max_train_mb": "training corpus budget in MB of source; files are taken in seeded order until it is full",
+    "max_train_mb": "training corpus budget in MB of source; files are taken in seeded order until it is full "
+                    "(the default takes every usable file: more unique code beats more passes over less)",
     "max_heldout_mb": "held-out corpus budget in MB of source",
     "max_file_kb": "skip source files larger than this many kB (huge and data-like files)",
+    "data_parts": "build each pass over the training files as this many data files of about equal size, each with "
+                  "its own FIM draws and window order, so that --data-workers build the parts of a pass in parallel "
+                  "and training waits for one part, not a whole pass, before its first step (a batch draws from one "
+                  "part at a time)",
     "vocab_size": "byte-level BPE vocabulary size, the five special tokens included",
     "tokenizer_mb": "MB of training source used to train the tokenizer",
     "n_layer": "number of transformer layers",
@@ -118,6 +123,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="held-out FIM cases of each cut kind completed after training")
     run.add_argument("--eval-bytes", type=int, default=RunControl.eval_bytes,
                      help="held-out bytes over which loss and bits per byte are measured")
+    run.add_argument("--max-shard-mib", type=float, default=None, metavar="MIB",
+                     help="export the weights in safetensors files of at most this many MiB, with an index "
+                          "(transformers' sharded format, which fimlsp loads like one file), so that the model can be "
+                          "copied where file sizes are limited; one file when not given")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
     model = parser.add_argument_group(
         "result (a run folder keeps the values it was started with; without any of them and without --init-from, "
@@ -135,8 +144,9 @@ def options_from(args: argparse.Namespace):
 
 def validate(args: argparse.Namespace) -> None:
     from fimlsp.cli import UserError
+    from fimlsp.training.train import weight_files
 
-    positive = ["vocab_size", "n_layer", "n_embd", "n_head", "seq_len", "min_segment_tokens", "tokens", "batch_size",
+    positive = ["data_parts", "vocab_size", "n_layer", "n_embd", "n_head", "seq_len", "min_segment_tokens", "tokens", "batch_size",
                 "warmup_steps", "checkpoint_every", "keep_checkpoints", "eval_bytes"]
     for name in positive:
         if getattr(args, name) <= 0:
@@ -162,8 +172,11 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError("--max-minutes must be positive")
     if args.output.exists() and not args.output.is_dir():
         raise UserError(f"--output {args.output} is not a folder")
-    if args.init_from is not None and not (args.init_from / "model.safetensors").is_file():
-        raise UserError(f"--init-from {args.init_from} is not a model folder (no model.safetensors)")
+    if args.init_from is not None and not weight_files(args.init_from):
+        raise UserError(f"--init-from {args.init_from} is not a model folder (no model.safetensors or "
+                        "model.safetensors.index.json)")
+    if args.max_shard_mib is not None and args.max_shard_mib <= 0:
+        raise UserError("--max-shard-mib must be positive")
     if args.init_from is not None and args.corpus_root:
         raise UserError("--init-from trains on the files of the model it continues; leave out --corpus-root")
     if args.corpus_map and args.init_from is None:
@@ -217,6 +230,7 @@ def run(args: argparse.Namespace) -> int:
         device=args.device,
         threads=args.threads,
         data_workers=args.data_workers,
+        max_shard_mib=args.max_shard_mib,
         checkpoint_every=args.checkpoint_every,
         keep_checkpoints=args.keep_checkpoints,
         max_minutes=args.max_minutes,

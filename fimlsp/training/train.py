@@ -47,6 +47,8 @@ CHECKPOINT_DIR = "checkpoints"
 LOG = "log.jsonl"
 EVALUATION_RECORDS = "evaluation.jsonl"
 TRAINING_RECORD = "training.json"
+SINGLE_WEIGHTS = "model.safetensors"
+SHARDED_WEIGHTS_INDEX = "model.safetensors.index.json"
 INIT_MODEL_DIR = "init-model"  # the model a continued run started from, copied so that resuming needs nothing else
 # Tokens a segment leaves free in its window: the four FIM control tokens, and the few more that tokenizing the
 # prefix, middle and suffix apart can take.
@@ -59,9 +61,10 @@ class TrainOptions:
 
     seed: int = 1234
     heldout_fraction: float = 0.05
-    max_train_mb: float = 66.0
+    max_train_mb: float = 1000.0  # more than the machine holds: every usable file (docs/results/corpus-size.txt)
     max_heldout_mb: float = 6.0
     max_file_kb: float = 200.0
+    data_parts: int = 1
     vocab_size: int = 8192
     tokenizer_mb: float = 16.0
     n_layer: int = 4
@@ -112,6 +115,9 @@ class RunControl:
     # processes that build the packed windows of the coming epochs while the model trains (0: built in turn, in
     # this process, when an epoch starts)
     data_workers: int = max(0, (os.cpu_count() or 1) - 1)
+    # export the weights in safetensors files of at most this many MiB, with an index (None: one file), so that a
+    # model can be copied through a channel that limits file sizes
+    max_shard_mib: float | None = None
 
 
 class TrainingError(Exception):
@@ -296,9 +302,7 @@ class TrainingRun:
             spans=SpanMix(line=self.options.line_span_rate, node=self.options.node_span_rate,
                           random_length=self.options.random_span_length),
         )
-        rng = random.Random(self.data_seed("fim", epoch))
-        documents = self.documents("train")
-        random.Random(self.data_seed("order", epoch)).shuffle(documents)
+        documents, rng = self.part_documents(epoch)
         pad = special_token_ids(tokenizer)[FIM_PAD]
         windows = pack(transform.samples(documents, rng), self.options.seq_len + 1, pad)
         windows = windows.astype(np.uint16 if len(tokenizer) <= 65536 else np.int32)
@@ -307,6 +311,23 @@ class TrainingRun:
             np.save(handle, windows)
         path.with_suffix(".tmp").replace(path)
         return windows
+
+    def part_documents(self, epoch: int) -> tuple[list[str], random.Random]:
+        """The training files of one data file, in its order, and the generator of its FIM choices. A pass over the
+        files is `data_parts` data files (`epoch` counts data files), each a share of about equal bytes of the
+        pass's shuffled files drawn with a generator of its own, so the parts of a pass are built in parallel and
+        the first steps wait for a part rather than a pass."""
+        parts = self.options.data_parts
+        documents = self.documents("train")
+        if parts == 1:  # the single-part seeds, so that runs from before parts existed get the same data
+            random.Random(self.data_seed("order", epoch)).shuffle(documents)
+            return documents, random.Random(self.data_seed("fim", epoch))
+        pass_number, part = divmod(epoch, parts)
+        random.Random(self.data_seed("order", pass_number)).shuffle(documents)
+        chosen = split_by_size(documents, parts)[part]
+        if not chosen:
+            raise TrainingError(f"part {part + 1} of {parts} of a pass holds no training file: use fewer --data-parts")
+        return chosen, random.Random(self.data_seed("fim", pass_number, "part", part))
 
     # Training ----------------------------------------------------------------------------------------------
 
@@ -553,7 +574,9 @@ class TrainingRun:
         target = self.control.export
         staging = target.with_name(target.name + ".tmp")
         shutil.rmtree(staging, ignore_errors=True)
-        copy.deepcopy(model).to(torch.float16).save_pretrained(staging, safe_serialization=True)
+        limit = self.control.max_shard_mib
+        shards = {} if limit is None else {"max_shard_size": int(limit * 2**20)}
+        copy.deepcopy(model).to(torch.float16).save_pretrained(staging, safe_serialization=True, **shards)
         tokenizer.save_pretrained(staging)
         write_fim_settings(staging, TRAINING_FORMAT.name, "spm" if self.options.spm_rate > 0.5 else "psm")
         shutil.copyfile(self.output / MANIFEST, staging / MANIFEST)
@@ -594,15 +617,47 @@ class TrainingRun:
         return round(sum(losses) / len(losses), 4) if losses else None
 
 
+def split_by_size(documents: list[str], parts: int) -> list[list[str]]:
+    """`documents` cut in order into `parts` runs of about equal total length; no run is empty while there are
+    as many documents as parts."""
+    total = sum(len(document) for document in documents)
+    split: list[list[str]] = [[]]
+    placed = 0
+    for index, document in enumerate(documents):
+        unopened = parts - len(split)
+        if split[-1] and unopened and (placed >= total * len(split) / parts or len(documents) - index <= unopened):
+            split.append([])
+        split[-1].append(document)
+        placed += len(document)
+    return split + [[] for _ in range(parts - len(split))]
+
+
+def weight_files(model: Path) -> list[Path]:
+    """A model folder's safetensors files: `model.safetensors`, or the shards its index names (`save_pretrained`
+    with `max_shard_size`); none when it has neither."""
+    if (model / SINGLE_WEIGHTS).is_file():
+        return [model / SINGLE_WEIGHTS]
+    try:
+        index = json.loads((model / SHARDED_WEIGHTS_INDEX).read_text(encoding="utf-8"))
+        return [model / name for name in sorted(set(index["weight_map"].values()))]
+    except (OSError, ValueError, KeyError, AttributeError):
+        return []
+
+
 def weights_digest(model: Path) -> str:
     """A short content hash of a model folder's weights: which model a continued run started from."""
     import hashlib
 
+    files = weight_files(model)
+    if not files:
+        raise TrainingError(f"--init-from {model}: it has neither {SINGLE_WEIGHTS} nor a readable {SHARDED_WEIGHTS_INDEX}")
+    digest = hashlib.sha256()
     try:
-        data = (model / "model.safetensors").read_bytes()
+        for path in files:
+            digest.update(path.read_bytes())
     except OSError as error:
-        raise TrainingError(f"--init-from {model}: cannot read its model.safetensors ({error.strerror})") from None
-    return hashlib.sha256(data).hexdigest()[:16]
+        raise TrainingError(f"--init-from {model}: cannot read its {error.filename} ({error.strerror})") from None
+    return digest.hexdigest()[:16]
 
 
 def hardware(device) -> dict:
