@@ -25,6 +25,7 @@ from fimlsp.decoding.loop import Decoder
 from fimlsp.decoding.options import DecodingOptions
 from fimlsp.decoding.prefix import Prefix
 from fimlsp.decoding.results import Completion, preference
+from fimlsp.decoding.steering import search_bounds
 from fimlsp.language import FILE, NONE, REGION, Caches, Guarantee, named
 from fimlsp.language import State as FimState
 from fimlsp.lines import with_line_breaks_of
@@ -225,18 +226,21 @@ def _start(state: FimState, options: DecodingOptions, deadline: float | None) ->
     if deadline is not None:  # an editor's time budget: the model gets most of it
         seconds = min(seconds, START_SEARCH_SHARE * (deadline - time.perf_counter()))
     limit, reason = options.max_tokens, ""
+
+    def finish(start: FimState) -> str | None:
+        return start.finish(limit, *search_bounds(options, seconds, deadline))
+
     if options.scope == "block":
         scoped = state.in_block()
-        finish = scoped.finish(limit, time.perf_counter() + seconds)
-        if finish is not None:
-            return Prefix("", b"", scoped, 0, finish=finish, searched=True), "block", "", 1
-        finish = state.finish(limit, time.perf_counter() + seconds)
-        if finish is None:
+        finish_in_block = finish(scoped)
+        if finish_in_block is not None:
+            return Prefix("", b"", scoped, 0, finish=finish_in_block, searched=True), "block", "", 1
+        finish_in_file = finish(state)
+        if finish_in_file is None:
             return Prefix("", b"", scoped, 0, searched=True), "block", "", 2
         reason = "the block at the cursor admits no middle within the limit: the whole file was the scope"
-        return Prefix("", b"", state, 0, finish=finish, searched=True), "file", reason, 2
-    return Prefix("", b"", state, 0, finish=state.finish(limit, time.perf_counter() + seconds),
-                  searched=True), "file", reason, 1
+        return Prefix("", b"", state, 0, finish=finish_in_file, searched=True), "file", reason, 2
+    return Prefix("", b"", state, 0, finish=finish(state), searched=True), "file", reason, 1
 
 
 # Stops where the model ended the middle: its end of sequence, or a token past where it was asked to end.
