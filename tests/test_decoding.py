@@ -293,7 +293,7 @@ def test_searches_bounded_by_nodes_find_the_same_middles_on_a_busy_machine(tiny,
     model = fixed_ranking(tiny, [byte_token(tiny, ord("[")), byte_token(tiny, ord("]"))])
     left, right = "x = ", "\n"
     guarantee = quotient_guarantee(left, right)
-    counted = DecodingOptions(max_tokens=10, search_budget=400)
+    counted = DecodingOptions(max_tokens=10, search_budget=20)
     idle = complete_middle(model, left, right, counted, guarantee=guarantee)
     timed_idle = complete_middle(model, left, right, DecodingOptions(max_tokens=10), guarantee=guarantee)
     assert idle.parses and idle.ending == "finish" and timed_idle.middle == idle.middle, (idle, timed_idle)

@@ -166,11 +166,13 @@ def complete_middles(
             again = complete_middles(model, left, right, replace(options, names="off", timeout=remaining), n,
                                      should_stop, plain, caches)
             language = named(options.language)
-            again.sort(key=lambda result: result.valid and language.binds_names(left, result.middle, right),
-                       reverse=True)  # stable: among those that bind their names (or not), the preferred first
-            again[0].reason = "; ".join(reason for reason in (
-                "no valid middle was found that binds every name it needs: decoded without the name judge",
-                again[0].reason) if reason)
+            binding = [result.valid and language.binds_names(left, result.middle, right) for result in again]
+            # stable: among those that bind their names (or not), the preferred first
+            again = [result for _binds, result in sorted(zip(binding, again), key=lambda pair: pair[0], reverse=True)]
+            said = "no valid middle was found that binds every name it needs: decoded without the name judge"
+            if not any(binding):
+                said += ", and this middle does not bind them either"
+            again[0].reason = "; ".join(reason for reason in (said, again[0].reason) if reason)
             return again
     return results[:n]
 
@@ -223,7 +225,7 @@ def _start(state: FimState, options: DecodingOptions, deadline: float | None) ->
     """The empty middle, with its finish searched for (is the end reachable at all?), in the scope asked for; a
     block that admits no finish falls back to the whole file, and says so. With the searches run."""
     seconds = START_SEARCH_SECONDS
-    if deadline is not None:  # an editor's time budget: the model gets most of it
+    if deadline is not None and options.search_budget is None:  # an editor's time budget: the model gets most of it
         seconds = min(seconds, START_SEARCH_SHARE * (deadline - time.perf_counter()))
     limit, reason = options.max_tokens, ""
 

@@ -66,9 +66,10 @@ class DecodingOptions:
         NAMES[0], "strict: a constrained middle may not load a name that nothing in the file or the middle binds "
                   "(off in files with star imports, globals(), exec, eval, ...)", choices=NAMES, setting="names")
     search_budget: int | None = _option(
-        None, "nodes each finish search may expand, with no clock but the completion's --timeout: the middles are "
-              "the same on a busy machine as on an idle one (eval's runs); none: a search also ends after its share "
-              "of a second, for an editor's latency", metavar="NODES")
+        None, "nodes a finish search of the token loop may expand (a fallback's and the start's, which may take "
+              "longer, in proportion), with no clock but the completion's --timeout: the middles are the same on a "
+              "busy machine as on an idle one (eval's runs); none: searches end after their share of a second, for "
+              "an editor's latency", metavar="NODES")
 
     def __post_init__(self):
         if self.mode not in MODES:

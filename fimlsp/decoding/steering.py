@@ -112,11 +112,11 @@ class Steering:
 
 
 def search_bounds(options: DecodingOptions, seconds: float, deadline: float | None) -> tuple[float | None, int | None]:
-    """The deadline and the nodes of a finish search: `seconds` from now and no later than the completion's
-    `deadline`, and the language's default nodes; with a search budget, its nodes and only the completion's
-    deadline (no clock where it has none: a busy machine then finds the same finishes as an idle one)."""
+    """The deadline and the nodes of a finish search that may take `seconds`: `seconds` from now and no later than
+    the completion's `deadline`, and the language's default nodes; with a search budget, its nodes for a search of
+    `SEARCH_SECONDS` (in proportion for a longer one) and only the completion's deadline (no clock where it has
+    none: a busy machine then finds the same finishes as an idle one)."""
     if options.search_budget is not None:
-        return deadline, options.search_budget
+        return deadline, max(1, round(options.search_budget * seconds / SEARCH_SECONDS))
     bound = time.perf_counter() + seconds
     return (bound if deadline is None else min(bound, deadline)), None
-

@@ -31,8 +31,8 @@ MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
 DECODING = ("max_tokens", "top_k", "timeout", "scope", "loop_repeats", "token_healing", "attempts", "names",
             "search_budget")
 # A run's finish searches are bounded by nodes expanded, not by the clock: the same cases give the same middles on a
-# busy machine as on an idle one, and two runs compare (the nodes an editor's search takes at most).
-SEARCH_BUDGET = 400
+# busy machine as on an idle one, and two runs compare (about what an editor's searches expand in their seconds).
+SEARCH_BUDGET = 20
 SETTING_KEYS = ("model", *DECODING, "server")
 # Settings that results files written before them lack, with the value those runs had.
 _SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0], "loop_repeats": 0, "token_healing": False, "attempts": 1,
