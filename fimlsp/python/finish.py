@@ -21,6 +21,7 @@ left, and when it has to stop it needs a way to close what is open. Both come fr
 
 from __future__ import annotations
 
+import builtins
 import heapq
 import itertools
 import math
@@ -60,6 +61,7 @@ NAME_COMPLETIONS = 6
 # right context's first line such a clause is looked for.
 _REST_OF_FOR = re.compile(r"([ \t]*)in\b")
 _DEF_REST = re.compile(r"[^\W\d]\w*[ \t]*\(")
+_BUILTINS = frozenset(dir(builtins))
 _WORD = re.compile(r"(?<![.\w])[^\W\d]\w*")
 _CLAUSE = re.compile(r"(except|finally)\b")
 _OPENER = {")": "(", "]": "[", "}": "{"}
@@ -274,14 +276,16 @@ def _name(state: FimState) -> str:
 
 
 def _completions(state: FimState) -> list[str]:
-    """The rests of the names the file or the middle binds that the name in progress begins, the shortest first
-    (with the name judge on: `return proxy_env + e` ends as `env` or `environment`, where `e` is unbound)."""
+    """The rests of the names the file or the middle binds that the name in progress begins, the shortest first;
+    builtins only where the file binds none (with the name judge on: `return proxy_env + e` ends as
+    `environment`, where `e` is unbound, rather than as `eval`)."""
     names, begun = state.names, state.lexer.text
     if names is None or names.off:
         return []
     longer = sorted((name for name in names.file.known | names.written
                      if len(name) > len(begun) and name.startswith(begun)), key=lambda name: (len(name), name))
-    return [name[len(begun):] for name in longer[:NAME_COMPLETIONS]]
+    own = [name for name in longer if name not in _BUILTINS]
+    return [name[len(begun):] for name in (own or longer)[:NAME_COMPLETIONS]]
 
 
 def _header(name: str) -> str:
