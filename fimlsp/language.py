@@ -40,8 +40,9 @@ class State(Protocol):
     def distance_bound(self) -> float:
         """A lower bound, in characters, on what must still be fed for the text to be complete."""
 
-    def finish(self, limit: float, deadline: float | None = None) -> str | None:
-        """A shortest text of at most `limit` characters that completes it; None if none is found in time."""
+    def finish(self, limit: float, deadline: float | None = None, work: int | None = None) -> str | None:
+        """A shortest text of at most `limit` characters that completes it; None if none is found in time (before
+        `deadline`) or within `work`, the steps the search may take (None: the language's default)."""
 
     def statement_column(self) -> int:
         """The column of the statement the text fed so far ends in (where a line's indentation is all there is

@@ -284,6 +284,34 @@ def test_a_model_that_never_stops_is_steered_to_a_valid_end_within_the_limit(tin
     assert result.constraint_ms_per_token == pytest.approx(per_token)
 
 
+def test_searches_bounded_by_nodes_find_the_same_middles_on_a_busy_machine(tiny, monkeypatch):
+    """With a search budget the finish searches count nodes, not seconds: a machine so busy that a second passes
+    between two looks at the clock gives the middle an idle one gives (an eval's figures do not move with load).
+    Bounded by the clock, the same searches find nothing there."""
+    import time
+
+    model = fixed_ranking(tiny, [byte_token(tiny, ord("[")), byte_token(tiny, ord("]"))])
+    left, right = "x = ", "\n"
+    guarantee = quotient_guarantee(left, right)
+    counted = DecodingOptions(max_tokens=10, search_budget=20)
+    idle = complete_middle(model, left, right, counted, guarantee=guarantee)
+    assert idle.parses and idle.ending == "finish", idle
+    real = time.perf_counter
+    ticks = iter(range(10**9))
+    monkeypatch.setattr(time, "perf_counter", lambda: real() + next(ticks))  # a second more at every look
+    busy = complete_middle(model, left, right, counted, guarantee=guarantee)
+    timed_busy = complete_middle(model, left, right, DecodingOptions(max_tokens=10), guarantee=guarantee)
+    assert busy.middle == idle.middle and busy.finish_searches == idle.finish_searches, (busy, idle)
+    assert timed_busy.middle != idle.middle, timed_busy
+
+
+def quotient_guarantee(left: str, right: str):
+    """The constrained mode's promise for `left` and `right`, built before a test changes the clock."""
+    from fimlsp.language import named
+
+    return named(DecodingOptions().language).constrain(left, right)
+
+
 def test_an_early_end_of_sequence_starts_a_finish_written_by_the_model(tiny):
     """End of sequence is ranked first while `f(1, [2` is open: the finish takes the model's most probable tokens
     that bring the end closer (`]` before `)`), never the ones that do not (`(`)."""
@@ -898,3 +926,13 @@ def test_python_binds_names_is_the_name_judges_verdict_on_a_whole_middle():
     assert not python.binds_names("x = ", "undefined_thing", "\n")
     assert not python.binds_names("def f(", "a", "):\n    return b\n")  # the body needs `b` bound by the header
     assert python.binds_names("from m import *\nx = ", "anything", "\n")  # a star import: names not judged
+
+
+def test_strict_names_says_when_no_middle_within_the_limit_binds_what_the_right_context_needs(tiny):
+    """Two tokens cannot bind `a_long_name_nothing_binds`: no judged middle exists, the middle is decoded again
+    without the judge, and the reason says that this middle does not bind the name either."""
+    right = "\nprint(a_long_name_nothing_binds)\n"
+    result = complete_middle(tiny, "import os\n", right, DecodingOptions(max_tokens=2, attempts=1, names="strict",
+                                                                      search_budget=20))
+    assert result.parses and "decoded without the name judge" in result.reason, result
+    assert "does not bind them either" in result.reason, result.reason

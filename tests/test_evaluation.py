@@ -305,7 +305,7 @@ def test_a_results_file_from_before_the_later_settings_resumes_as_file_scope_wit
     results = tmp_path / "old.jsonl"
     results.write_text(json.dumps({"type": "run", "model": runner.RunSettings().model_name, "max_tokens": 500,
                                    "top_k": 50, "timeout": None}) + "\n")
-    old = runner.RunSettings(loop_repeats=0, token_healing=False, attempts=1)
+    old = runner.RunSettings(loop_repeats=0, token_healing=False, attempts=1, search_budget=None)
     assert runner.prepare(results, old) == set()
     with pytest.raises(runner.ResumeError, match="attempts=1"):  # its middles were plain greedy ones
         runner.prepare(results, dataclasses.replace(old, attempts=3))
@@ -315,6 +315,8 @@ def test_a_results_file_from_before_the_later_settings_resumes_as_file_scope_wit
         runner.prepare(results, dataclasses.replace(old, loop_repeats=3))
     with pytest.raises(runner.ResumeError, match="token_healing=False"):
         runner.prepare(results, dataclasses.replace(old, token_healing=True))
+    with pytest.raises(runner.ResumeError, match="search_budget=None"):  # its searches were bounded by the clock
+        runner.prepare(results, dataclasses.replace(old, search_budget=runner.SEARCH_BUDGET))
 
 
 def test_names_a_middle_leaves_undefined_are_those_its_true_middle_does_not():

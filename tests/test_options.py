@@ -16,7 +16,8 @@ from fimlsp.server import config
 # A valid value, other than every default, for each option the commands offer.
 OTHER = {"mode": "checked", "max_tokens": 7, "top_k": 3, "temperature": 0.5, "top_p": 0.9, "timeout": 4.0,
          "seed": 2, "single_line": True, "statement_end": False, "size_budget": 99, "setup_timeout": 3.0,
-         "scope": "file", "loop_repeats": 5, "token_healing": False, "attempts": 2, "names": "strict"}
+         "scope": "file", "loop_repeats": 5, "token_healing": False, "attempts": 2, "names": "strict",
+         "search_budget": 50}
 
 
 def flags(values: dict) -> list[str]:
@@ -45,7 +46,10 @@ def test_every_option_is_a_flag_of_complete_and_reaches_the_options():
 def test_complete_asks_for_what_the_editors_do_and_eval_for_the_papers_setup():
     editors = options.from_arguments(parsed(complete, ["f.py:1:1"]))
     assert (editors.scope, editors.statement_end) == ("block", True)
-    assert options.from_arguments(parsed(evaluate, []), evaluate.DECODING) == DecodingOptions()
+    # eval's searches count nodes, not seconds: its figures do not move with the machine's load
+    assert options.from_arguments(parsed(evaluate, []), evaluate.DECODING) == DecodingOptions(
+        search_budget=runner.SEARCH_BUDGET)
+    assert runner.RunSettings().decoding_options("constrained").search_budget == runner.SEARCH_BUDGET
 
 
 def test_eval_and_serve_offer_their_options_from_the_declaration():

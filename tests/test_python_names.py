@@ -203,10 +203,23 @@ def test_true_middles_of_whole_lines_after_closed_blocks_are_never_refused(data)
     ("import os\n", "\nprint(sys.argv)\n"),  # the right context loads a name the finish must bind
     ("class A:\n    def find(cls, name=u'", "dummy'):\n        return config\n"),
     ("def f(", "a):\n    return a + b\n"),
+    # a right context that reads as the rest of a `def` header, whose body loads the parameters
+    ("class P:\n    @property\n    def no_proxy(self)", "from_dict(config):\n        return config\n"),
 ])
 def test_the_finish_with_the_name_judge_on_ends_where_the_judge_accepts(left, right):
     state = quotient(left, right).judging_names(FileNames.of(left, right))
     finish = state.finish()
     assert finish is not None
     assert judged(left, finish, right) == "complete"
+
+
+@pytest.mark.parametrize("left, right", [
+    ("environment = {}\nproxy = environment + e", "\nprint(proxy)\n"),
+    ("environment = {}\n\n\ndef f():\n    return environment + e", "\n"),
+])
+def test_the_finish_ends_the_name_the_cursor_is_in_as_one_the_file_binds(left, right):
+    """`e` is unbound: the finish completes it to a name the file binds (not a builtin such as `eval`, which the
+    file does not mean) rather than trying to bind `e`."""
+    state = quotient(left, right).judging_names(FileNames.of(left, right))
+    assert state.finish() == "nvironment"
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from fimlsp.decoding import options
 from fimlsp.evaluation.dataset import KINDS as KIND_NAMES
-from fimlsp.evaluation.runner import DECODING
+from fimlsp.evaluation.runner import DECODING, SEARCH_BUDGET
 from fimlsp.evaluation.runner import MODES as MODE_NAMES
 
 
@@ -142,7 +142,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--server", metavar="URL",
                        help="run the model on the shared server at URL (see `fimlsp complete --server`); --model then "
                             "names the folder with its vocabulary; the cases run one at a time")
-    options.add_arguments(group, only=DECODING)
+    options.add_arguments(group, options.DecodingOptions(search_budget=SEARCH_BUDGET), only=DECODING)
     group = parser.add_argument_group("running and reporting")
     group.add_argument("--out", type=Path, default=Path("eval-results.jsonl"),
                        help="results file, JSON lines; an existing one is resumed (default: eval-results.jsonl)")

@@ -25,6 +25,7 @@ from fimlsp.decoding.loop import Decoder
 from fimlsp.decoding.options import DecodingOptions
 from fimlsp.decoding.prefix import Prefix
 from fimlsp.decoding.results import Completion, preference
+from fimlsp.decoding.steering import search_bounds
 from fimlsp.language import FILE, NONE, REGION, Caches, Guarantee, named
 from fimlsp.language import State as FimState
 from fimlsp.lines import with_line_breaks_of
@@ -165,11 +166,13 @@ def complete_middles(
             again = complete_middles(model, left, right, replace(options, names="off", timeout=remaining), n,
                                      should_stop, plain, caches)
             language = named(options.language)
-            again.sort(key=lambda result: result.valid and language.binds_names(left, result.middle, right),
-                       reverse=True)  # stable: among those that bind their names (or not), the preferred first
-            again[0].reason = "; ".join(reason for reason in (
-                "no valid middle was found that binds every name it needs: decoded without the name judge",
-                again[0].reason) if reason)
+            binding = [result.valid and language.binds_names(left, result.middle, right) for result in again]
+            # stable: among those that bind their names (or not), the preferred first
+            again = [result for _binds, result in sorted(zip(binding, again), key=lambda pair: pair[0], reverse=True)]
+            said = "no valid middle was found that binds every name it needs: decoded without the name judge"
+            if not any(binding):
+                said += ", and this middle does not bind them either"
+            again[0].reason = "; ".join(reason for reason in (said, again[0].reason) if reason)
             return again
     return results[:n]
 
@@ -222,21 +225,24 @@ def _start(state: FimState, options: DecodingOptions, deadline: float | None) ->
     """The empty middle, with its finish searched for (is the end reachable at all?), in the scope asked for; a
     block that admits no finish falls back to the whole file, and says so. With the searches run."""
     seconds = START_SEARCH_SECONDS
-    if deadline is not None:  # an editor's time budget: the model gets most of it
+    if deadline is not None and options.search_budget is None:  # an editor's time budget: the model gets most of it
         seconds = min(seconds, START_SEARCH_SHARE * (deadline - time.perf_counter()))
     limit, reason = options.max_tokens, ""
+
+    def finish(start: FimState) -> str | None:
+        return start.finish(limit, *search_bounds(options, seconds, deadline))
+
     if options.scope == "block":
         scoped = state.in_block()
-        finish = scoped.finish(limit, time.perf_counter() + seconds)
-        if finish is not None:
-            return Prefix("", b"", scoped, 0, finish=finish, searched=True), "block", "", 1
-        finish = state.finish(limit, time.perf_counter() + seconds)
-        if finish is None:
+        finish_in_block = finish(scoped)
+        if finish_in_block is not None:
+            return Prefix("", b"", scoped, 0, finish=finish_in_block, searched=True), "block", "", 1
+        finish_in_file = finish(state)
+        if finish_in_file is None:
             return Prefix("", b"", scoped, 0, searched=True), "block", "", 2
         reason = "the block at the cursor admits no middle within the limit: the whole file was the scope"
-        return Prefix("", b"", state, 0, finish=finish, searched=True), "file", reason, 2
-    return Prefix("", b"", state, 0, finish=state.finish(limit, time.perf_counter() + seconds),
-                  searched=True), "file", reason, 1
+        return Prefix("", b"", state, 0, finish=finish_in_file, searched=True), "file", reason, 2
+    return Prefix("", b"", state, 0, finish=finish(state), searched=True), "file", reason, 1
 
 
 # Stops where the model ended the middle: its end of sequence, or a token past where it was asked to end.

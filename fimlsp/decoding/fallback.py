@@ -69,7 +69,7 @@ def _fitting_finish(steering: Steering, prefix: Prefix) -> tuple[str, int] | Non
     finish = prefix.finish
     if finish is None:
         limit = FALLBACK_CHARACTERS_PER_TOKEN * left
-        finish = steering.judge.finish(prefix.state, limit, steering.search_deadline(FALLBACK_SEARCH_SECONDS))
+        finish = steering.finish(prefix.state, limit, FALLBACK_SEARCH_SECONDS)
     if finish is None:
         return None
     tokens = len(steering.model.encode(finish))

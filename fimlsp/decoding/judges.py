@@ -67,12 +67,14 @@ class ConstrainedJudge(Judge):
     def bound(self, state: FimState) -> float:
         return self._timed(state.distance_bound)
 
-    def finish(self, state: FimState, limit: float, deadline: float | None = None) -> str | None:
-        """A shortest finish of at most `limit` characters; None if none is found (or not before `deadline`)."""
+    def finish(self, state: FimState, limit: float, deadline: float | None = None, work: int | None = None
+               ) -> str | None:
+        """A shortest finish of at most `limit` characters; None if none is found (before `deadline`, within
+        `work` steps of the search)."""
         self.searches += 1
         before = self.seconds
         try:
-            return self._timed(state.finish, limit, deadline)
+            return self._timed(state.finish, limit, deadline, work)
         finally:
             self.search_seconds += self.seconds - before
 

@@ -65,6 +65,11 @@ class DecodingOptions:
     names: str = _option(
         NAMES[0], "strict: a constrained middle may not load a name that nothing in the file or the middle binds "
                   "(off in files with star imports, globals(), exec, eval, ...)", choices=NAMES, setting="names")
+    search_budget: int | None = _option(
+        None, "nodes a finish search of the token loop may expand (a fallback's and the start's, which may take "
+              "longer, in proportion), with no clock but the completion's --timeout: the middles are the same on a "
+              "busy machine as on an idle one (eval's runs); none: searches end after their share of a second, for "
+              "an editor's latency", metavar="NODES")
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -79,6 +84,8 @@ class DecodingOptions:
             raise ValueError("attempts must be at least 1")
         if self.loop_repeats < 0 or self.loop_repeats == 1:
             raise ValueError("loop_repeats must be 0 (off) or at least 2")
+        if self.search_budget is not None and self.search_budget < 1:
+            raise ValueError("search_budget must be a positive number of nodes")
         if self.size_budget < 1:
             raise ValueError("size_budget must be a positive number of characters")
         if (self.timeout is not None and self.timeout <= 0) or self.setup_timeout <= 0:
@@ -86,7 +93,7 @@ class DecodingOptions:
         named(self.language)
 
 
-_TYPES = {"int": int, "float": float, "float | None": float, "str": str}
+_TYPES = {"int": int, "int | None": int, "float": float, "float | None": float, "str": str}
 
 
 def offered() -> tuple[Field, ...]:

@@ -15,6 +15,7 @@ import time
 from fimlsp.decoding.judges import Judge
 from fimlsp.decoding.options import DecodingOptions
 from fimlsp.decoding.prefix import Prefix
+from fimlsp.language import State as FimState
 from fimlsp.model import FimModel
 from fimlsp.model.token_text import completions_of
 
@@ -101,11 +102,21 @@ class Steering:
             prefix.searched = True
             self.searches_left -= 1
             limit = self.tokens_left(prefix) if limit is None else limit
-            prefix.finish = self.judge.finish(prefix.state, limit, self.search_deadline(SEARCH_SECONDS))
+            prefix.finish = self.finish(prefix.state, limit, SEARCH_SECONDS)
         return prefix.finish
 
-    def search_deadline(self, seconds: float) -> float:
-        """`seconds` from now, and no later than the completion's deadline."""
-        deadline = time.perf_counter() + seconds
-        return deadline if self.deadline is None else min(deadline, self.deadline)
+    def finish(self, state: FimState, limit: float, seconds: float) -> str | None:
+        """A shortest finish of `state` within `limit` characters, searched for within the search's bounds
+        (`search_bounds`)."""
+        return self.judge.finish(state, limit, *search_bounds(self.options, seconds, self.deadline))
 
+
+def search_bounds(options: DecodingOptions, seconds: float, deadline: float | None) -> tuple[float | None, int | None]:
+    """The deadline and the nodes of a finish search that may take `seconds`: `seconds` from now and no later than
+    the completion's `deadline`, and the language's default nodes; with a search budget, its nodes for a search of
+    `SEARCH_SECONDS` (in proportion for a longer one) and only the completion's deadline (no clock where it has
+    none: a busy machine then finds the same finishes as an idle one)."""
+    if options.search_budget is not None:
+        return deadline, max(1, round(options.search_budget * seconds / SEARCH_SECONDS))
+    bound = time.perf_counter() + seconds
+    return (bound if deadline is None else min(bound, deadline)), None

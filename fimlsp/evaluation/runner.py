@@ -28,11 +28,15 @@ from fimlsp.model.remote import RemoteModel
 
 MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
 # The decoding options a run takes (its other options are the library's defaults: file scope, no statement end).
-DECODING = ("max_tokens", "top_k", "timeout", "scope", "loop_repeats", "token_healing", "attempts", "names")
+DECODING = ("max_tokens", "top_k", "timeout", "scope", "loop_repeats", "token_healing", "attempts", "names",
+            "search_budget")
+# A run's finish searches are bounded by nodes expanded, not by the clock: the same cases give the same middles on a
+# busy machine as on an idle one, and two runs compare (about what an editor's searches expand in their seconds).
+SEARCH_BUDGET = 20
 SETTING_KEYS = ("model", *DECODING, "server")
 # Settings that results files written before them lack, with the value those runs had.
 _SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0], "loop_repeats": 0, "token_healing": False, "attempts": 1,
-                         "names": decoding.NAMES[0], "server": None}
+                         "names": decoding.NAMES[0], "server": None, "search_budget": None}
 
 
 class ResumeError(Exception):
@@ -52,13 +56,14 @@ class RunSettings:
     token_healing: bool = decoding.DecodingOptions.token_healing
     attempts: int = decoding.DecodingOptions.attempts
     names: str = decoding.NAMES[0]  # of the constrained mode
+    search_budget: int | None = SEARCH_BUDGET  # nodes a finish search expands; None: the clock bounds it too
     server: str | None = None  # the URL of a shared server that runs the model (`fimlsp.model.remote`)
 
     def header(self) -> dict:
         return {"type": "run", "model": self.model_name, "max_tokens": self.max_tokens, "top_k": self.top_k,
                 "timeout": self.timeout, "scope": self.scope, "loop_repeats": self.loop_repeats,
                 "token_healing": self.token_healing, "attempts": self.attempts,
-                "names": self.names, "server": self.server}
+                "names": self.names, "search_budget": self.search_budget, "server": self.server}
 
     def decoding_options(self, mode: str) -> decoding.DecodingOptions:
         """The options of a completion in `mode` under these settings."""

@@ -21,6 +21,7 @@ left, and when it has to stop it needs a way to close what is open. Both come fr
 
 from __future__ import annotations
 
+import builtins
 import heapq
 import itertools
 import math
@@ -53,9 +54,15 @@ NAME = lx.SHORTEST_TEXT[lx.NAME]
 BOUND_NAME = "id"
 # The most names that ends of a search left unbound (`FimState.unbound_names`) that it tries to bind.
 WANTED_NAMES = 3
+# The most names the file binds that a name in progress is completed to (`e` to `env`, `environment`), the shortest
+# first: with the name judge on, a name the cursor is inside must end as one that is bound.
+NAME_COMPLETIONS = 6
 # The right context's first line goes on a `for` header; a clause that needs a `try` before it; how far after the
 # right context's first line such a clause is looked for.
 _REST_OF_FOR = re.compile(r"([ \t]*)in\b")
+_DEF_REST = re.compile(r"[^\W\d]\w*[ \t]*\(")
+_BUILTINS = frozenset(dir(builtins))
+_WORD = re.compile(r"(?<![.\w])[^\W\d]\w*")
 _CLAUSE = re.compile(r"(except|finally)\b")
 _OPENER = {")": "(", "]": "[", "}": "{"}
 # Lines of the right context in which a header's rest is looked for.
@@ -94,7 +101,8 @@ def shortest_finish(
     if state.complete:
         return ""
     budget = _Budget(expansions, deadline)
-    unbound = state.unbound_names()  # names an end left unbound: the finish may bind them
+    # names an end left unbound: the finish may bind them (not the word the cursor is in: it may end otherwise)
+    unbound = state.unbound_names() - {_begun(state)}
     wanted = sorted(unbound) if len(unbound) <= WANTED_NAMES else []
     found = _search(state, limit, budget.share(EXACT_SHARE), 1.0, wanted)
     if found is None and budget.left():
@@ -137,6 +145,7 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
     (one ahead of the others), and an end that binds none of them is not checked (`complete`: CPython's and
     pyflakes' verdict on the whole file, the costly part of a search)."""
     best: str | None = None
+    begun = _begun(state)
     order = itertools.count()
     root = (weight * estimate(state), 0, next(order), state, "", 0)
     frontier = [root]
@@ -159,7 +168,8 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
                 if child.complete:
                     best = written
                     continue
-                unbound = child.unbound_names() - set(wanted)
+                # a name the finish (or the word the cursor is in) loads unbound is to be written otherwise, not bound
+                unbound = child.unbound_names() - set(wanted) - set(_WORD.findall(begun + written))
                 if len(wanted) + len(unbound) <= WANTED_NAMES:  # (more: the end made loads of other text)
                     wanted.extend(sorted(unbound))
             if piece in final:
@@ -175,6 +185,11 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
         if len(wanted) > wanted_before and best is None:  # the texts so far were ordered without these names
             frontier = [root]
     return best
+
+
+def _begun(state: FimState) -> str:
+    """The name in progress, which the finish may go on (empty if none)."""
+    return state.lexer.text if _WORD.fullmatch(state.lexer.text) else ""
 
 
 def _binds(state: FimState, name: str) -> bool:
@@ -216,6 +231,8 @@ def _pieces(state: FimState, wanted: list[str] = ()) -> tuple[list[str], set[str
             fed = parser.feed(terminal)
             if fed is not None:
                 following |= fed.allowed()
+        if lx.NAME in pending and lexer.text:
+            pieces.extend(_completions(state))
     for terminal in sorted(following):
         text = name if terminal == lx.NAME else lx.SHORTEST_TEXT[terminal]
         if text:
@@ -258,6 +275,19 @@ def _name(state: FimState) -> str:
     return NAME if names is None or names.off else BOUND_NAME
 
 
+def _completions(state: FimState) -> list[str]:
+    """The rests of the names the file or the middle binds that the name in progress begins, the shortest first;
+    builtins only where the file binds none (with the name judge on: `return proxy_env + e` ends as
+    `environment`, where `e` is unbound, rather than as `eval`)."""
+    names, begun = state.names, state.lexer.text
+    if names is None or names.off:
+        return []
+    longer = sorted((name for name in names.file.known | names.written
+                     if len(name) > len(begun) and name.startswith(begun)), key=lambda name: (len(name), name))
+    own = [name for name in longer if name not in _BUILTINS]
+    return [name[len(begun):] for name in (own or longer)[:NAME_COMPLETIONS]]
+
+
 def _header(name: str) -> str:
     """The start of a compound statement's header, for a right context that begins with the header's colon or with
     a line indented deeper than any open block (then with the colon)."""
@@ -290,10 +320,16 @@ def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str
         openings.append(("for x" if rest_of_for.group(1) else "for x ") if rest_of_for else "if ")
         if lx.is_identifier_char(first_line[0]):  # `or y:` goes on `if x` as `if xor y:`
             openings.append(_header(name))
+        if _DEF_REST.match(first_line):  # `from_dict(config):` is a `def` header whose parameters the body loads
+            openings.append("def ")
+        elif _header_openers(right[:CLAUSE_LOOKAHEAD]) == "(":  # `**kwargs):`: the rest of its parameters
+            openings.append("def " + name + "(")
     else:
         openers = _header_openers(right[:CLAUSE_LOOKAHEAD])
         if openers:  # `y,\n    z):` ends a header whose bracket the middle opens: `if x(`
             openings.append("if " + "".join(("" if opener == "{" else name) + opener for opener in openers))
+            if openers == "(":  # or the parameters of a `def` (`**kwargs):` and a body that loads them)
+                openings.append("def " + name + "(")
     if code and line_end >= 0 and " " * len(indentation) == indentation:
         column = len(indentation)
         unit = indents[-1][0] - indents[-2][0] if len(indents) > 1 else 4  # the innermost block's step

@@ -421,10 +421,10 @@ class FimState:
         """No text of fewer characters finishes the file (`math.inf`: none can)."""
         return finishing.distance_bound(self)
 
-    def finish(self, limit: float = math.inf, deadline: float | None = None) -> str | None:
+    def finish(self, limit: float = math.inf, deadline: float | None = None, work: int | None = None) -> str | None:
         """A shortest text after which the file is complete (see `fimlsp.python.finish`), of at most `limit`
-        characters; None if none is found."""
-        return finishing.shortest_finish(self, limit, deadline)
+        characters; None if none is found (before `deadline`, within `work` nodes expanded)."""
+        return finishing.shortest_finish(self, limit, deadline, finishing.EXPANSIONS if work is None else work)
 
     def quotient_accepts(self) -> bool:
         """Membership in the quotient language alone: necessary for `complete`, and exact but for indentation."""
