@@ -936,3 +936,17 @@ def test_strict_names_says_when_no_middle_within_the_limit_binds_what_the_right_
                                                                       search_budget=20))
     assert result.parses and "decoded without the name judge" in result.reason, result
     assert "does not bind them either" in result.reason, result.reason
+
+
+def test_strict_names_offers_a_middle_where_the_judge_leaves_only_the_empty_one(tiny):
+    """At a statement start the random model writes names nothing binds, so the judged decoding ends empty, which
+    an editor shows as no suggestion at all: the middle decoded without the judge is offered, as it would be with
+    names off, and its reason says so."""
+    left = "class Counter:\n    def bump(self, step=1):\n        self.count += step\n        "
+    right = "return self.count\n"
+    options = DecodingOptions(max_tokens=24, attempts=1, scope="block", timeout=20.0)
+    plain = complete_middle(tiny, left, right, dataclasses.replace(options, names="off"))
+    strict = complete_middle(tiny, left, right, dataclasses.replace(options, names="strict"))
+    assert plain.valid and plain.middle, plain
+    assert strict.valid and strict.middle == plain.middle, strict
+    assert "decoded without the name judge" in strict.reason, strict.reason

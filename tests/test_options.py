@@ -72,7 +72,7 @@ def test_the_server_settings_that_are_options_take_their_keys_and_choices_from_t
                                                            "names": "loose"})
     assert problems == ["setting 'names' = 'loose' ignored: expected one of off, strict"]
     held = settings.decoding_options(timeout=1.0)
-    assert (held.top_k, held.loop_repeats, held.scope, held.names, held.timeout) == (3, 0, "file", "off", 1.0)
+    assert (held.top_k, held.loop_repeats, held.scope, held.names, held.timeout) == (3, 0, "file", "strict", 1.0)
     assert held.max_tokens == config.Settings().max_tokens
 
 

@@ -38,6 +38,9 @@ START_SEARCH_SHARE = 0.25  # of the completion's time budget, when it has one
 # fit it), and the share at the end left to a fallback's searches (the token loop ends before it).
 PROMPT_SHARE = 0.4
 FALLBACK_SHARE = 0.15
+# With the name judge on, the judged decoding's share of a time budget: the rest is left to the retry without it,
+# so that a middle the judge refuses still leaves time for a valid one (a suggestion rather than none).
+NAMES_SHARE = 0.6
 
 
 def complete_middle(
@@ -90,6 +93,11 @@ def complete_middles(
         setup_seconds = time.perf_counter() - started
         if guarantee.state is None:
             mode = "unconstrained"
+    budget_end = deadline
+    names_retry = mode == "constrained" and options.names == "strict" and not names_reason
+    if names_retry and deadline is not None:
+        now = time.perf_counter()
+        deadline = now + NAMES_SHARE * max(0.0, deadline - now)
     reserve = min(options.max_tokens, model.context_window // 4)
     # Within a time budget, the prompt is cut to what the model can read in its share of the time left.
     limit = None if deadline is None else model.prompt_tokens_within(PROMPT_SHARE * (deadline - time.perf_counter()))
@@ -158,10 +166,10 @@ def complete_middles(
     first.constraint_seconds += start_seconds
     first.search_seconds += start_seconds
     first.finish_searches += start_searches
-    if mode == "constrained" and options.names == "strict" and not names_reason and not first.valid:
+    if names_retry and not (first.valid and first.middle):
         # Names are a judgement on top of validity: where no valid middle binds what it must, a valid one is
-        # worth more than none.
-        remaining = None if deadline is None else deadline - time.perf_counter()
+        # worth more than none (and an empty middle is no suggestion at all).
+        remaining = None if budget_end is None else budget_end - time.perf_counter()
         if remaining is None or remaining > 0:
             again = complete_middles(model, left, right, replace(options, names="off", timeout=remaining), n,
                                      should_stop, plain, caches)

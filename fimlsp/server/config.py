@@ -102,8 +102,9 @@ class Settings:
     mode: str = _decoding("mode")
     # block: a middle stays in the block at the cursor and leaves the code after it as it reads
     scope: str = _decoding("scope", "block")
-    # strict: a constrained suggestion loads only names that the file or the suggestion binds
-    names: str = _decoding("names")
+    # strict: a constrained suggestion loads only names that the file or the suggestion binds (the editors' default:
+    # 1 of 48 held-out constrained middles adds an undefined name with it, 14 without)
+    names: str = _decoding("names", "strict")
     max_tokens: int = _decoding("max_tokens", 128, _positive_int)
     time_budget: float = _setting(2.0, "timeBudget", _positive_number)  # seconds per completion
     # auto: single-line while typing, multi-line when the user asks
