@@ -19,6 +19,7 @@ from fimlsp.training.fim import (
     SpanMix,
     middle_ends,
     pack,
+    repeat_candidates,
     segment_document,
     split_at_random_points,
     split_at_short_random_span,
@@ -362,6 +363,45 @@ def test_middle_ends_are_the_end_of_sequence_of_fim_samples_only(tokenizer):
     assert 0 < fim_samples < len(samples) and int(marks.sum()) == fim_samples
 
 
+def repeat_candidates_by_search(row: list[int], ids: FimTokens, ngram: int) -> list[int]:
+    """Oracle: for each target, search the open middle's earlier text for the last place its n - 1 tokens before
+    the target were seen, and take the token that followed them there when it is not the target."""
+    found = []
+    for position in range(len(row) - 1):
+        before = row[:position + 1]
+        opened = max((i for i, token in enumerate(before) if token == ids.middle), default=-1)
+        closed = max((i for i, token in enumerate(before) if token == ids.eos), default=-1)
+        candidate = -1
+        if opened > closed:
+            text, key = row[opened + 1:position + 1], row[position + 2 - ngram:position + 1]
+            if len(text) >= ngram - 1:
+                earlier = [i for i in range(len(text) - ngram + 1) if text[i:i + ngram - 1] == key]
+                if earlier and text[earlier[-1] + ngram - 1] != row[position + 1]:
+                    candidate = text[earlier[-1] + ngram - 1]
+        found.append(candidate)
+    return found
+
+
+def test_repeat_candidates_are_the_tokens_that_would_repeat_an_earlier_ngram_of_the_open_middle(tokenizer):
+    ids = FimTokens(prefix=1, middle=2, suffix=3, eos=0)
+    # after <fim_middle>: 10 11 12 13, then 10 11 12 again, followed by 14: 13 is the repeat at that target
+    window = [1, 3, 10, 11, 12, 2, 10, 11, 12, 13, 10, 11, 12, 14, 0, 1, 3, 2, 11, 12, 13, 4, 4]
+    assert repeat_candidates(__import__("numpy").asarray([window]), ids, 4)[0].tolist() == (
+        repeat_candidates_by_search(window, ids, 4))
+    assert [i for i, token in enumerate(repeat_candidates_by_search(window, ids, 4)) if token != -1] == [12]
+    assert repeat_candidates_by_search(window, ids, 4)[12] == 13  # the suffix's 10 11 12 and the next sample's don't count
+
+    transform = fim_transform(tokenizer, fim_rate=0.8)
+    texts = [(STDLIB / name).read_text() for name in ("textwrap.py", "heapq.py")]
+    windows = pack(transform.samples(texts, random.Random(3)), window_tokens=129, pad=4)
+    for ngram in (2, 4):
+        candidates = repeat_candidates(windows, transform.ids, ngram)
+        assert candidates.shape == (len(windows), 128)
+        assert candidates.tolist() == [repeat_candidates_by_search(row, transform.ids, ngram)
+                                       for row in windows.tolist()]
+        assert (candidates >= 0).sum() > 10
+
+
 def test_learning_rate_warms_up_then_decays_by_cosine_to_the_floor():
     from fimlsp.training.train import TrainOptions, lr_at
 
@@ -461,6 +501,32 @@ def test_eos_weight_raises_the_end_of_sequence_after_middles_and_logs_the_plain_
             probabilities = model(input_ids=torch.from_numpy(windows[:, :-1])).logits.softmax(-1)[..., 0]
         eos_probability[name] = float(probabilities[ends].mean())
     assert eos_probability["weighted"] > 1.5 * eos_probability["plain"]
+
+
+def test_repeat_unlikelihood_lowers_the_probability_of_repeating_an_earlier_ngram(sample_root, tmp_path):
+    import numpy as np
+    import torch
+    from transformers import GPTBigCodeForCausalLM
+
+    from fimlsp.training.train import fim_tokens
+
+    common = ["--tokens", str(40 * 4 * 64), "--lr", "3e-3", "--eval-cases", "0", "--repeat-ngram", "3"]
+    assert train(sample_root, tmp_path / "plain", *common) == 0
+    assert train(sample_root, tmp_path / "unlikely", *common, "--repeat-unlikelihood", "1000") == 0
+    assert losses(tmp_path / "plain")[0] == pytest.approx(losses(tmp_path / "unlikely")[0])  # same start, same data
+    logged = [json.loads(line) for line in (tmp_path / "unlikely" / "log.jsonl").read_text().splitlines()]
+    assert all(record["repeat_loss"] >= 0 for record in logged) and any(record["repeat_loss"] > 0 for record in logged)
+
+    windows = np.load(tmp_path / "plain" / "data" / "train-epoch0.npy").astype(np.int64)
+    candidates = torch.from_numpy(repeat_candidates(windows, fim_tokens(load_tokenizer(tmp_path / "plain" / "model")), 3))
+    where = candidates >= 0
+    repeat_probability = {}
+    for name in ("plain", "unlikely"):
+        model = GPTBigCodeForCausalLM.from_pretrained(tmp_path / name / "model", torch_dtype=torch.float32).eval()
+        with torch.no_grad():
+            probabilities = model(input_ids=torch.from_numpy(windows[:, :-1])).logits.softmax(-1)
+        repeat_probability[name] = float(probabilities[where].gather(-1, candidates[where].unsqueeze(-1)).mean())
+    assert repeat_probability["unlikely"] < 0.9 * repeat_probability["plain"]
 
 
 def test_interrupted_and_resumed_run_ends_with_the_same_weights(sample_root, tmp_path, capsys):

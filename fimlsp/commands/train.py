@@ -48,6 +48,10 @@ OPTION_HELP = {
     "eos_weight": "loss weight of the end of sequence that closes a FIM middle, against 1 for every other token: "
                   "one such token per sample is too rare a target for a small model to write it where a middle "
                   "ends rather than go on (a weight w moves its learnt log-odds up by about ln w)",
+    "repeat_unlikelihood": "weight of an unlikelihood loss on the tokens that would repeat an earlier n-gram of the "
+                           "text after <fim_middle> where the true token differs (0: none): against the loops a "
+                           "small model's greedy middles end in",
+    "repeat_ngram": "n of --repeat-unlikelihood: a token is a repeat when it followed the same n - 1 tokens before",
     "tokens": "training token budget; it fixes the number of steps and with it the cosine schedule",
     "batch_size": "windows per optimizer step",
     "lr": "peak learning rate of AdamW",
@@ -156,6 +160,10 @@ def validate(args: argparse.Namespace) -> None:
             raise UserError(f"{option_flag(name)} must be between 0 and 1")
     if args.eos_weight < 1:
         raise UserError("--eos-weight must be at least 1")
+    if args.repeat_unlikelihood < 0:
+        raise UserError("--repeat-unlikelihood must not be negative")
+    if args.repeat_ngram < 2:
+        raise UserError("--repeat-ngram must be at least 2")
     if args.line_span_rate + args.node_span_rate > 1:
         raise UserError("--line-span-rate and --node-span-rate must sum to at most 1")
     if args.n_embd % args.n_head:

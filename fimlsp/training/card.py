@@ -115,7 +115,10 @@ def _training_section(record: dict, manifest: dict) -> list[str]:
         + f" in the rest; segments of {options.get('min_segment_tokens', options['seq_len'])} tokens to a "
         f"context, packed first-fit into {options['seq_len']}-token windows"
         + (f"; the end of sequence that closes a middle weighs {options['eos_weight']:g} in the loss, every other "
-           "token 1" if options.get("eos_weight", 1.0) != 1.0 else ""),
+           "token 1" if options.get("eos_weight", 1.0) != 1.0 else "")
+        + (f"; a token that would repeat an earlier {options.get('repeat_ngram', 4)}-gram of the text after "
+           f"`<fim_middle>` where the true token differs adds its unlikelihood -log(1 - p), weighted "
+           f"{options['repeat_unlikelihood']:g}, to the loss" if options.get("repeat_unlikelihood") else ""),
         f"- Optimiser: AdamW (β 0.9/0.95, weight decay {options['weight_decay']}), peak LR {options['lr']}, "
         f"{options['warmup_steps']} warmup steps, cosine to {options['min_lr_ratio']}×, batch "
         f"{options['batch_size']}×{options['seq_len']} tokens, {options['precision']} autocast",

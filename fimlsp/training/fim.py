@@ -222,3 +222,35 @@ def middle_ends(windows: np.ndarray, ids: FimTokens) -> np.ndarray:
 
 def _padded(tokens: list[int], length: int, pad: int) -> np.ndarray:
     return np.asarray(tokens + [pad] * (length - len(tokens)), dtype=np.int32)
+
+
+def repeat_candidates(windows: np.ndarray, ids: FimTokens, ngram: int) -> np.ndarray:
+    """Per next-token target of packed windows, the token that would repeat an earlier n-gram of the text a model
+    writes after `<fim_middle>` (SPM: the prefix and the middle; PSM: the middle), where the target is another
+    token; -1 elsewhere. Same shape as the targets (`middle_ends`).
+
+    A small model's middles end in loops (`import sys` line after line): greedy decoding follows the text it
+    wrote before. Where the last `ngram - 1` tokens were seen before in the same middle, the token that followed
+    them then is the one a loop writes; when the true next token differs, it is a negative for an unlikelihood
+    loss (Welleck et al., 2019, with n-gram candidates rather than every earlier token)."""
+    context = ngram - 1
+    candidates = np.full((windows.shape[0], windows.shape[1] - 1), -1, dtype=np.int64)
+    for row, window in enumerate(windows.tolist()):
+        start = None  # where the current text after <fim_middle> begins
+        seen: dict[tuple[int, ...], int] = {}
+        for position in range(len(window) - 1):
+            token = window[position]
+            if token == ids.middle:
+                start, seen = position + 1, {}
+                continue
+            if token == ids.eos:
+                start, seen = None, {}
+                continue
+            if start is None or position + 1 - start < context:
+                continue
+            key = tuple(window[position + 1 - context:position + 1])
+            following = seen.get(key)
+            if following is not None and following != window[position + 1]:
+                candidates[row, position] = following
+            seen[key] = window[position + 1]
+    return candidates

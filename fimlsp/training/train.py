@@ -27,7 +27,15 @@ import numpy as np
 
 from fimlsp.training import corpus as corpus_module
 from fimlsp.model.formats import write_fim_settings
-from fimlsp.training.fim import TRAINING_FORMAT, FimTokens, FimTransform, SpanMix, middle_ends, pack
+from fimlsp.training.fim import (
+    TRAINING_FORMAT,
+    FimTokens,
+    FimTransform,
+    SpanMix,
+    middle_ends,
+    pack,
+    repeat_candidates,
+)
 from fimlsp.training.tokenizer import (
     EOS,
     FIM_MIDDLE,
@@ -78,6 +86,8 @@ class TrainOptions:
     node_span_rate: float = 0.35
     random_span_length: str = "uniform"
     eos_weight: float = 1.0
+    repeat_unlikelihood: float = 0.0
+    repeat_ngram: int = 4
     tokens: int = 14_000_000
     batch_size: int = 16
     lr: float = 1.5e-3
@@ -461,7 +471,14 @@ class TrainingRun:
             )
             counted = (batch[:, 1:] != pad).sum()
             loss = token_losses.sum() / counted  # the plain mean, logged whatever the weights
-            (token_losses * weights.flatten()).sum().div(counted).backward()
+            objective = (token_losses * weights.flatten()).sum()
+            repeats = None
+            if self.options.repeat_unlikelihood:
+                candidates = torch.from_numpy(
+                    repeat_candidates(windows, control_tokens, self.options.repeat_ngram)).to(device)
+                repeats = repeat_unlikelihood(logits, candidates)
+                objective = objective + self.options.repeat_unlikelihood * repeats
+            objective.div(counted).backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), self.options.grad_clip)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
@@ -476,7 +493,8 @@ class TrainingRun:
             bar.set_postfix(loss=f"{smoothed:.3f}", tok_s=f"{step_tokens / elapsed:.0f}", lr=f"{lr_at(step - 1, self.options):.2e}")
             bar.update(1)
             self.log({"step": step, "loss": value, "lr": lr_at(step - 1, self.options), "tokens_seen": tokens_seen,
-                      "tokens_per_s": step_tokens / elapsed, "train_seconds": train_seconds})
+                      "tokens_per_s": step_tokens / elapsed, "train_seconds": train_seconds}
+                     | ({"repeat_loss": repeats.item() / float(counted)} if repeats is not None else {}))
             if step % self.control.checkpoint_every == 0 or step == planned:
                 self.save_checkpoint(model, optimizer, step, tokens_seen, train_seconds)
         bar.close()
@@ -642,6 +660,20 @@ def weight_files(model: Path) -> list[Path]:
         return [model / name for name in sorted(set(index["weight_map"].values()))]
     except (OSError, ValueError, KeyError, AttributeError):
         return []
+
+
+def repeat_unlikelihood(logits, candidates):
+    """The unlikelihood loss, summed, of the tokens that would repeat an earlier n-gram (`repeat_candidates`, -1
+    where none): -log(1 - p) of each, which is near 0 while the model finds the repeat unlikely and grows without
+    bound as it becomes sure of it, as it is inside a loop."""
+    import torch
+
+    where = candidates >= 0
+    if not bool(where.any()):
+        return logits.new_zeros((), dtype=torch.float32)
+    log_probs = torch.log_softmax(logits[where].float(), dim=-1)
+    chosen = log_probs.gather(-1, candidates[where].unsqueeze(-1)).squeeze(-1)
+    return -torch.log1p(-chosen.exp().clamp(max=1 - 1e-6)).sum()
 
 
 def weights_digest(model: Path) -> str:
