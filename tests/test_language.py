@@ -58,7 +58,7 @@ class Brackets:
     def distance_bound(self) -> float:
         return len(self._finish())
 
-    def finish(self, limit: float, deadline: float | None = None) -> str | None:
+    def finish(self, limit: float, deadline: float | None = None, work: int | None = None) -> str | None:
         return self._finish() if len(self._finish()) <= limit else None
 
 
