@@ -44,17 +44,6 @@ def options_of(flags: list[str]) -> TrainOptions:
     return options_from(parser.parse_args(flags))
 
 
-def tokenizer_files(manifest: dict, budget_mb: float) -> list[str]:
-    """The training files `TrainingRun.tokenizer` reads: the first ones in manifest order up to the budget."""
-    names, used = [], 0
-    for name, _sha, size in manifest["train"]:
-        if used >= budget_mb * 1e6:
-            break
-        names.append(name)
-        used += size
-    return names
-
-
 def prepare(output: Path, sizes: list[float], tokens: int, tokenizer_mb: float) -> None:
     """Write each size's manifest (from one scan of the roots) and the shared tokenizer into its run folder."""
     roots = corpus_module.default_roots()
@@ -62,19 +51,19 @@ def prepare(output: Path, sizes: list[float], tokens: int, tokenizer_mb: float) 
     scan = corpus_module.iter_candidates
     corpus_module.iter_candidates = lambda _roots, _max_bytes: iter(candidates)
     try:
-        manifests = {}
+        manifests, tokenizer_texts = {}, {}
         for size in sizes:
             options = options_of(size_flags(size, tokens, tokenizer_mb))
             run = TrainingRun(options, RunControl(output=output / f"{size:g}mb", export=output / f"{size:g}mb/model",
                                                   roots=roots))
             run.check_options()
             manifests[size] = run.manifest()
+            tokenizer_texts[size] = tuple(run.tokenizer_texts())
     finally:
         corpus_module.iter_candidates = scan
     heldout = {size: [row[0] for row in manifest["heldout"]] for size, manifest in manifests.items()}
     assert len({tuple(names) for names in heldout.values()}) == 1, "held-out files differ between sizes"
-    texts = {size: tokenizer_files(manifest, tokenizer_mb) for size, manifest in manifests.items()}
-    assert len({tuple(names) for names in texts.values()}) == 1, "tokenizer files differ between sizes"
+    assert len(set(tokenizer_texts.values())) == 1, "tokenizer files differ between sizes"
     first = sizes[0]
     shared = TrainingRun(options_of(size_flags(first, tokens, tokenizer_mb)),
                          RunControl(output=output / f"{first:g}mb", export=output / f"{first:g}mb/model", roots=roots))
@@ -130,8 +119,8 @@ def main() -> int:
         model = folder / "model"
         record = json.loads((model / "training.json").read_text())
         heldout = json.loads((model / "evaluation.json").read_text())["heldout"]
-        seen = train_loss(model, corpus_module.load_manifest(folder / MANIFEST), args.eval_bytes)
         manifest = corpus_module.load_manifest(folder / MANIFEST)
+        seen = train_loss(model, manifest, args.eval_bytes)
         row = {"size_mb": size, "train_bytes": manifest["train_bytes"], "tokens_seen": record["tokens_seen"],
                "train_seconds": record["train_seconds"], "wall_seconds": round(wall, 1),
                "final_fim_loss": record["final_loss"], "heldout_loss": heldout["loss"],
@@ -139,7 +128,8 @@ def main() -> int:
                "train_files_bpb": seen["bits_per_byte"]}
         rows.append(row)
         print(json.dumps(row), flush=True)
-        (args.output / "results.jsonl").open("a").write(json.dumps(row) + "\n")
+        with (args.output / "results.jsonl").open("a", encoding="utf-8") as results:
+            results.write(json.dumps(row) + "\n")
     return 0
 
 

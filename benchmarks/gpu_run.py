@@ -37,8 +37,9 @@ import time
 from pathlib import Path
 
 from fimlsp.training import corpus as corpus_module
+from fimlsp.training.card import option_flags
 from fimlsp.training.recipe import GPU_RECIPE
-from fimlsp.training.train import MANIFEST, RUN_OPTIONS, TOKENIZER_DIR, RunControl, TrainingRun, TrainOptions
+from fimlsp.training.train import MANIFEST, RUN_OPTIONS, RunControl, TrainingRun, TrainOptions
 
 CARRY = Path("runs/gpu-carry")
 CORPUS_ARCHIVE = "corpus.tar.xz"
@@ -57,13 +58,6 @@ def recipe_options(changes: list[str]) -> TrainOptions:
             raise SystemExit(f"--option {change}: TrainOptions has no {name}")
         updates[name] = type(getattr(options, name))(value)
     return dataclasses.replace(options, **updates)
-
-
-def option_flags(options: TrainOptions) -> list[str]:
-    """The `fimlsp train` flags of the options that differ from the defaults (as `card.train_command` writes)."""
-    defaults = dataclasses.asdict(TrainOptions())
-    return [part for name, value in dataclasses.asdict(options).items() if defaults[name] != value
-            for part in (f"--{name.replace('_', '-')}", str(value))]
 
 
 def prepare(args: argparse.Namespace) -> None:
@@ -103,7 +97,8 @@ def device(args: argparse.Namespace) -> None:
     model = work / "model"
     command = [sys.executable, "-m", "fimlsp", "train", "--output", str(folder), "--export", str(model),
                *[part for label in manifest["roots"] for part in ("--corpus-root", str(work / "corpus" / label))],
-               *option_flags(options), "--device", args.device, "--data-workers", str(args.workers),
+               *option_flags(dataclasses.asdict(options)), "--device", args.device,
+               "--data-workers", str(args.workers),
                "--max-shard-mib", str(args.shard_mib), "--max-minutes", str(args.minutes), "--eval-cases", "0",
                "--eval-bytes", str(args.eval_bytes), "--checkpoint-every", "1000000", "--no-progress"]
     print(f"[{time.monotonic() - started:.0f} s] corpus unpacked; running", " ".join(command[1:]), flush=True)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fimlsp.decoding.endings import LOOP_MAX_CHUNK, LOOP_MIN_CHARS, loop_start
+from fimlsp.decoding.endings import loop_start, repeated_chunk
 from fimlsp.lines import LINE_BREAK
 
 KINDS = ("boundary", "line", "node", "randspan")
@@ -34,15 +34,12 @@ KINDS = ("boundary", "line", "node", "randspan")
 
 def loop_shape(text: str, repeats: int = 3) -> dict | None:
     """The repeated run a middle ends in: where it begins (characters into the middle), its chunk and its shape."""
-    cut = loop_start(text, repeats)
-    if cut is None:
+    chunk = repeated_chunk(text, repeats)
+    if chunk is None:
         return None
-    for length in range(1, min(LOOP_MAX_CHUNK, len(text) // repeats) + 1):
-        chunk = text[-length:]
-        if length * repeats >= LOOP_MIN_CHARS and any(c.isalnum() for c in chunk) and text.endswith(chunk * repeats):
-            breaks = len(LINE_BREAK.findall(chunk))
-            return {"start": cut, "chunk": chunk, "shape": "lines" if breaks else "in a line", "lines": breaks}
-    return None
+    breaks = len(LINE_BREAK.findall(chunk))
+    return {"start": loop_start(text, repeats), "chunk": chunk, "shape": "lines" if breaks else "in a line",
+            "lines": breaks}
 
 
 def endings(results: Path, kinds: dict[str, str], mode: str = "unconstrained") -> dict:

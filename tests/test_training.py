@@ -547,25 +547,31 @@ def test_interrupted_and_resumed_run_ends_with_the_same_weights(sample_root, tmp
     assert losses(tmp_path / "straight") == losses(tmp_path / "resumed")
 
 
+def _assert_same_data_and_weights(one: Path, other: Path) -> list[str]:
+    """Assert that two run folders hold the same data files, window for window, and export the same weights; the
+    data files' names."""
+    import numpy as np
+    from safetensors.torch import load_file
+
+    names = sorted(path.name for path in (one / "data").glob("*.npy"))
+    assert sorted(path.name for path in (other / "data").glob("*.npy")) == names
+    for name in names:
+        assert np.array_equal(np.load(one / "data" / name), np.load(other / "data" / name)), name
+    first = load_file(one / "model" / "model.safetensors")
+    second = load_file(other / "model" / "model.safetensors")
+    assert all(first[name].equal(second[name]) for name in first)
+    return names
+
+
 def test_data_workers_build_the_same_windows_and_weights_as_one_process(sample_root, tmp_path):
     """Epochs built in other processes while the model trains (spawned, as `fimlsp train` does by default) are the
     windows one process builds, so the run ends with the same weights; a resumed run builds only what it still
     needs."""
-    import numpy as np
-    from safetensors.torch import load_file
-
     common = ["--tokens", str(90 * 4 * 64), "--eval-cases", "0", "--max-train-mb", "0.012"]
     assert train(sample_root, tmp_path / "alone", *common) == 0
     assert train(sample_root, tmp_path / "workers", *common, "--data-workers", "2") == 0
-    alone = sorted(path.name for path in (tmp_path / "alone" / "data").glob("*.npy"))
+    alone = _assert_same_data_and_weights(tmp_path / "alone", tmp_path / "workers")
     assert len(alone) >= 3, alone  # the run spans several epochs
-    assert sorted(path.name for path in (tmp_path / "workers" / "data").glob("*.npy")) == alone
-    for name in alone:
-        assert np.array_equal(np.load(tmp_path / "alone" / "data" / name),
-                              np.load(tmp_path / "workers" / "data" / name)), name
-    one = load_file(tmp_path / "alone" / "model" / "model.safetensors")
-    other = load_file(tmp_path / "workers" / "model" / "model.safetensors")
-    assert all(one[name].equal(other[name]) for name in one)
 
 
 def test_a_resumed_run_builds_only_the_epochs_it_still_needs(sample_root, tmp_path):
@@ -590,22 +596,13 @@ def test_a_resumed_run_builds_only_the_epochs_it_still_needs(sample_root, tmp_pa
 def test_data_parts_cut_each_pass_into_files_built_apart_with_the_same_result(sample_root, tmp_path):
     """With `--data-parts 3` a pass over the training files is three data files of about equal size, together the
     pass's files once each, which workers build in parallel into the same windows and weights as one process."""
-    import numpy as np
-    from safetensors.torch import load_file
-
     from fimlsp.training.train import TrainingRun
 
     common = ["--tokens", str(100 * 4 * 64), "--eval-cases", "0", "--max-train-mb", "0.03", "--data-parts", "3"]
     assert train(sample_root, tmp_path / "alone", *common) == 0
     assert train(sample_root, tmp_path / "workers", *common, "--data-workers", "2") == 0
-    names = sorted(path.name for path in (tmp_path / "alone" / "data").glob("*.npy"))
-    assert len(names) > 3 and sorted(path.name for path in (tmp_path / "workers" / "data").glob("*.npy")) == names
-    for name in names:
-        assert np.array_equal(np.load(tmp_path / "alone" / "data" / name),
-                              np.load(tmp_path / "workers" / "data" / name)), name
-    one = load_file(tmp_path / "alone" / "model" / "model.safetensors")
-    other = load_file(tmp_path / "workers" / "model" / "model.safetensors")
-    assert all(one[name].equal(other[name]) for name in one)
+    names = _assert_same_data_and_weights(tmp_path / "alone", tmp_path / "workers")
+    assert len(names) > 3
 
     run = TrainingRun(*_run_of(tmp_path / "alone"))
     files = sorted(run.documents("train"))

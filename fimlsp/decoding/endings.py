@@ -116,25 +116,34 @@ def before_loop(judge: Judge, model: FimModel, repeats: int, start: Prefix, pref
     return Prefix(text, b"", state, tokens, prefix.log_probability)
 
 
-def loop_start(text: str, repeats: int) -> int | None:
-    """Where `text` should end when it ends in a loop: `repeats` or more equal chunks in a row (see `LOOP_MAX_CHUNK`),
-    cut after the first chunk of the run: after its last letter or digit (`open(path, path, path, ` → `open(path`),
-    or at the end of the word it ends inside (`set_event_event_event` → `set_event`). None when it ends in none."""
+def repeated_chunk(text: str, repeats: int) -> str | None:
+    """The shortest chunk that `text` ends in `repeats` or more times in a row, and that counts as a loop (see
+    `LOOP_MAX_CHUNK`, `LOOP_MIN_CHARS`; a letter or digit in it); None when it ends in none."""
     for length in range(1, min(LOOP_MAX_CHUNK, len(text) // repeats) + 1):
         chunk = text[-length:]
-        if length * repeats < LOOP_MIN_CHARS or not _ALNUM.search(chunk) or not text.endswith(chunk * repeats):
-            continue
-        end = len(text) - repeats * length
-        while end > 0 and text[end - 1] == text[end - 1 + length]:  # back to where the repetition begins
-            end -= 1
-        end += length
-        if text[end - 1].isalnum() and text[end].isalnum():
-            word_end = _NOT_ALNUM.search(text, end)
-            return word_end.start() if word_end is not None else end  # a run inside one word: its first chunk
-        while not text[end - 1].isalnum():
-            end -= 1
-        return end
+        if length * repeats >= LOOP_MIN_CHARS and _ALNUM.search(chunk) and text.endswith(chunk * repeats):
+            return chunk
     return None
+
+
+def loop_start(text: str, repeats: int) -> int | None:
+    """Where `text` should end when it ends in a loop: `repeats` or more equal chunks in a row (`repeated_chunk`),
+    cut after the first chunk of the run: after its last letter or digit (`open(path, path, path, ` → `open(path`),
+    or at the end of the word it ends inside (`set_event_event_event` → `set_event`). None when it ends in none."""
+    chunk = repeated_chunk(text, repeats)
+    if chunk is None:
+        return None
+    length = len(chunk)
+    end = len(text) - repeats * length
+    while end > 0 and text[end - 1] == text[end - 1 + length]:  # back to where the repetition begins
+        end -= 1
+    end += length
+    if text[end - 1].isalnum() and text[end].isalnum():
+        word_end = _NOT_ALNUM.search(text, end)
+        return word_end.start() if word_end is not None else end  # a run inside one word: its first chunk
+    while not text[end - 1].isalnum():
+        end -= 1
+    return end
 
 
 def without_repeated_suffix(prefix: Prefix, seen: list[Prefix], start: Prefix, right: str, judge: Judge,

@@ -16,12 +16,17 @@ CARD = "README.md"
 ABLATION = "ablation.json"  # short runs that change one option of the recipe, shown in the card when present
 
 
+def option_flags(options: dict) -> list[str]:
+    """The `fimlsp train` flags and values that reproduce these options (defaults left out), each apart."""
+    defaults = dataclasses.asdict(TrainOptions())
+    return [part for name, value in options.items() if defaults.get(name) != value
+            for part in (f"--{name.replace('_', '-')}", str(value))]
+
+
 def train_command(options: dict, output: str, export: str, init_from: str | None = None) -> str:
     """The `fimlsp train` command line that reproduces these options (defaults left out)."""
-    defaults = dataclasses.asdict(TrainOptions())
-    flags = [f"--{name.replace('_', '-')} {value}" for name, value in options.items() if defaults.get(name) != value]
     start = [f"--init-from {init_from}"] if init_from else []
-    return " ".join(["fimlsp train", *start, f"--output {output}", f"--export {export}", *flags])
+    return " ".join(["fimlsp train", *start, f"--output {output}", f"--export {export}", *option_flags(options)])
 
 
 def lineage(record: dict) -> list[dict]:

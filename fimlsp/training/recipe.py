@@ -26,7 +26,7 @@ DEFAULT_RECIPE: tuple[TrainOptions, ...] = (
     dataclasses.replace(_CONTINUED, eos_weight=8.0, lr=0.0005, tokens=18_000_000),
 )
 
-# The next model's run on one GPU (`benchmarks/gpu_run.sh`, at most nine minutes on one H100 or H200): the
+# The next model's run on one GPU (`benchmarks/gpu_run.py`, at most nine minutes on one H100 or H200): the
 # architecture of `../shared/models/gpu-26m` (26.3M parameters, about 890k window tokens per second at batch
 # 32x1024 on an H100), on the default corpus budget (every usable file: 189 MB of training files on the project
 # machine), its passes built in 16 parts by the data workers; 356M window tokens are 400 s of steps at that speed.

@@ -282,19 +282,24 @@ class TrainingRun:
         if not (directory / "tokenizer.json").exists() and self.init_model:
             load_tokenizer(self.init_model).save_pretrained(directory)
         if not (directory / "tokenizer.json").exists():
-            budget = int(self.options.tokenizer_mb * 1e6)
-            texts, used = [], 0
-            for text in self.documents("train"):
-                if used >= budget:
-                    break
-                texts.append(text)
-                used += len(text)
             staging = directory.with_name(TOKENIZER_DIR + ".tmp")
             shutil.rmtree(staging, ignore_errors=True)
-            train_tokenizer(texts, self.options.vocab_size, staging)
+            train_tokenizer(self.tokenizer_texts(), self.options.vocab_size, staging)
             shutil.rmtree(directory, ignore_errors=True)
             staging.replace(directory)
         return load_tokenizer(directory)
+
+    def tokenizer_texts(self) -> list[str]:
+        """The training files a new tokenizer learns from: the first ones, in the manifest's order, up to
+        `tokenizer_mb`."""
+        budget = int(self.options.tokenizer_mb * 1e6)
+        texts, used = [], 0
+        for text in self.documents("train"):
+            if used >= budget:
+                break
+            texts.append(text)
+            used += len(text)
+        return texts
 
     def epoch_windows(self, epoch: int, tokenizer) -> np.ndarray:
         """The training windows (seq_len + 1 tokens each, whole samples padded) of one pass over the training
