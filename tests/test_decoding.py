@@ -944,7 +944,7 @@ def test_strict_names_offers_a_middle_where_the_judge_leaves_only_the_empty_one(
     names off, and its reason says so."""
     left = "class Counter:\n    def bump(self, step=1):\n        self.count += step\n        "
     right = "return self.count\n"
-    options = DecodingOptions(max_tokens=24, attempts=1, scope="block", timeout=20.0)
+    options = DecodingOptions(max_tokens=24, attempts=1, scope="block", search_budget=20)
     plain = complete_middle(tiny, left, right, dataclasses.replace(options, names="off"))
     strict = complete_middle(tiny, left, right, dataclasses.replace(options, names="strict"))
     assert plain.valid and plain.middle, plain
