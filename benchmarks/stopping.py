@@ -69,7 +69,6 @@ def greedy_loops(model, cases: list[dict], max_tokens: int = 128, repeats: int =
     """Per cut kind: plain greedy middles (no token healing, no loop cut), and the repeated run each ends in."""
     import torch
 
-    eos = model.tokenizer.convert_tokens_to_ids("<|endoftext|>")
     table: dict[str, dict] = defaultdict(lambda: {"loops": 0, "starts": [], "chunks": [], "shapes": defaultdict(int),
                                                   "seen_in": defaultdict(int)})
     for case in cases:
@@ -82,7 +81,7 @@ def greedy_loops(model, cases: list[dict], max_tokens: int = 128, repeats: int =
             for _ in range(max_tokens):
                 logits, cache = model.forward(ids, cache)
                 token = int(logits[0, -1].argmax())
-                if token == eos:
+                if token in model.stop_ids:
                     break
                 generated.append(token)
                 ids = torch.tensor([[token]])
@@ -102,10 +101,11 @@ def greedy_loops(model, cases: list[dict], max_tokens: int = 128, repeats: int =
 
 
 def true_end(model, cases: list[dict], reserve: int = 128) -> dict:
-    """Per cut kind: P(EOS) and its rank right after the true middle, and at the middle's other positions."""
+    """Per cut kind: P(EOS) (any of the model's stop tokens) and its rank right after the true middle, and at the
+    middle's other positions."""
     import torch
 
-    eos = model.tokenizer.convert_tokens_to_ids("<|endoftext|>")
+    stops = sorted(model.stop_ids)
     table: dict[str, dict] = defaultdict(lambda: {"end_p": [], "end_rank": [], "inside_p": [], "inside_top": 0,
                                                   "inside_count": 0})
     for case in cases:
@@ -115,8 +115,9 @@ def true_end(model, cases: list[dict], reserve: int = 128) -> dict:
         with torch.no_grad():
             logits = model.model(input_ids=ids).logits[0, len(prompt) - 1:].float()
         log_probs = torch.log_softmax(logits, dim=-1)
-        eos_p = log_probs[:, eos].exp().numpy()
-        ranks = (log_probs > log_probs[:, eos:eos + 1]).sum(dim=-1).numpy() + 1
+        eos_p = log_probs[:, stops].exp().sum(dim=-1).numpy()
+        best_stop = log_probs[:, stops].max(dim=-1, keepdim=True).values
+        ranks = (log_probs > best_stop).sum(dim=-1).numpy() + 1
         row = table[case["kind"]]
         row["end_p"].append(float(eos_p[-1]))
         row["end_rank"].append(int(ranks[-1]))

@@ -11,6 +11,8 @@ import shutil
 import subprocess
 import sys
 import threading
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -142,7 +144,7 @@ class _NoCandidates(FimModel):
     def control_id(self, piece):
         return self.vocabulary.control_id(piece)
 
-    def prompt_pass(self, ids, shared=False):
+    def prompt_pass(self, ids, shared=False, deadline=None):
         return _NoCandidatesPass(len(self.token_bytes))
 
 
@@ -222,6 +224,64 @@ def test_a_server_without_log_probabilities_is_refused_clearly():
     assert done.returncode == 2
     assert done.stderr.strip() == (f"fimlsp complete: error: the server at {url} returned no log-probabilities: "
                                    "fimlsp needs them; vLLM and llama.cpp's server give them with logprobs/n_probs")
+
+
+class _StallingProxy(http.server.BaseHTTPRequestHandler):
+    """Passes requests on to the real model server, except that completion requests after the first `answered`
+    ones are held unanswered until the test releases them: a shared server too busy to answer in time."""
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0))) if self.command == "POST" else None
+        proxy = self.server
+        if self.path in ("/completion", "/v1/completions") and proxy.stall:
+            if proxy.answered == 0:
+                proxy.held += 1
+                proxy.released.wait(120)
+                return  # closes the connection without an answer
+            proxy.answered -= 1
+        request = urllib.request.Request(proxy.upstream + self.path, data=body, method=self.command,
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as answer:
+                status, payload = answer.status, answer.read()
+        except urllib.error.HTTPError as error:
+            status, payload = error.code, error.read()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("answered", [0, 1])
+def test_a_server_that_stops_answering_ends_the_decoding_within_its_budget(server, answered):
+    """Without a deadline on its requests the decoding would wait out the HTTP timeout (30 s), then fail; with it,
+    the token loop ends at its deadline and the fallback finishes the middle, as when the local clock runs out.
+    `answered` 0 holds the prompt's request, 1 the first step that needs the server again."""
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StallingProxy)
+    proxy.upstream, proxy.stall, proxy.answered, proxy.held = server, False, answered, 0
+    proxy.released = threading.Event()
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    model = connect(f"http://127.0.0.1:{proxy.server_address[1]}")
+    model.run_tokens = 1  # every step after the prompt's asks the server again
+    path, line, column = stdlib_cuts(1, seed=3)[0]
+    left, right = split(path, line, column)
+    try:
+        proxy.stall = True
+        result = complete_middles(model, left, right, DecodingOptions(timeout=4.0, max_tokens=32))[0]
+    finally:
+        proxy.released.set()
+        proxy.shutdown()
+        proxy.server_close()
+        model.close()
+    assert proxy.held == 1
+    assert result.stop == "timeout" and result.valid, result
+    ast.parse(left + result.middle + right)
 
 
 @pytest.mark.asyncio

@@ -29,7 +29,7 @@ from fimlsp.decoding.steering import search_bounds
 from fimlsp.language import FILE, NONE, REGION, Caches, Guarantee, named
 from fimlsp.language import State as FimState
 from fimlsp.lines import with_line_breaks_of
-from fimlsp.model import FimModel, PromptPass
+from fimlsp.model import FimModel, OutOfTime, PromptPass
 
 # The first search (is the end guaranteed at all?) may take longer than the loop's: it runs once.
 START_SEARCH_SECONDS = 2.0
@@ -106,7 +106,10 @@ def complete_middles(
         model.prompt(left, right, reserve, limit), b"")
     # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.
     options = replace(options, max_tokens=max(0, min(options.max_tokens, model.context_window - len(prompt))))
-    prompt_pass = model.prompt_pass(prompt, shared=options.attempts > 1 or n > 1)
+    # The token loops (and the wait for a model server's answers) end early enough to leave a fallback its
+    # searches within the budget.
+    steps_deadline = None if deadline is None else deadline - FALLBACK_SHARE * (deadline - time.perf_counter())
+    prompt_pass = model.prompt_pass(prompt, shared=options.attempts > 1 or n > 1, deadline=steps_deadline)
     # One start for every attempt: its finish (is the end reachable at all?) is searched for once.
     start, scope, scope_reason, start_searches = Prefix("", b"", None, 0), "file", "", 0
     clock = time.perf_counter()
@@ -114,8 +117,6 @@ def complete_middles(
         start, scope, scope_reason, start_searches = _start(guarantee.state, options, deadline)
     start_seconds = time.perf_counter() - clock
     start.heal = heal
-    # The token loops end early enough to leave a fallback its searches within the budget.
-    steps_deadline = None if deadline is None else deadline - FALLBACK_SHARE * (deadline - time.perf_counter())
     results: list[Completion] = []
     attempts = 0
     steps_clock = _Clock()
@@ -187,7 +188,8 @@ def complete_middles(
 
 def _decode_side_by_side(prompt_pass: PromptPass, runs: list[Generator], clock: _Clock) -> list[tuple[Prefix, str, list]]:
     """Run the decoders' `steps` together, one model step for all: a session with a row each (a decoder that stops
-    leaves it). The decoders' outcomes, in order; the model's time on the steps is added to `clock`."""
+    leaves it). The decoders' outcomes, in order; the model's time on the steps is added to `clock`. A model
+    server that does not answer in time (`OutOfTime`) ends the decoders that wait on it as their clock would."""
     outcomes: list = [None] * len(runs)
     waiting = []  # the runs that wait for the model, in the order of the session's rows
     for index, run in enumerate(runs):
@@ -198,9 +200,10 @@ def _decode_side_by_side(prompt_pass: PromptPass, runs: list[Generator], clock: 
             outcomes[index] = done.value
     if not waiting:
         return outcomes
-    rows = [prompt_pass.log_probs] * len(waiting)
-    session = prompt_pass.session(len(waiting))
+    session = None
     try:
+        rows = [prompt_pass.log_probs] * len(waiting)
+        session = prompt_pass.session(len(waiting))
         while waiting:
             going, tokens = [], []
             for index, row in zip(waiting, rows):
@@ -217,8 +220,15 @@ def _decode_side_by_side(prompt_pass: PromptPass, runs: list[Generator], clock: 
             started = time.perf_counter()
             rows = session.step(tokens)
             clock.seconds += time.perf_counter() - started
+    except OutOfTime as late:
+        for index in waiting:
+            try:
+                runs[index].throw(late)
+            except StopIteration as done:
+                outcomes[index] = done.value
     finally:
-        session.close()
+        if session is not None:
+            session.close()
     return outcomes
 
 

@@ -12,7 +12,7 @@ from fimlsp.decoding.judges import Judge
 from fimlsp.decoding.options import DecodingOptions
 from fimlsp.decoding.prefix import Prefix, after_healing
 from fimlsp.decoding.steering import Steering
-from fimlsp.model import FimModel
+from fimlsp.model import FimModel, OutOfTime
 from fimlsp.model.token_text import split_utf8
 
 
@@ -48,7 +48,10 @@ class Decoder:
             stop = self._stopped(prompt_length, prefix)
             if stop is not None:
                 return prefix, stop, seen
-            log_probs = yield token
+            try:
+                log_probs = yield token
+            except OutOfTime:  # the model server did not answer before the token loop's end
+                return prefix, "timeout", seen
             if prefix.heal:  # only tokens that write the taken-back bytes again, and no end before them
                 agreeing = model.tokens_agreeing(prefix.heal)
                 healing = np.full_like(log_probs, -np.inf)

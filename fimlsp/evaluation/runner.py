@@ -192,9 +192,9 @@ class _CountedPasses:
         self.calls = 0
         self._prompt_pass = model.prompt_pass
 
-    def prompt_pass(self, ids, shared=False):
+    def prompt_pass(self, ids, shared=False, deadline=None):
         self.calls += 1
-        return _CountedPromptPass(self._prompt_pass(ids, shared), self)
+        return _CountedPromptPass(self._prompt_pass(ids, shared, deadline), self)
 
 
 class _CountedPromptPass:

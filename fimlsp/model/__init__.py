@@ -6,7 +6,7 @@ Knows nothing of Python's grammar; `fimlsp.decoding` joins this layer with `fiml
 
 from fimlsp.model.formats import FORMATS, FimFormat, detect_format
 from fimlsp.model.backend import FimModel, PromptPass, Session
-from fimlsp.model.loading import ModelError, TransformersModel, load_model
+from fimlsp.model.loading import ModelError, OutOfTime, TransformersModel, load_model
 
-__all__ = ["FORMATS", "FimFormat", "FimModel", "ModelError", "PromptPass", "Session", "TransformersModel", "detect_format",
-           "load_model"]
+__all__ = ["FORMATS", "FimFormat", "FimModel", "ModelError", "OutOfTime", "PromptPass", "Session", "TransformersModel",
+           "detect_format", "load_model"]

@@ -81,10 +81,12 @@ class FimModel(ABC):
         """The id of a FIM control token (`<fim_prefix>`)."""
 
     @abstractmethod
-    def prompt_pass(self, ids: list[int], shared: bool = False) -> PromptPass:
+    def prompt_pass(self, ids: list[int], shared: bool = False, deadline: float | None = None) -> PromptPass:
         """Read the prompt `ids` (at once or at the first use): the first token's log-probabilities, and sessions
         that go on from it. `shared`: more than one session will be taken (the engine keeps the prompt's state
-        apart from the first session's)."""
+        apart from the first session's). `deadline` (a `time.perf_counter()` time): an engine that waits on
+        another process stops waiting then and raises `OutOfTime`; one that computes in this process finishes
+        the pass or step it is in."""
 
     @property
     def batches(self) -> bool:

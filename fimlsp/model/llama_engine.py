@@ -49,7 +49,7 @@ class LlamaCppModel(FimModel):
     def control_id(self, piece: str) -> int:
         return self.controls[piece]
 
-    def prompt_pass(self, ids: list[int], shared: bool = False) -> PromptPass:
+    def prompt_pass(self, ids: list[int], shared: bool = False, deadline: float | None = None) -> PromptPass:
         return _LlamaPromptPass(self, list(ids))
 
     def log_probs_after(self, ids: Sequence[int]) -> np.ndarray:

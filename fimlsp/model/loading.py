@@ -40,6 +40,11 @@ class ModelError(Exception):
     """The model cannot be used: a missing folder, no network for a hub id, not a FIM model."""
 
 
+class OutOfTime(ModelError):
+    """An engine in another process (a model server) did not answer before the decoding's deadline: the decoding
+    ends there, as when its own clock runs out, instead of waiting on a stalled server."""
+
+
 @dataclass
 class TransformersModel(FimModel):
     """A model run by `transformers` and torch in this process."""
@@ -53,7 +58,7 @@ class TransformersModel(FimModel):
     def control_id(self, piece: str) -> int:
         return self.tokenizer.convert_tokens_to_ids(piece)
 
-    def prompt_pass(self, ids: list[int], shared: bool = False) -> PromptPass:
+    def prompt_pass(self, ids: list[int], shared: bool = False, deadline: float | None = None) -> PromptPass:
         return _TransformersPromptPass(self, ids, shared)
 
     def forward(self, input_ids, cache):

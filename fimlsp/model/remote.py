@@ -35,7 +35,7 @@ import numpy as np
 
 from fimlsp.model.backend import FimModel, PromptPass, Session
 from fimlsp.model.formats import FIM_ORDER_KEY, FimFormat, preferred_order
-from fimlsp.model.loading import GGUF_SUFFIX, ModelError, choose_format
+from fimlsp.model.loading import GGUF_SUFFIX, ModelError, OutOfTime, choose_format
 from fimlsp.model.token_text import token_bytes
 
 PROTOCOLS = ("auto", "openai", "llamacpp")
@@ -120,8 +120,8 @@ class RemoteModel(FimModel):
     def control_id(self, piece: str) -> int:
         return self.controls[piece]
 
-    def prompt_pass(self, ids: list[int], shared: bool = False) -> PromptPass:
-        return _RemotePromptPass(self, ids)
+    def prompt_pass(self, ids: list[int], shared: bool = False, deadline: float | None = None) -> PromptPass:
+        return _RemotePromptPass(self, ids, deadline)
 
     def close(self) -> None:
         self._close_connection()
@@ -136,14 +136,16 @@ class RemoteModel(FimModel):
 
     # The wire ------------------------------------------------------------------------------------------------
 
-    def run(self, prompt: list[int], accepted: list[int], tokens: int | None = None) -> _Run:
-        """A speculative run of `tokens` (default `run_tokens`) from the prompt plus the tokens accepted so far."""
+    def run(self, prompt: list[int], accepted: list[int], tokens: int | None = None,
+            deadline: float | None = None) -> _Run:
+        """A speculative run of `tokens` (default `run_tokens`) from the prompt plus the tokens accepted so far;
+        `OutOfTime` when the server has not answered by `deadline`."""
         self.round_trips += 1
         ids, tokens = prompt + accepted, tokens or self.run_tokens
         if self.protocol == "llamacpp":
             answer = self.request("POST", "/completion", {
                 "prompt": ids, "n_predict": tokens, "n_probs": self.top_logprobs, "temperature": 0,
-                "cache_prompt": True, "repeat_penalty": 1.0, "stream": False})
+                "cache_prompt": True, "repeat_penalty": 1.0, "stream": False}, deadline)
             return self._read(self._llamacpp_run, len(accepted), answer)
         text = None if self.token_prompts else self.text_of(ids)
         if not self.token_prompts and text is None:
@@ -152,7 +154,7 @@ class RemoteModel(FimModel):
         answer = self.request("POST", "/v1/completions", {
             "prompt": ids if self.token_prompts else text, "max_tokens": tokens,
             "logprobs": self.top_logprobs, "temperature": 0, "echo": False, "stream": False,
-            "repeat_penalty": 1.0, "return_tokens_as_token_ids": True})
+            "repeat_penalty": 1.0, "return_tokens_as_token_ids": True}, deadline)
         return self._read(self._openai_run, len(accepted), answer)
 
     def _read(self, reader, start: int, answer: dict) -> _Run:
@@ -225,12 +227,19 @@ class RemoteModel(FimModel):
         return ModelError(f"the server at {self.url} returned no log-probabilities: fimlsp needs them; vLLM and "
                           "llama.cpp's server give them with logprobs/n_probs")
 
-    def request(self, method: str, path: str, body: dict | None = None) -> dict:
-        """The server's JSON answer; a ModelError when it cannot be reached, fails or answers other than JSON. A
-        connection the server closed (a kept-alive one it dropped) is opened again once."""
+    def request(self, method: str, path: str, body: dict | None = None, deadline: float | None = None) -> dict:
+        """The server's JSON answer; a ModelError when it cannot be reached, fails or answers other than JSON, and
+        `OutOfTime` when it has not answered by `deadline` (sooner than `timeout`). A connection the server closed
+        (a kept-alive one it dropped) is opened again once."""
         data = None if body is None else json.dumps(body).encode()
         for attempt in (1, 2):
+            wait = self.timeout if deadline is None else min(self.timeout, deadline - time.perf_counter())
+            if wait <= 0:
+                raise OutOfTime(f"the time budget ended before the server at {self.url} was asked")
             connection = self._open()
+            connection.timeout = wait  # for the connection's opening
+            if connection.sock is not None:
+                connection.sock.settimeout(wait)
             try:
                 connection.request(method, self._base_path + path, body=data,
                                    headers={"Content-Type": "application/json"})
@@ -246,6 +255,9 @@ class RemoteModel(FimModel):
                     raise ModelError(f"the server at {self.url} closed the connection: {error}") from None
             except (socket.timeout, TimeoutError):
                 self._close_connection()
+                if wait < self.timeout:
+                    raise OutOfTime(f"the server at {self.url} did not answer within the time budget's "
+                                    f"{wait:.2g} s") from None
                 raise ModelError(f"the server at {self.url} did not answer within {self.timeout:g} s") from None
             except OSError as error:  # no such host, no route
                 self._close_connection()
@@ -314,8 +326,8 @@ class ServerError(ModelError):
 class _RemotePromptPass(PromptPass):
     """The prompt's first run, asked for at the first use; every session starts from it."""
 
-    def __init__(self, model: RemoteModel, ids: list[int]):
-        self.model, self.ids = model, ids
+    def __init__(self, model: RemoteModel, ids: list[int], deadline: float | None):
+        self.model, self.ids, self.deadline = model, ids, deadline
         self.seconds = 0.0
         self._first: _Run | None = None
 
@@ -326,22 +338,22 @@ class _RemotePromptPass(PromptPass):
     def _run(self) -> _Run:
         if self._first is None:
             clock = time.perf_counter()
-            self._first = self.model.run(self.ids, [])
+            self._first = self.model.run(self.ids, [], deadline=self.deadline)
             self.seconds = time.perf_counter() - clock
         return self._first
 
     def session(self, rows: int = 1) -> Session:
         if rows != 1:
             raise ValueError("a server's session holds one sequence")
-        return _RemoteSession(self.model, self.ids, self._run())
+        return _RemoteSession(self.model, self.ids, self._run(), self.deadline)
 
 
 class _RemoteSession(Session):
     """One sequence: the tokens accepted after the prompt, and the latest run, which answers a step without a
     request while the token taken is the server's."""
 
-    def __init__(self, model: RemoteModel, prompt: list[int], first: _Run):
-        self.model, self.prompt, self.latest = model, prompt, first
+    def __init__(self, model: RemoteModel, prompt: list[int], first: _Run, deadline: float | None):
+        self.model, self.prompt, self.latest, self.deadline = model, prompt, first, deadline
         self.accepted: list[int] = []
 
     def step(self, tokens: Sequence[int]) -> list[np.ndarray]:
@@ -355,7 +367,7 @@ class _RemoteSession(Session):
             return [run.rows[position]]
         # Another token than the server's, or the run is used up: a new run from here. A run the server cut at
         # once (it ended the text) never goes past its first row, so steps always ask again there.
-        self.latest = model.run(self.prompt, self.accepted)
+        self.latest = model.run(self.prompt, self.accepted, deadline=self.deadline)
         return [self.latest.rows[0]]
 
     def keep(self, rows: Sequence[int]) -> None:
