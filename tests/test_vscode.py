@@ -6,7 +6,8 @@ workbench with Playwright as a user would: it trusts the folder, opens the file,
 `return `, inside a call before its `)`, on a fresh indented line), waits for the ghost text, accepts it with Tab,
 saves with Ctrl+S and compiles the file on disk. The extension runs `fimlsp serve` from this checkout with the
 shipped model. It also reads the status bar item, changes a setting in the Settings editor and sees the server
-answer with it (`no suggestion: <reason>`).
+answer with it (`no suggestion: <reason>`). With the protocol traced, it checks that typing asks only for ghost text,
+never for the suggest list.
 
 `editors/vscode/e2e/install-code-server.sh` installs code-server; Chromium is Debian's `chromium`, driven by the
 `playwright` package (no browser download). Without them the test fails under CI (`CI` set, as `.ci/run` runs)
@@ -217,7 +218,9 @@ def workbench(tmp_path_factory):
     log = (base / "code-server.log").open("w")
     server = subprocess.Popen(
         [str(CODE_SERVER), "--auth", "none", "--bind-addr", f"127.0.0.1:{port}", "--user-data-dir", str(user_data),
-         "--extensions-dir", str(extensions), "--disable-telemetry", "--disable-update-check", str(workspace)],
+         "--extensions-dir", str(extensions), "--disable-telemetry", "--disable-update-check",
+         "--log", "trace",  # the language client then logs the protocol's messages in the Output channel
+         str(workspace)],
         env=environment, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         _wait_for_http(f"http://127.0.0.1:{port}/healthz", server, 60)
@@ -301,6 +304,13 @@ def test_ghost_text_at_three_cursors_is_accepted_with_tab_and_saves_a_valid_file
         saved_line = saved.split("\n")[number + keys.count("<Enter>") - 1]
         assert saved_line == accepted.rstrip(), (name, ghost, accepted, saved_line)
         assert ghost.strip() in saved_line, (name, ghost, saved_line)
+    # Ghost text only: typing asked for inline completions and never for the suggest list's, which would run the
+    # model again and show the suggestion a second time.
+    deadline = time.monotonic() + 10
+    while "Sending request 'textDocument/inlineCompletion" not in (log := _settings_log(workbench.user_data)):
+        assert time.monotonic() < deadline, log[-3000:]
+        time.sleep(0.2)
+    assert "textDocument/completion" not in log, [line for line in log.splitlines() if "textDocument/completion" in line]
     median = statistics.median(workbench.latencies)
     with capsys.disabled():
         print(f"\nVS Code: last keystroke to ghost text, ms: {[round(each) for each in workbench.latencies]}, "

@@ -1,9 +1,10 @@
 // fimlsp for VS Code: starts `fimlsp serve` for Python files and shows its inline completions (ghost text).
 //
 // The language client (10.x, LSP 3.18) asks the server for textDocument/inlineCompletion, which VS Code shows as
-// ghost text; the server also answers textDocument/completion. Settings under `fimlsp.*` go to the server as
-// initializationOptions and, when they change, as workspace/didChangeConfiguration; a change of the server command
-// restarts the server.
+// ghost text; the server also answers textDocument/completion (Neovim's popup menu), which this client does not
+// ask for. With the "fimlsp" Output channel's log level at Trace, the client logs the protocol's messages there.
+// Settings under `fimlsp.*` go to the server as initializationOptions and, when they change, as
+// workspace/didChangeConfiguration; a change of the server command restarts the server.
 // The status bar item shows the model, and after each request what came of it (the server's fimlsp/status), so
 // that a user sees why no suggestion appears.
 import * as vscode from "vscode";
@@ -102,6 +103,12 @@ async function start(): Promise<void> {
       { scheme: "untitled", language: "python" },
     ],
     initializationOptions: serverSettings(),
+    middleware: {
+      // Ghost text only. VS Code would also ask for textDocument/completion as the user types (quick
+      // suggestions), run the model for it, and show the suggestion a second time in the suggest list, where Tab
+      // may take it instead of the ghost text.
+      provideCompletionItem: () => undefined,
+    },
   };
   const created = new LanguageClient(SECTION, "fimlsp", serverOptions, clientOptions);
   created.onNotification(REQUEST_STATUS, (params: RequestStatus) => {
