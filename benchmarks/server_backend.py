@@ -1,6 +1,7 @@
 """The server backend (`fimlsp complete --server URL`): round trips per completion and the share of tokens that
-speculation answered without a request, against a real `python -m llama_cpp.server` serving the shipped model as
-GGUF, at seeded cursors in CPython's standard library (after `return ` or `= `).
+speculation answered without a request, against a real llama.cpp server (`python -m llama_cpp.server`, or with
+`--engine llama-server` llama.cpp's own, built by tests/install-llama-server.sh) serving the shipped model as GGUF,
+at seeded cursors in CPython's standard library (after `return ` or `= `).
 
 Each cursor is completed as `fimlsp complete` does by default (constrained, block scope, ending with the
 statement, three greedy attempts). Reported: the middles that make the file valid; round trips (completion requests)
@@ -10,7 +11,7 @@ completion; and, with the same cursors and options, how many middles equal those
 same weights in fp32 rather than in the GGUF file's fp16/fp32 mix), and the CLI's wall time for one completion
 through the server (a cold start: Python, fimlsp, the vocabulary, connecting).
 
-    OMP_NUM_THREADS=1 python benchmarks/server_backend.py [--cursors N] [--seed S] [--attempts K]
+    OMP_NUM_THREADS=1 python benchmarks/server_backend.py [--cursors N] [--seed S] [--attempts K] [--engine E]
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from fimlsp.decoding import DecodingOptions, complete_middles  # noqa: E402
 from fimlsp.model.remote import connect  # noqa: E402
-from tests.llama_server import llama_server, split, stdlib_cuts  # noqa: E402
+from tests.llama_server import LLAMA_CPP_ENGINE, PYTHON_ENGINE, llama_server, split, stdlib_cuts  # noqa: E402
 
 
 def main() -> None:
@@ -39,10 +40,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--attempts", type=int, default=DecodingOptions.attempts)
     parser.add_argument("--no-transformers", action="store_true", help="skip the comparison with transformers")
+    parser.add_argument("--engine", choices=(PYTHON_ENGINE, LLAMA_CPP_ENGINE), default=PYTHON_ENGINE)
     args = parser.parse_args()
     options = DecodingOptions(scope="block", statement_end=True, attempts=args.attempts, max_tokens=128)
     cuts = stdlib_cuts(args.cursors, args.seed)
-    with tempfile.TemporaryDirectory() as folder, llama_server(Path(folder)) as url:
+    with tempfile.TemporaryDirectory() as folder, llama_server(Path(folder), args.engine) as url:
         model = connect(url)
         rows = []
         for path, line, column in cuts:
@@ -64,20 +66,20 @@ def main() -> None:
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
         cli_seconds = time.perf_counter() - clock
         model.close()
-    report(rows, cli_seconds if done.returncode == 0 else None, api=model.protocol, prompts="token ids"
-           if model.token_prompts else "text")
+    report(rows, cli_seconds if done.returncode == 0 else None, engine=args.engine, api=model.protocol,
+           prompts="token ids" if model.token_prompts else "text")
     if not args.no_transformers:
         agreement(cuts, rows, options)
 
 
-def report(rows: list[dict], cli_seconds: float | None, api: str, prompts: str) -> None:
+def report(rows: list[dict], cli_seconds: float | None, engine: str, api: str, prompts: str) -> None:
     for row in rows:
         print(f"{row['cursor']:24} valid={row['valid']!s:5} trips={row['round_trips']:3} steps={row['steps']:4} "
               f"speculated={row['speculated']:4} {row['wall']:6.2f} s  {row['ending']:9} {row['middle'][:40]!r}")
     completions = len(rows)
     steps = sum(row["steps"] for row in rows)
     trips = sum(row["round_trips"] for row in rows)
-    print(f"\nserver: llama_cpp.server ({api} API, {prompts} prompts), shipped model as GGUF; {completions} completions")
+    print(f"\nserver: {engine} ({api} API, {prompts} prompts), shipped model as GGUF; {completions} completions")
     print(f"valid middles:                {sum(row['valid'] for row in rows)}/{completions}")
     print(f"round trips per completion:   {trips / completions:.1f} (median {statistics.median(r['round_trips'] for r in rows)})")
     print(f"steps per completion:         {steps / completions:.1f}")

@@ -1,5 +1,7 @@
-"""A real `python -m llama_cpp.server` serving the shipped model as a GGUF file on 127.0.0.1, for the tests and the
-benchmark of the server backend (`fimlsp.model.remote`), and the cursors they complete at."""
+"""Real llama.cpp servers serving the shipped model as a GGUF file on 127.0.0.1, for the tests and the benchmark of
+the server backend (`fimlsp.model.remote`), and the cursors they complete at. Two engines: the Python package's
+`python -m llama_cpp.server` (OpenAI-compatible API only) and llama.cpp's own `llama-server` (its `/completion` API
+too), which `tests/install-llama-server.sh` builds into tests/.llama-server/."""
 
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ from pathlib import Path
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 FILES = ("textwrap.py", "shlex.py", "fnmatch.py", "colorsys.py", "bisect.py", "glob.py")
 STARTUP_SECONDS = 120  # loading the model and importing the server's web stack, on a busy machine
+PYTHON_ENGINE, LLAMA_CPP_ENGINE = "llama_cpp.server", "llama-server"
+LLAMA_SERVER = Path(__file__).resolve().parent / ".llama-server" / "bin" / "llama-server"
+INSTALL_LLAMA_SERVER = LLAMA_SERVER.parent.parent.parent / "install-llama-server.sh"
 
 
 def free_port() -> int:
@@ -27,20 +32,27 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def server_command(engine: str, gguf: Path, port: int) -> list[str]:
+    """One thread, a 2,048-token context and (llama-server) one slot, which then has the whole context."""
+    if engine == LLAMA_CPP_ENGINE:
+        return [str(LLAMA_SERVER), "--model", str(gguf), "--host", "127.0.0.1", "--port", str(port),
+                "--ctx-size", "2048", "--threads", "1", "--parallel", "1"]
+    return [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1", "--port", str(port),
+            "--n_ctx", "2048", "--n_threads", "1"]
+
+
 @contextlib.contextmanager
-def llama_server(folder: Path) -> Iterator[str]:
-    """The URL of a llama.cpp server (the Python package's) serving the shipped model, exported into `folder`;
-    stopped on leaving."""
+def llama_server(folder: Path, engine: str = PYTHON_ENGINE) -> Iterator[str]:
+    """The URL of a llama.cpp server of `engine` serving the shipped model, exported into `folder`; stopped on
+    leaving."""
     from fimlsp.model.gguf_export import export_gguf
     from fimlsp.models import default_model_path
 
     gguf = export_gguf(default_model_path(), folder / "default.gguf")
     port = free_port()
     log = open(folder / "llama-server.log", "wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1", "--port", str(port),
-         "--n_ctx", "2048", "--n_threads", "1"],
-        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    process = subprocess.Popen(server_command(engine, gguf, port), stdout=log, stderr=subprocess.STDOUT,
+                               env={**os.environ, "OMP_NUM_THREADS": "1"})
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
@@ -50,7 +62,7 @@ def llama_server(folder: Path) -> Iterator[str]:
                 break
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"llama_cpp.server did not start: {(folder / 'llama-server.log').read_text()}")
+                    raise RuntimeError(f"{engine} did not start: {(folder / 'llama-server.log').read_text()}")
                 time.sleep(0.3)
         yield url
     finally:

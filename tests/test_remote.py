@@ -1,5 +1,8 @@
-"""The server backend (`fimlsp.model.remote`) against a real `python -m llama_cpp.server` serving the shipped model
-exported to GGUF, started by the tests on 127.0.0.1."""
+"""The server backend (`fimlsp.model.remote`) against real llama.cpp servers serving the shipped model exported to
+GGUF, started by the tests on 127.0.0.1: the Python package's `python -m llama_cpp.server` (OpenAI-compatible API)
+and llama.cpp's own `llama-server` (its `/completion` API, and its OpenAI-compatible one). `llama-server` is built by
+`tests/install-llama-server.sh`, which `.ci/run` runs; without it its tests fail under CI and are skipped
+elsewhere."""
 
 from __future__ import annotations
 
@@ -24,7 +27,8 @@ from fimlsp.model import ModelError
 from fimlsp.model.backend import FimModel, PromptPass, Session
 from fimlsp.model.remote import PROBE, RemoteModel, connect
 from fimlsp.models import default_model_path
-from tests.llama_server import STDLIB, free_port, llama_server, split, stdlib_cuts
+from tests.llama_server import (INSTALL_LLAMA_SERVER, LLAMA_CPP_ENGINE, LLAMA_SERVER, PYTHON_ENGINE, STDLIB, free_port,
+                                llama_server, split, stdlib_cuts)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,14 +38,27 @@ def fimlsp(*args: str) -> subprocess.CompletedProcess:
                           cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"})
 
 
-@pytest.fixture(scope="module")
-def server_folder(tmp_path_factory):
-    return tmp_path_factory.mktemp("llama-server")
+API = {PYTHON_ENGINE: "openai", LLAMA_CPP_ENGINE: "llamacpp"}  # the protocol fimlsp detects on each
+
+
+@pytest.fixture(scope="module", params=[PYTHON_ENGINE, LLAMA_CPP_ENGINE])
+def engine(request):
+    if request.param == LLAMA_CPP_ENGINE and not LLAMA_SERVER.exists():
+        message = f"llama-server is not built (run {INSTALL_LLAMA_SERVER.relative_to(ROOT)})"
+        if os.environ.get("CI"):
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    return request.param
 
 
 @pytest.fixture(scope="module")
-def server(server_folder):
-    with llama_server(server_folder) as url:
+def server_folder(tmp_path_factory, engine):
+    return tmp_path_factory.mktemp(engine)
+
+
+@pytest.fixture(scope="module")
+def server(server_folder, engine):
+    with llama_server(server_folder, engine) as url:
         yield url
 
 
@@ -52,7 +69,7 @@ def model(server):
     connected.close()
 
 
-def test_cli_completes_stdlib_cuts_through_the_server_in_fewer_round_trips_than_tokens(server):
+def test_cli_completes_stdlib_cuts_through_the_server_in_fewer_round_trips_than_tokens(server, engine):
     steps = round_trips = 0
     for path, line, column in stdlib_cuts(3):
         done = fimlsp("complete", f"{path}:{line}:{column}", "--server", server, "--json")
@@ -61,10 +78,28 @@ def test_cli_completes_stdlib_cuts_through_the_server_in_fewer_round_trips_than_
         left, right = split(path, line, column)
         ast.parse(left + result["middle"] + right)
         assert result["guarantee"] == "file"
-        assert result["server"]["api"] == "openai"
+        assert result["server"]["api"] == API[engine]
         steps += result["server"]["steps"]
         round_trips += result["server"]["round_trips"]
     assert 0 < round_trips < steps  # runs answered steps without a request: speculation works
+
+
+@pytest.mark.parametrize("engine", [LLAMA_CPP_ENGINE], indirect=True)
+def test_llama_servers_openai_api_gives_the_middles_of_its_own_api(server):
+    """llama-server answers its OpenAI-compatible API with its own kind of entries (`logprobs.content`, ids and
+    log-probabilities): read as such, both APIs give the same greedy middles."""
+    native, openai = connect(server), connect(server, protocol="openai")
+    try:
+        assert (native.protocol, openai.protocol) == ("llamacpp", "openai")
+        options = DecodingOptions(max_tokens=32, attempts=1, search_budget=20)
+        for path, line, column in stdlib_cuts(3, seed=2):
+            left, right = split(path, line, column)
+            by_native, by_openai = (complete_middles(each, left, right, options)[0] for each in (native, openai))
+            assert by_native.valid and by_native.middle == by_openai.middle, (path, line, by_native, by_openai)
+            ast.parse(left + by_native.middle + right)
+    finally:
+        native.close()
+        openai.close()
 
 
 def test_the_vocabulary_may_come_from_the_gguf_file_the_server_runs(server, server_folder):

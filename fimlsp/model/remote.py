@@ -42,6 +42,7 @@ PROTOCOLS = ("auto", "openai", "llamacpp")
 TOP_LOGPROBS = 20  # alternatives per position (vLLM's default cap); decoding picks the best valid one among them
 RUN_TOKENS = 32  # tokens a speculative run asks for
 TIMEOUT = 30.0  # seconds a request may take
+IMPOSSIBLE = -1e30  # llama.cpp writes the log of probability 0 as the lowest float (JSON has no -inf)
 # A sample the server must tokenize as the local vocabulary does: code, a non-ASCII character, control tokens.
 PROBE = "def f(x):\n    return {'a': x}  # é ok\n"
 
@@ -168,9 +169,12 @@ class RemoteModel(FimModel):
     def _openai_run(self, start: int, answer: dict) -> _Run:
         choice = (answer.get("choices") or [{}])[0]
         logprobs = choice.get("logprobs") or {}
+        ended = choice.get("finish_reason") == "stop"
+        if logprobs.get("content"):  # llama-server's: a list of entries, as its /completion gives
+            return self._ended(self._entries_run(start, logprobs["content"]), ended)
         tokens, tops = logprobs.get("tokens"), logprobs.get("top_logprobs")
         if not tops or not tokens:
-            if choice.get("finish_reason") == "stop" and choice.get("text") == "":
+            if ended and choice.get("text") == "":
                 return _Run(start, [], [self._ended_row()])  # ended at once: no token, so no row was reported
             raise self._no_log_probabilities()
         taken = [self._ids_of(token) for token in tokens]
@@ -181,7 +185,6 @@ class RemoteModel(FimModel):
                 if log_probability is not None:
                     row[list(self._ids_of(piece))] = log_probability
             rows.append(row)
-        ended = choice.get("finish_reason") == "stop"
         return self._ended(_Run(start, taken, rows), ended)
 
     def _llamacpp_run(self, start: int, answer: dict) -> _Run:
@@ -190,21 +193,30 @@ class RemoteModel(FimModel):
             if answer.get("stop") and answer.get("stopped_eos") and answer.get("content") == "":
                 return _Run(start, [], [self._ended_row()])
             raise self._no_log_probabilities()
+        if "top_logprobs" in positions[0]:  # llama.cpp since 2024-12: ids and log-probabilities
+            return self._ended(self._entries_run(start, positions), bool(answer.get("stopped_eos")))
         taken, rows = [], []
-        for position in positions:
+        for position in positions:  # before: token strings and probabilities
             row = self._empty_row()
-            if "top_logprobs" in position:  # llama.cpp since 2024-12: ids and log-probabilities
-                taken.append(self._known([position["id"]]) if "id" in position else self._ids_of(position["token"]))
-                for candidate in position["top_logprobs"]:
-                    ids = self._known([candidate["id"]]) if "id" in candidate else self._ids_of(candidate["token"])
-                    row[list(ids)] = candidate["logprob"]
-            else:  # before: token strings and probabilities
-                taken.append(self._ids_of(position.get("content", "")))
-                for candidate in position.get("probs", []):
-                    if candidate.get("prob", 0) > 0:
-                        row[list(self._ids_of(candidate["tok_str"]))] = math.log(candidate["prob"])
+            taken.append(self._ids_of(position.get("content", "")))
+            for candidate in position.get("probs", []):
+                if candidate.get("prob", 0) > 0:
+                    row[list(self._ids_of(candidate["tok_str"]))] = math.log(candidate["prob"])
             rows.append(row)
         return self._ended(_Run(start, taken, rows), bool(answer.get("stopped_eos")))
+
+    def _entries_run(self, start: int, positions: list[dict]) -> _Run:
+        """llama.cpp's entries, a position each: the token taken (`id`, `token`) and its `top_logprobs`."""
+        taken, rows = [], []
+        for position in positions:
+            taken.append(self._known([position["id"]]) if "id" in position else self._ids_of(position["token"]))
+            row = self._empty_row()
+            for candidate in position["top_logprobs"]:
+                if candidate["logprob"] > IMPOSSIBLE:
+                    ids = self._known([candidate["id"]]) if "id" in candidate else self._ids_of(candidate["token"])
+                    row[list(ids)] = candidate["logprob"]
+            rows.append(row)
+        return _Run(start, taken, rows)
 
     def _ended(self, run: _Run, ended: bool) -> _Run:
         """`run`, with a row for the position where the server ended the text, when it reported none there
@@ -459,18 +471,17 @@ def _served_context(properties: dict | None, models: dict | None) -> int | None:
 def _check_tokenization(model: RemoteModel) -> str:
     """Refuse a server whose tokenization differs from the local vocabulary's; the status note where the server has
     no endpoint to check with (llama.cpp's `/tokenize`, llama_cpp.server's `/extras/tokenize`, vLLM's
-    `/tokenize`)."""
+    `/tokenize`, whatever the protocol: llama-server may be asked through its OpenAI-compatible API)."""
     controls = model.format.controls
     text = controls[0] + PROBE + controls[1]
     expected = [model.control_id(controls[0])] + model.encode(PROBE) + [model.control_id(controls[1])]
-    asks = [("/tokenize", {"content": text, "add_special": False, "parse_special": True})]
-    if model.protocol == "openai":
-        asks = [("/extras/tokenize", {"input": text}),
-                ("/tokenize", {"prompt": text, "add_special_tokens": False})]
+    asks = [("/tokenize", {"content": text, "add_special": False, "parse_special": True}),
+            ("/extras/tokenize", {"input": text}),
+            ("/tokenize", {"prompt": text, "add_special_tokens": False})]
     for path, body in asks:
         answer = _answers(model, "POST", path, body)
-        if answer is None or not isinstance(answer.get("tokens"), list):
-            continue
+        if answer is None or not isinstance(answer.get("tokens"), list) or not answer["tokens"]:
+            continue  # no such endpoint, or one that read another field than this body's (no tokens for the probe)
         tokens = [each["id"] if isinstance(each, dict) else each for each in answer["tokens"]]
         if tokens != expected:
             raise ModelError(f"the server at {model.url} tokenizes differently from the vocabulary of {model.name} "
