@@ -22,8 +22,9 @@ STDLIB = Path(sysconfig.get_paths()["stdlib"])
 FILES = ("textwrap.py", "shlex.py", "fnmatch.py", "colorsys.py", "bisect.py", "glob.py")
 STARTUP_SECONDS = 120  # loading the model and importing the server's web stack, on a busy machine
 PYTHON_ENGINE, LLAMA_CPP_ENGINE = "llama_cpp.server", "llama-server"
-LLAMA_SERVER = Path(__file__).resolve().parent / ".llama-server" / "bin" / "llama-server"
-INSTALL_LLAMA_SERVER = LLAMA_SERVER.parent.parent.parent / "install-llama-server.sh"
+TESTS = Path(__file__).resolve().parent
+LLAMA_SERVER = TESTS / ".llama-server" / "bin" / "llama-server"
+INSTALL_LLAMA_SERVER = TESTS / "install-llama-server.sh"
 
 
 def free_port() -> int:
