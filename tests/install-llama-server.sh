@@ -3,7 +3,7 @@
 # drive a real llama.cpp server (tests/llama_server.py). The sources are the llama.cpp that the installed
 # llama-cpp-python vendors, from its source package on PyPI (the one place these machines download from), so the
 # server and the Python package are the same llama.cpp. Needs CMake and a C++ compiler (about 10 minutes on two
-# cores); does nothing when built.
+# cores); the web UI is left out (its assets would come from the network). Does nothing when built.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 target="$here/.llama-server"
@@ -17,7 +17,7 @@ python -m pip download --quiet --no-deps --no-binary :all: "llama-cpp-python==$v
 tar xzf "$work"/llama_cpp_python-*.tar.gz -C "$work"
 sources=$(echo "$work"/llama_cpp_python-*/vendor/llama.cpp)
 cmake -S "$sources" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_SERVER=ON \
-    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_HTML=OFF -DLLAMA_OPENSSL=OFF >/dev/null
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF >/dev/null
 cmake --build "$work/build" --target llama-server -j "$(nproc)" >/dev/null
 mkdir -p "$target/bin"
 cp "$work/build/bin/llama-server" "$target/bin/llama-server"
