@@ -304,11 +304,15 @@ def test_a_server_that_stops_answering_ends_the_decoding_within_its_budget(serve
     threading.Thread(target=proxy.serve_forever, daemon=True).start()
     model = connect(f"http://127.0.0.1:{proxy.server_address[1]}")
     model.run_tokens = 1  # every step after the prompt's asks the server again
+    # A budget long enough that the constraint's setup and the answered request end well within it on a loaded
+    # machine, and short of the HTTP timeout, which the held request would otherwise wait out.
+    budget = 12.0
+    assert budget < model.timeout
     path, line, column = stdlib_cuts(1, seed=3)[0]
     left, right = split(path, line, column)
     try:
         proxy.stall = True
-        result = complete_middles(model, left, right, DecodingOptions(timeout=4.0, max_tokens=32))[0]
+        result = complete_middles(model, left, right, DecodingOptions(timeout=budget, max_tokens=32))[0]
     finally:
         proxy.released.set()
         proxy.shutdown()
