@@ -76,8 +76,52 @@ def test_the_server_settings_that_are_options_take_their_keys_and_choices_from_t
     assert held.max_tokens == config.Settings().max_tokens
 
 
-@pytest.mark.parametrize("words, message", [(["--attempts", "0"], "attempts must be at least 1"),
-                                            (["--loop-repeats", "1"], "loop_repeats must be 0")])
-def test_a_bad_option_is_one_line_from_the_declarations_check(words, message):
-    with pytest.raises(ValueError, match=message):
-        options.from_arguments(parsed(complete, ["f.py:1:1", *words]))
+@pytest.mark.parametrize("words, message", [
+    (["--attempts", "0"], "--attempts: expected an integer from 1 to 10, got '0'"),
+    (["--attempts", "1000000"], "--attempts: expected an integer from 1 to 10"),
+    (["--loop-repeats", "1"], "--loop-repeats: expected 0 (off) or an integer from 2 to 100"),
+    (["--timeout", "inf"], "--timeout: expected a number above 0 and at most 600, got 'inf'"),
+    (["--timeout", "nan"], "--timeout: expected a number above 0"),
+    (["--timeout", "1e308"], "--timeout: expected a number above 0"),
+    (["--top-p", "0"], "--top-p: expected a number above 0 and at most 1"),
+    (["--max-tokens", "two"], "--max-tokens: expected an integer from 0 to 4,096, got 'two'"),
+])
+def test_a_bad_flag_is_one_line_from_the_declarations_bounds(words, message, capsys):
+    with pytest.raises(SystemExit) as exited:
+        parsed(complete, ["f.py:1:1", *words])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err.splitlines()[-1]
+
+
+def test_every_number_option_has_bounds_and_the_options_check_them():
+    for each in options.offered():
+        if each.type not in ("bool", "str"):
+            assert each.metadata["bounds"] is not None, each.name
+    for name, value in [("attempts", 10**6), ("timeout", float("inf")), ("timeout", float("nan")),
+                        ("setup_timeout", 1e308), ("top_k", True), ("max_tokens", 2.0), ("loop_repeats", 1)]:
+        with pytest.raises(ValueError, match=f"^{name} must be "):
+            DecodingOptions(**{name: value})
+    assert DecodingOptions(timeout=600, attempts=10, loop_repeats=0).timeout == 600
+
+
+def test_the_servers_bounds_are_the_declarations_and_its_flags_check_them(capsys):
+    bounds = {each.name: each.metadata["bounds"] for each in dataclasses.fields(config.Settings)}
+    for name in ("top_k", "size_budget", "attempts", "loop_repeats"):
+        assert bounds[name] == options.option(name).metadata["bounds"], name
+    assert bounds["max_tokens"] == options.option("max_tokens").metadata["bounds"].narrowed(1)  # 0 is no suggestion
+    assert (bounds["time_budget"].most, bounds["alternatives"].most, bounds["attempts"].most) == (60, 10, 10)
+    settings, problems = config.update(config.Settings(), {
+        "alternatives": 10**6, "attempts": 10**6, "timeBudget": 10**6, "maxTokens": 0, "topK": 5})
+    assert settings == config.Settings(top_k=5)
+    assert problems == ["setting 'alternatives' = 1000000 ignored: expected an integer from 1 to 10",
+                        "setting 'attempts' = 1000000 ignored: expected an integer from 1 to 10",
+                        "setting 'timeBudget' = 1000000 ignored: expected a number above 0 and at most 60",
+                        "setting 'maxTokens' = 0 ignored: expected an integer from 1 to 4,096"]
+    for value in (float("inf"), float("nan"), 1e308, -1, 0, True, "2"):
+        assert config.update(config.Settings(), {"timeBudget": value})[0].time_budget == 2.0, value
+    for words in (["--time-budget", "inf"], ["--max-tokens", "0"]):  # the server's bounds, not the library's
+        with pytest.raises(SystemExit):
+            parsed(serve, words)
+    assert "--max-tokens: expected an integer from 1 to 4,096" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="^time_budget must be a number above 0 and at most 60"):
+        config.Settings(time_budget=float("inf"))

@@ -16,7 +16,7 @@ def test_the_keys_come_from_the_settings_fields():
     assert KEYS[:3] == ["model", "device", "mode"] and "maxTokens" in KEYS
 
 
-def test_vscode_contributes_every_setting_with_the_servers_default_and_choices():
+def test_vscode_contributes_every_setting_with_the_servers_default_choices_and_bounds():
     properties = json.loads((EDITORS / "vscode" / "package.json").read_text())["contributes"]["configuration"][
         "properties"]
     contributed = [key.removeprefix("fimlsp.") for key in properties if key != "fimlsp.server.command"]
@@ -25,6 +25,11 @@ def test_vscode_contributes_every_setting_with_the_servers_default_and_choices()
         declared = properties["fimlsp." + each.metadata["key"]]
         assert declared["default"] == each.default, each.name
         assert tuple(declared.get("enum", ())) == each.metadata["choices"], each.name
+        bounds = each.metadata["bounds"]
+        schema = {word: declared[word] for word in ("minimum", "exclusiveMinimum", "maximum") if word in declared}
+        assert schema == (bounds.schema() if bounds is not None else {}), each.name
+        if bounds is not None:
+            assert declared["type"] == ("integer" if bounds.integer else "number"), each.name
 
 
 def test_vscode_sends_every_setting():

@@ -19,7 +19,7 @@ import sys
 from fimlsp.cli import UserError
 from fimlsp.decoding import options
 from fimlsp.model.loading import DEVICE_CHOICES, DEVICES
-from fimlsp.server.config import SINGLE_LINE, Settings
+from fimlsp.server.config import BOUNDS, SINGLE_LINE, Settings
 
 DEFAULTS = Settings()  # the server's default settings are the command's
 
@@ -34,8 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-server", metavar="URL",
                         help="run the model on the shared server at URL (see `fimlsp complete --server`); --model "
                              "then names the folder or .gguf file with its vocabulary (the setting modelServer)")
-    options.add_arguments(parser, DEFAULTS.decoding_options(), only=("mode", "max_tokens", "size_budget"))
-    parser.add_argument("--time-budget", type=float, default=DEFAULTS.time_budget, metavar="SECONDS",
+    options.add_arguments(parser, DEFAULTS.decoding_options(), only=("mode", "max_tokens", "size_budget"),
+                          bounds=BOUNDS)
+    parser.add_argument("--time-budget", type=BOUNDS["time_budget"].parse, default=DEFAULTS.time_budget,
+                        metavar="SECONDS",
                         help="time per completion from the request's arrival, waiting included; when it runs out, "
                              "a shorter valid middle or none (default: %(default)g)")
     parser.add_argument("--single-line", choices=SINGLE_LINE, default=DEFAULTS.single_line,
@@ -55,12 +57,6 @@ def parse_address(address: str) -> tuple[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.max_tokens < 1:
-        raise UserError("--max-tokens must be at least 1")
-    if not args.time_budget > 0:
-        raise UserError("--time-budget must be positive")
-    if args.size_budget < 1:
-        raise UserError("--size-budget must be at least 1")
     if args.device is not None and not DEVICES.fullmatch(args.device):
         raise UserError(f"--device expects {DEVICE_CHOICES}, got {args.device!r}")
     if args.model_server is not None and not args.model_server.startswith(("http://", "https://")):

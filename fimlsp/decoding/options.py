@@ -1,15 +1,18 @@
 """What a completion is asked for: the decoding options, the one declaration of each.
 
 Each option's field says how the commands and the editors show it: its help, its choices, the metavar of its
-flag, and `setting`, the camelCase key of the server's setting where the editors expose it. The CLI's flags
-(`add_arguments`, `from_arguments`) and the server's settings (`fimlsp.server.config`) are made from it.
+flag, `bounds`, the values a number may take, and `setting`, the camelCase key of the server's setting where the
+editors expose it. The CLI's flags (`add_arguments`, `from_arguments`), the server's settings
+(`fimlsp.server.config`) and, through them, the VS Code schema's `minimum` and `maximum` are made from it.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
-from dataclasses import Field, dataclass, field, fields
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import Field, dataclass, field, fields, replace
+from types import MappingProxyType
 
 from fimlsp.language import DEFAULT_BUDGET, DEFAULT_LANGUAGE, named
 
@@ -19,10 +22,58 @@ SCOPES = ("file", "block")  # the first is the default
 NAMES = ("off", "strict")  # the first is the default
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """The values a number may take: finite, from `least` to `most` (above `least` when `above`), or `off`. Stated
+    once per option or setting and read by every check of it. Unbounded, a client's `attempts: 1000000` kept the
+    worker busy long past its budget, and `timeBudget: Infinity` made every request fail with OverflowError."""
+
+    least: int | float
+    most: int | float
+    integer: bool = True
+    above: bool = False  # `least` itself is out (a time must be more than 0)
+    off: int | None = None  # a value under `least` that turns the option off (loopRepeats 0)
+
+    def __str__(self) -> str:
+        kind, least, most = "an integer" if self.integer else "a number", f"{self.least:,}", f"{self.most:,}"
+        within = f"{kind} above {least} and at most {most}" if self.above else f"{kind} from {least} to {most}"
+        return within if self.off is None else f"{self.off} (off) or {within}"
+
+    def check(self, value):
+        """`value` (an int as a float where numbers are not integers); ValueError if it is out of bounds."""
+        number = not isinstance(value, bool) and isinstance(value, int if self.integer else (int, float))
+        if not number or not math.isfinite(value) or not (value == self.off or (
+                self.least < value if self.above else self.least <= value) and value <= self.most):
+            raise ValueError(f"expected {self}")
+        return value if self.integer else float(value)
+
+    def parse(self, word: str):
+        """A flag's value (argparse's `type`): the number `word` writes, if it is in bounds."""
+        try:
+            return self.check((int if self.integer else float)(word))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {self}, got {word!r}") from None
+
+    def schema(self) -> dict:
+        """The bounds as JSON Schema keywords (VS Code's settings)."""
+        low = "exclusiveMinimum" if self.above else "minimum"
+        return {low: self.least if self.off is None else self.off, "maximum": self.most}
+
+    def narrowed(self, least: int | float) -> Bounds:
+        """The same bounds from `least` on (a setting that refuses what the library allows)."""
+        return replace(self, least=least, off=None if self.off is not None and self.off < least else self.off)
+
+
+# Seconds: a command-line run may take minutes (a big model on a CPU), not hours; the server's timeBudget has its
+# own, tighter bound (`fimlsp.server.config`).
+SECONDS = Bounds(0, 600, integer=False, above=True)
+
+
 def _option(default, help: str, *, choices: tuple[str, ...] = (), metavar: str | None = None,
-            setting: str | None = None):
+            setting: str | None = None, bounds: Bounds | None = None):
     """A decoding option that the commands offer as a flag (and, with `setting`, the editors as a setting)."""
-    return field(default=default, metadata={"help": help, "choices": choices, "metavar": metavar, "setting": setting})
+    return field(default=default, metadata={"help": help, "choices": choices, "metavar": metavar, "setting": setting,
+                                             "bounds": bounds})
 
 
 @dataclass(frozen=True)
@@ -30,23 +81,26 @@ class DecodingOptions:
     mode: str = _option(MODES[0], "decoding mode", choices=MODES, setting="mode")
     max_tokens: int = _option(
         500, "most tokens to generate; the prompt and the middle share the model's context window, so fewer may fit",
-        setting="maxTokens")
+        setting="maxTokens", bounds=Bounds(0, 4096))  # 4,096: 8 times the shipped model's whole window
     top_k: int = _option(50, "candidates checked per token, the model's first; the rest of the vocabulary is tried "
-                             "only when none of them is valid", setting="topK")
-    temperature: float = _option(0.0, "sampling temperature; 0 is greedy")
-    top_p: float = _option(1.0, "nucleus sampling mass")
-    timeout: float | None = _option(None, "time budget in seconds for the whole completion", metavar="SECONDS")
-    seed: int = _option(0, "seed for sampling")
+                             "only when none of them is valid", setting="topK",
+                     bounds=Bounds(1, 1000))
+    temperature: float = _option(0.0, "sampling temperature; 0 is greedy", bounds=Bounds(0, 2, integer=False))
+    top_p: float = _option(1.0, "nucleus sampling mass", bounds=Bounds(0, 1, integer=False, above=True))
+    timeout: float | None = _option(None, "time budget in seconds for the whole completion", metavar="SECONDS",
+                                    bounds=SECONDS)
+    seed: int = _option(0, "seed for sampling", bounds=Bounds(0, 2**32 - 1))
     single_line: bool = _option(False, "stop at the first line end where the file is valid")
     statement_end: bool = _option(
         False, "stop where the statement or block that holds the cursor ends, if the file is valid there "
                "(constrained mode; what the editors do for a multi-line suggestion); off, the middle runs on to "
                "the model's end")
+    # at most 4 M: CPython's proofs of the text outside the window take ~0.3 ms per 1,000 characters
     size_budget: int = _option(DEFAULT_BUDGET, "files with more characters are checked only around the cursor",
-                               metavar="CHARS", setting="sizeBudget")
+                               metavar="CHARS", setting="sizeBudget", bounds=Bounds(1, 4_000_000))
     setup_timeout: float = _option(
         10.0, "time to build the constraint (within --timeout); past it the middle is generated unconstrained and "
-              "shown only if the file compiles with it", metavar="SECONDS")
+              "shown only if the file compiles with it", metavar="SECONDS", bounds=SECONDS)
     scope: str = _option(
         SCOPES[0], "block: the middle stays in the block that holds the cursor and leaves the code after it as it "
                    "reads (falls back to the file when the block admits no middle), as the editors ask; file: any "
@@ -54,14 +108,16 @@ class DecodingOptions:
     language: str = DEFAULT_LANGUAGE  # the name of a `fimlsp.language.Language`
     loop_repeats: int = _option(
         3, "a middle that comes to end in the same chunk of text N times in a row is stopped and cut back after the "
-           "first (open(path, path, path, → open(path)); 0: never", metavar="N", setting="loopRepeats")
+           "first (open(path, path, path, → open(path)); 0: never", metavar="N", setting="loopRepeats",
+        bounds=Bounds(2, 100, off=0))
     token_healing: bool = _option(
         True, "take the left context's last tokens back for the model to write again (a cursor after `return ` no "
               "longer prompts a comment); off, the prompt has the left context as it is")
     attempts: int = _option(
         3, "greedy middles to decode, each from another of the model's best valid first tokens; the one that ended "
            "best comes first (valid, ended by the model rather than cut back by a fallback, then the best mean "
-           "log-probability per token); 1: plain greedy decoding", metavar="K", setting="attempts")
+           "log-probability per token); 1: plain greedy decoding", metavar="K", setting="attempts",
+        bounds=Bounds(1, 10))
     names: str = _option(
         NAMES[0], "strict: a constrained middle may not load a name that nothing in the file or the middle binds "
                   "(off in files with star imports, globals(), exec, eval, ...)", choices=NAMES, setting="names")
@@ -69,7 +125,7 @@ class DecodingOptions:
         None, "nodes a finish search of the token loop may expand (a fallback's and the start's, which may take "
               "longer, in proportion), with no clock but the completion's --timeout: the middles are the same on a "
               "busy machine as on an idle one (eval's runs); none: searches end after their share of a second, for "
-              "an editor's latency", metavar="NODES")
+              "an editor's latency", metavar="NODES", bounds=Bounds(1, 10**9))
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -78,22 +134,14 @@ class DecodingOptions:
             raise ValueError(f"unknown scope {self.scope!r}; choose one of {', '.join(SCOPES)}")
         if self.names not in NAMES:
             raise ValueError(f"unknown names setting {self.names!r}; choose one of {', '.join(NAMES)}")
-        if self.max_tokens < 0 or self.top_k < 1 or self.temperature < 0 or not 0 < self.top_p <= 1:
-            raise ValueError("max_tokens >= 0, top_k >= 1, temperature >= 0 and 0 < top_p <= 1 are required")
-        if self.attempts < 1:
-            raise ValueError("attempts must be at least 1")
-        if self.loop_repeats < 0 or self.loop_repeats == 1:
-            raise ValueError("loop_repeats must be 0 (off) or at least 2")
-        if self.search_budget is not None and self.search_budget < 1:
-            raise ValueError("search_budget must be a positive number of nodes")
-        if self.size_budget < 1:
-            raise ValueError("size_budget must be a positive number of characters")
-        if (self.timeout is not None and self.timeout <= 0) or self.setup_timeout <= 0:
-            raise ValueError("timeout and setup_timeout must be positive")
+        for each in offered():
+            value, bounds = getattr(self, each.name), each.metadata["bounds"]
+            if bounds is not None and not (value is None and each.default is None):
+                try:
+                    bounds.check(value)
+                except ValueError:
+                    raise ValueError(f"{each.name} must be {bounds}, got {value!r}") from None
         named(self.language)
-
-
-_TYPES = {"int": int, "int | None": int, "float": float, "float | None": float, "str": str}
 
 
 def offered() -> tuple[Field, ...]:
@@ -106,9 +154,11 @@ def option(name: str) -> Field:
     return next(each for each in offered() if each.name == name)
 
 
-def add_arguments(parser, defaults: DecodingOptions = DecodingOptions(), only: Iterable[str] | None = None) -> None:
+def add_arguments(parser, defaults: DecodingOptions = DecodingOptions(), only: Iterable[str] | None = None,
+                  bounds: Mapping[str, Bounds] = MappingProxyType({})) -> None:
     """A flag for each offered option (or those in `only`), `--max-tokens` for `max_tokens`, with `defaults`' value
-    as its default (a command's defaults may be the editors', not the library's); on/off options get `--x` and
+    as its default (a command's defaults may be the editors', not the library's) and its value checked against the
+    declared bounds or those in `bounds` (the server's, which may be narrower); on/off options get `--x` and
     `--no-x`."""
     for each in offered():
         if only is not None and each.name not in only:
@@ -118,7 +168,9 @@ def add_arguments(parser, defaults: DecodingOptions = DecodingOptions(), only: I
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default,
                                 help=f"{meta['help']} (default: {'on' if default else 'off'})")
         else:
-            parser.add_argument(flag, type=_TYPES[each.type], choices=meta["choices"] or None, default=default,
+            within = bounds.get(each.name, meta["bounds"])
+            kind = str if within is None else within.parse  # every number option has bounds
+            parser.add_argument(flag, type=kind, choices=meta["choices"] or None, default=default,
                                 metavar=meta["metavar"], help=meta["help"] + (
                                     " (default: none)" if default is None else " (default: %(default)s)"))
 

@@ -3,17 +3,19 @@
 
 Clients send camelCase keys, either at the top level or under a `fimlsp` section (VS Code's
 `synchronize.configurationSection` does the latter). A null value means the server's starting value; an unknown key or a bad
-value is reported and ignored, so one typo never stops the server.
+value is reported and ignored, so one typo never stops the server. A number setting's bounds are declared once, with
+the setting (or with its decoding option): its check, `fimlsp serve`'s flag and the VS Code schema read them there.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from fimlsp.decoding import DecodingOptions
-from fimlsp.decoding.options import option
-from fimlsp.model.loading import DEVICE_CHOICES, DEVICES
+from fimlsp.decoding.options import Bounds, option
+from fimlsp.model.loading import DEVICE_CHOICES, DEVICES, GGUF_SUFFIX, HUB_ID, HUB_PREFIX
 
 SINGLE_LINE = ("auto", "always", "never")
 SECTION = "fimlsp"
@@ -26,6 +28,18 @@ def _optional_text(value: Any) -> str | None:
     if not isinstance(value, str):
         raise ValueError("expected a string")
     return value
+
+
+def _model_location(value: Any) -> str | None:
+    """A model the server may load whatever its working directory (an editor's workspace folder, whose files a
+    repository chooses): an absolute or `~` path, or a hub id, made explicit as `hf:OWNER/NAME`."""
+    value = _optional_text(value)
+    if value is None or value.startswith((HUB_PREFIX, "~")) or os.path.isabs(value):
+        return value
+    if HUB_ID.fullmatch(value) and not value.endswith(GGUF_SUFFIX):
+        return HUB_PREFIX + value
+    raise ValueError("a relative path would be read from the server's working directory (the workspace folder): "
+                     f"give an absolute path, a path starting with ~, or a hub id (OWNER/NAME or {HUB_PREFIX}NAME)")
 
 
 def _server_url(value: Any) -> str | None:
@@ -51,53 +65,40 @@ def _choice(options: tuple[str, ...]):
     return check
 
 
-def _positive_int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError("expected a positive integer")
-    return value
-
-
-def _loop_repeats(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value == 1:
-        raise ValueError("expected 0 (never) or an integer of at least 2")
-    return value
-
-
-def _positive_number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError("expected a positive number of seconds")
-    return float(value)
-
-
 def _boolean(value: Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError("expected true or false")
     return value
 
 
-def _setting(default: Any, key: str, check, choices: tuple[str, ...] = (), decoding: bool = False) -> Any:
-    """A field of `Settings` with the camelCase key clients send, its check and, for a choice, its options; with
-    `decoding`, it is the decoding option of the same name."""
-    return field(default=default, metadata={"key": key, "check": check, "choices": choices, "decoding": decoding})
+def _setting(default: Any, key: str, check=None, choices: tuple[str, ...] = (), decoding: bool = False,
+             bounds: Bounds | None = None) -> Any:
+    """A field of `Settings` with the camelCase key clients send, its check and, for a choice, its options, for a
+    number its bounds (which are then its check); with `decoding`, it is the decoding option of the same name."""
+    return field(default=default, metadata={"key": key, "check": check or bounds.check, "choices": choices,
+                                             "decoding": decoding, "bounds": bounds})
 
 
 _DECLARED = object()
 
 
-def _decoding(name: str, default: Any = _DECLARED, check=None) -> Any:
-    """A setting that is the decoding option `name`: its key, choices and (unless given) default are the option's
-    declaration (`fimlsp.decoding.options`); a choice is checked against its choices."""
+def _decoding(name: str, default: Any = _DECLARED, least: int | None = None) -> Any:
+    """A setting that is the decoding option `name`: its key, choices, bounds (from `least` on, where the server
+    refuses what the library allows) and (unless given) default are the option's declaration
+    (`fimlsp.decoding.options`); a choice is checked against its choices, a number against its bounds."""
     declared = option(name)
-    choices = declared.metadata["choices"]
+    choices, bounds = declared.metadata["choices"], declared.metadata["bounds"]
+    if bounds is not None and least is not None:
+        bounds = bounds.narrowed(least)
     return _setting(declared.default if default is _DECLARED else default, declared.metadata["setting"],
-                    check or _choice(choices), choices, decoding=True)
+                    None if bounds is not None else _choice(choices), choices, decoding=True, bounds=bounds)
 
 
 @dataclass(frozen=True)
 class Settings:
     """The one list of the server's settings: the editors' copies are tested against it."""
 
-    model: str | None = _setting(None, "model", _optional_text)  # a model folder, hub id or .gguf file; None: the shipped one
+    model: str | None = _setting(None, "model", _model_location)  # a model folder, hub id or .gguf file; None: the shipped one
     device: str | None = _setting(None, "device", _device)  # a torch device; None: a GPU if present
     mode: str = _decoding("mode")
     # block: a middle stays in the block at the cursor and leaves the code after it as it reads
@@ -105,21 +106,32 @@ class Settings:
     # strict: a constrained suggestion loads only names that the file or the suggestion binds (the editors' default:
     # 1 of 48 held-out constrained middles adds an undefined name with it, 14 without)
     names: str = _decoding("names", "strict")
-    max_tokens: int = _decoding("max_tokens", 128, _positive_int)
-    time_budget: float = _setting(2.0, "timeBudget", _positive_number)  # seconds per completion
+    max_tokens: int = _decoding("max_tokens", 128, least=1)
+    # seconds per completion; a minute at most, and the setting is a suggestion's, not a batch run's
+    time_budget: float = _setting(2.0, "timeBudget", bounds=Bounds(0, 60, integer=False, above=True))
     # auto: single-line while typing, multi-line when the user asks
     single_line: str = _setting("auto", "singleLine", _choice(SINGLE_LINE), SINGLE_LINE)
-    top_k: int = _decoding("top_k", check=_positive_int)
+    top_k: int = _decoding("top_k")
     cache: bool = _setting(True, "cache", _boolean)  # right-context quotients, left recognizers, served suggestions
     # characters: bigger files are checked around the cursor only
-    size_budget: int = _decoding("size_budget", check=_positive_int)
-    alternatives: int = _setting(1, "alternatives", _positive_int)  # distinct middles an inline completion offers
+    size_budget: int = _decoding("size_budget")
+    # distinct middles an inline completion offers, each another generation
+    alternatives: int = _setting(1, "alternatives", bounds=Bounds(1, 10))
     # greedy middles decoded from the best first tokens, the best ended offered first
-    attempts: int = _decoding("attempts", check=_positive_int)
+    attempts: int = _decoding("attempts")
     # a middle ending in the same chunk this many times is cut back to the first
-    loop_repeats: int = _decoding("loop_repeats", check=_loop_repeats)
+    loop_repeats: int = _decoding("loop_repeats")
     # a shared server (vLLM, llama.cpp's) that runs the model: `model` then names the folder of its vocabulary
     model_server: str | None = _setting(None, "modelServer", _server_url)
+
+    def __post_init__(self):
+        for each in fields(self):
+            bounds = each.metadata["bounds"]
+            if bounds is not None:
+                try:
+                    bounds.check(getattr(self, each.name))
+                except ValueError:
+                    raise ValueError(f"{each.name} must be {bounds}, got {getattr(self, each.name)!r}") from None
 
     def model_key(self) -> tuple[str | None, str | None, str | None]:
         """What loading a model depends on: a change of it reloads the model."""
@@ -133,6 +145,8 @@ class Settings:
 
 # camelCase key -> (field, check), in the order of `Settings`
 KEYS = {each.metadata["key"]: (each.name, each.metadata["check"]) for each in fields(Settings)}
+# field -> the bounds of a number setting, for the flags of `fimlsp serve`
+BOUNDS = {each.name: each.metadata["bounds"] for each in fields(Settings) if each.metadata["bounds"] is not None}
 
 
 def section(options: Any) -> dict | None:
