@@ -284,6 +284,20 @@ def test_a_model_that_never_stops_is_steered_to_a_valid_end_within_the_limit(tin
     assert result.constraint_ms_per_token == pytest.approx(per_token)
 
 
+def test_tied_candidates_go_to_the_lower_ids_on_every_cpu():
+    """The top `top_k` among tied scores are the lowest ids, as the ranking promises: `np.argpartition` alone kept
+    other tied ids on a CPU with AVX-512 (numpy's x86-simd-sort) than on others, and the never-stopping model above
+    lost its end of sequence (id 0) from its candidates there."""
+    import numpy as np
+
+    from fimlsp.decoding.loop import _ranking
+
+    scores = np.zeros(8192, dtype=np.float32)
+    scores[63], scores[65] = 10.0, 9.0
+    ranked = _ranking(scores, DecodingOptions(top_k=50), np.random.default_rng(0), whole_vocabulary=False)
+    assert list(ranked) == [63, 65, *range(48)]
+
+
 def test_searches_bounded_by_nodes_find_the_same_middles_on_a_busy_machine(tiny, monkeypatch):
     """With a search budget the finish searches count nodes, not seconds: a machine so busy that a second passes
     between two looks at the clock gives the middle an idle one gives (an eval's figures do not move with load).

@@ -171,12 +171,24 @@ def _ranking(log_probs: np.ndarray, options: DecodingOptions, generator: np.rand
         uniform = np.clip(generator.random(scores.shape), 1e-12, 1.0)
         scores = scores - np.log(-np.log(uniform))
     count = min(options.top_k, scores.size)
-    best = np.argpartition(-scores, count - 1)[:count] if count < scores.size else np.arange(scores.size)
+    best = _best(scores, count)
     first = best[np.lexsort((best, -scores[best]))].tolist()
     yield from (token for token in first if scores[token] != -np.inf)
     if whole_vocabulary and count < scores.size:
         taken = set(first)
         yield from (token for token in _descending(scores).tolist() if token not in taken and scores[token] != -np.inf)
+
+
+def _best(scores: np.ndarray, count: int) -> np.ndarray:
+    """The ids of the `count` best scores, ties to the lower ids. `np.argpartition` alone leaves which of tied
+    scores it keeps to its implementation, and that differs between machines (numpy's AVX-512 sort keeps others
+    than its AVX2 one): the candidates, and so the middles, would depend on the CPU."""
+    if count >= scores.size:
+        return np.arange(scores.size)
+    threshold = np.partition(scores, scores.size - count)[scores.size - count]
+    above = np.flatnonzero(scores > threshold)
+    tied = np.flatnonzero(scores == threshold)[:count - above.size]
+    return np.concatenate((above, tied))
 
 
 def _descending(scores: np.ndarray) -> np.ndarray:
