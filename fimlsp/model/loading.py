@@ -35,6 +35,11 @@ HUB_TIMEOUT = 3.0
 
 GGUF_SUFFIX = ".gguf"  # a model file for llama.cpp rather than a folder for transformers
 
+HUB_PREFIX = "hf:"  # `hf:OWNER/NAME` is a hub id even where a folder OWNER/NAME exists
+HUB_ID = re.compile(r"\w[\w.-]*/\w[\w.-]*", re.ASCII)  # the form of a hub id, OWNER/NAME
+# What a hub model's download takes: its config, tokenizer and safetensors weights, never pickled weights.
+HUB_FILES = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken"]
+
 
 class ModelError(Exception):
     """The model cannot be used: a missing folder, no network for a hub id, not a FIM model."""
@@ -167,8 +172,11 @@ def load_model(
 
     A path ending in `.gguf` is a GGUF file, run by llama.cpp in this process (`llama_engine`): torch is not imported.
 
-    A hub id in the local cache loads from it without the network; one that is not fails at once, before torch is
-    imported, when the hub cannot be reached.
+    A hub id (`hub_id_of`) in the local cache loads from it without the network; one that is not fails at once,
+    before torch is imported, when the hub cannot be reached, and is downloaded otherwise.
+
+    The folder, or the hub model's, is checked before anything of it is built (`folder_checks`): its config's
+    sizes against its safetensors weights and the machine's memory; pickled weights are never loaded.
 
     No code from a model folder runs: a folder with its own code (`auto_map`) is refused before anything of it
     loads, and `transformers` is told never to trust remote code (it would ask on stdout otherwise)."""
@@ -180,23 +188,29 @@ def load_model(
         from fimlsp.model.llama_engine import load_gguf
 
         return load_gguf(name, device, fim_format, order)
+    hub_id = hub_id_of(name)
     location = Path(os.path.expanduser(str(name)))
-    looks_local = location.exists() or str(name).startswith((".", "/", "~")) or str(name).count("/") > 1
+    looks_local = hub_id is None
     if looks_local and location.exists() and not location.is_dir():
         raise ModelError(f"{str(name)!r} is a file, not a model folder")
     if looks_local and not location.is_dir():
         raise ModelError(f"model folder {str(name)!r} does not exist")
     if looks_local and not (location / "config.json").is_file():
         raise ModelError(f"{str(name)!r} is not a model folder (it has no config.json)")
+    if device is not None and not DEVICES.fullmatch(device):
+        raise ModelError(f"device {device!r} is not one fimlsp can run a model on: use {DEVICE_CHOICES}")
     if looks_local:
         _refuse_custom_code(location, str(name))
+        _check_folder(location, f"model folder {str(name)!r}", device)
         try:
             folder_order = preferred_order(location)
         except ValueError as error:
             raise ModelError(f"model folder {str(name)!r}: {error}") from None
-    if device is not None and not DEVICES.fullmatch(device):
-        raise ModelError(f"device {device!r} is not one fimlsp can run a model on: use {DEVICE_CHOICES}")
-    cached = not looks_local and _hub_cached_or_reachable(str(name))
+    else:
+        name, location = hub_id, _hub_snapshot(hub_id)
+        _refuse_custom_code(location, hub_id)
+        _check_folder(location, f"model {hub_id!r}", device)
+        folder_order = "psm"
 
     import torch
     import transformers
@@ -206,19 +220,17 @@ def load_model(
     transformers.logging.disable_progress_bar()
     device = device or default_device()
     _check_available(device, torch)
-    source = str(location) if looks_local else str(name)
-    offline = looks_local or cached
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=offline, trust_remote_code=False)
-        model = AutoModelForCausalLM.from_pretrained(source, dtype="auto", local_files_only=offline,
-                                                     trust_remote_code=False)
-    except (OSError, ValueError, KeyError) as error:
-        where = "folder" if looks_local else "local cache" if cached else "hub"
+        tokenizer = AutoTokenizer.from_pretrained(str(location), local_files_only=True, trust_remote_code=False)
+        model = AutoModelForCausalLM.from_pretrained(str(location), dtype="auto", local_files_only=True,
+                                                     trust_remote_code=False, use_safetensors=True)
+    except Exception as error:  # a folder that passed the checks can still fail deep inside transformers or torch
+        where = "folder" if hub_id is None else "local cache"
         raise ModelError(f"cannot load model {str(name)!r} from the {where}: {_first_line(error)}") from error
     config = model.config
     chosen = choose_format(tokenizer.get_vocab(), fim_format, str(name), getattr(config, "model_type", ""))
     if order is None:
-        order = folder_order if looks_local else "psm"
+        order = folder_order
     if order not in chosen.orders:
         raise ModelError(f"format {chosen.name!r} supports the orders {', '.join(chosen.orders)}, not {order!r}")
     if device == "cpu" and model.dtype == torch.float16:
@@ -235,6 +247,53 @@ def load_model(
     )
     return TransformersModel(chosen, order, token_bytes(tokenizer), frozenset(stops), int(window), str(name), device,
                              model=model, tokenizer=tokenizer)
+
+
+def hub_id_of(name: str | os.PathLike) -> str | None:
+    """The hub id that `name` names, None when it names a local path; ModelError when it could name either.
+
+    `hf:ID` is a hub id, a `Path` is local, and a path that starts with `.`, `/` or `~` or has two slashes is local.
+    A name of a hub id's form, OWNER/NAME, is a hub id unless a file of that relative path exists here: then the
+    user must say which (`./OWNER/NAME` or `hf:OWNER/NAME`), since the one they meant may be the other. A bare
+    name is a folder if one exists here, else a hub id (`gpt2`)."""
+    if isinstance(name, os.PathLike):
+        return None
+    text = str(name)
+    if text.startswith(HUB_PREFIX):
+        if not text[len(HUB_PREFIX):]:
+            raise ModelError(f"{text!r} names no hub model: write {HUB_PREFIX}OWNER/NAME")
+        return text[len(HUB_PREFIX):]
+    if text.startswith((".", "/", "~")) or text.count("/") > 1 or os.path.isabs(text):
+        return None
+    if not os.path.lexists(text):
+        return text
+    if HUB_ID.fullmatch(text):
+        raise ModelError(f"{text!r} is both a path here and a hub id: write ./{text} for the folder, or "
+                         f"{HUB_PREFIX}{text} for the model on the hub")
+    return None
+
+
+def _check_folder(folder: Path, described: str, device: str | None) -> None:
+    """ModelError unless the folder's config and weights can be built into a model here (`folder_checks`)."""
+    from fimlsp.model.folder_checks import FolderError, check_model_folder
+
+    try:
+        check_model_folder(folder, upcast=device in (None, "cpu"))
+    except FolderError as error:
+        raise ModelError(f"{described}: {error}") from None
+
+
+def _hub_snapshot(repo_id: str) -> Path:
+    """The folder of the hub model `repo_id`: its snapshot in the local cache, else downloaded into the cache (its
+    config, tokenizer and safetensors weights) to be checked before it is built."""
+    from huggingface_hub import snapshot_download, try_to_load_from_cache
+
+    if _hub_cached_or_reachable(repo_id):
+        return Path(try_to_load_from_cache(repo_id, "config.json")).parent
+    try:
+        return Path(snapshot_download(repo_id, allow_patterns=HUB_FILES))
+    except Exception as error:  # the hub library's errors vary: HTTP, disk, a missing revision
+        raise ModelError(f"cannot download model {repo_id!r} from the hub: {_first_line(error)}") from None
 
 
 def choose_format(vocabulary: set[str] | dict, fim_format: str | None, name: str, model_type: str = "",

@@ -121,7 +121,7 @@ def evaluate_model(
     loss["max_bytes"] = max_bytes
     loss["skipped_files"] = skipped_files
     loss_seconds = time.monotonic() - started
-    fim_model = load_fim_model(str(directory), device.type)  # as decoding loads it: its dtype, its prompt order
+    fim_model = load_fim_model(Path(directory), device.type)  # as decoding loads it: its dtype, its prompt order
     fim = fim_figures(fim_model, directory, read_named(heldout), records, seed=seed, cases_per_kind=cases,
                       max_new_tokens=max_new_tokens, device=device, progress=progress)
     return {"heldout": loss, "fim": fim, "heldout_seconds": round(loss_seconds, 1),
