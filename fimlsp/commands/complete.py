@@ -41,9 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_arguments(parser, DEFAULTS)
     parser.add_argument("--language", choices=[language.name for language in languages()],
                         help="the file's language (default: from its suffix, else %s)" % DEFAULTS.language)
-    parser.add_argument("--model", help="model folder, hub id, or .gguf file run by llama.cpp (default: the model "
-                        "shipped with fimlsp); with --server, the folder or .gguf file with the served model's "
-                        "vocabulary")
+    parser.add_argument("--model", help="model folder, hub id (OWNER/NAME), or .gguf file run by llama.cpp "
+                        "(default: the model shipped with fimlsp); a relative path is read from the current folder, "
+                        "and a name that is both a folder here and a hub id is refused: write ./OWNER/NAME for the "
+                        "folder, hf:OWNER/NAME for the hub's model; with --server, the folder or .gguf file with the "
+                        "served model's vocabulary")
     parser.add_argument("--server", metavar="URL",
                         help="complete with the model served at URL (vLLM, llama.cpp's server, python -m "
                              "llama_cpp.server: http://HOST:PORT); the constraint runs here")

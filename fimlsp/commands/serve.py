@@ -29,7 +29,8 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP socket instead of stdio")
     parser.add_argument("--model", help="model folder, hub id, or .gguf file run by llama.cpp (default: the model "
-                        "shipped with fimlsp)")
+                        "shipped with fimlsp), as for `fimlsp complete --model`; the setting model takes only an "
+                        "absolute or ~ path or a hub id, never a path in the working directory")
     parser.add_argument("--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if present)")
     parser.add_argument("--model-server", metavar="URL",
                         help="run the model on the shared server at URL (see `fimlsp complete --server`); --model "
