@@ -121,3 +121,44 @@ def test_names_strict_says_when_a_file_turns_the_name_judge_off(tmp_path, capsys
     source.write_text("from os.path import *\n\nresult = \n")
     assert main(["complete", f"{source}:3:10", "--json", "--names", "strict", "--max-tokens", "8"]) in (0, 1)
     assert "names not judged: the file has a star import" in json.loads(capsys.readouterr().out)["reason"]
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+# 1-based positions in fixtures/example.py where the shipped model writes a middle: after `return `, at the start
+# of the line before `def describe`, and after the last `return `
+EDITOR_POSITIONS = [(10, 12), (13, 1), (14, 12)]
+
+
+@pytest.mark.asyncio
+async def test_complete_gives_the_middle_that_a_default_server_suggests(capsys):
+    """`fimlsp complete`'s defaults are the editors' (the server's `Settings`): at each position it prints what a
+    `fimlsp serve` with its default settings suggests when asked, given a time budget that the shipped model never
+    runs out of (the one default that differs). Before, the CLI judged no names: at 13:1 it wrote a decorator
+    that nothing in the file defines."""
+    from lsprotocol import types
+
+    from fimlsp.server.config import Settings
+    from tests.test_server import inline_params, open_document, serve
+
+    budget = Settings().time_budget
+    example = FIXTURES / "example.py"
+    text = example.read_text()
+    printed = []
+    for line, column in EDITOR_POSITIONS:
+        assert main(["complete", f"{example}:{line}:{column}", "--json"]) == 0
+        result = json.loads(capsys.readouterr().out)
+        assert result["differs_from_editors"] == {"timeout": {"here": None, "editors": budget}}
+        printed.append(result["middle"])
+    assert main(["complete", f"{example}:10:12", "--json", "--names", "off", "--max-tokens", "500"]) == 0
+    assert json.loads(capsys.readouterr().out)["differs_from_editors"] == {
+        "timeout": {"here": None, "editors": budget}, "names": {"here": "off", "editors": "strict"},
+        "max_tokens": {"here": 500, "editors": 128}}
+    uri = example.as_uri()
+    async with serve({"fimlsp": {"timeBudget": 60}}) as client:
+        open_document(client, text, uri)
+        suggested = []
+        for line, column in EDITOR_POSITIONS:
+            inline = await client.text_document_inline_completion_async(inline_params(line - 1, column - 1, uri))
+            suggested.append(inline.items[0].insert_text if inline.items else None)
+            assert inline.items[0].range.start == types.Position(line=line - 1, character=column - 1)
+    assert suggested == printed

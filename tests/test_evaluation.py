@@ -251,6 +251,9 @@ def test_cli_dump_cases_eval_report_and_bench(tiny_model_path, tmp_path, capsys)
                  "--max-tokens", "2", "--out", str(out), "--no-progress", "--device", "cpu", "--limit", "1"]) == 0
     printed = capsys.readouterr().out
     assert "boundary cuts" in printed and "random-span" not in printed
+    # eval keeps its own defaults, and its run header says which are not the editors'
+    assert "decoding: max_tokens=2, " in printed and "search_budget=20" in printed
+    assert "not the editors' defaults: max_tokens (editors: 128)" in printed
     assert out.with_suffix(".png").is_file()
     assert len(_lines(out)) == 1 + 1 * 3
     assert main(["bench", "--cases", str(cases), "--no-progress", "--json", str(tmp_path / "bench.jsonl")]) == 0

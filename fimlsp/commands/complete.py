@@ -7,9 +7,13 @@ cursor (top-level ones, or a block's), and stderr says which lines; when not eve
 constraint cannot be built within `--setup-timeout`), it is generated unconstrained and printed only if the file
 parses with it: a middle that may break the file is never printed.
 
-By default the middle is what the editors suggest: it stays in the block that holds the cursor and ends where the
-cursor's statement does (`--scope file --no-statement-end` for the paper's setup), the best of three greedy
-attempts (`--attempts`).
+By default the middle is the one an editor suggests when asked for one: the flags' defaults are the language
+server's default settings (its name judge, scope, attempts, token limit, loop repeats, ...), so the middle stays in
+the block that holds the cursor and ends where the cursor's statement does (`--scope file --no-statement-end` for
+the paper's setup). One default differs: no time budget here (the editors have their `timeBudget`), so that the
+middle does not depend on the machine's speed; while typing, the editors also stop at the line end
+(`--single-line`). `--json` names what differs from the editors, the flags given included, under
+"differs_from_editors".
 
 The prompt and the middle share the model's context window, so fewer tokens than `--max-tokens` may fit (128 with
 the shipped 512-token model on a long file); the JSON's max_tokens is the limit that applied.
@@ -25,15 +29,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 from fimlsp.cli import UserError
 from fimlsp.decoding import DecodingOptions, options
 from fimlsp.language import for_path, languages, named
 from fimlsp.model.remote import PROTOCOLS
+from fimlsp.server.config import Settings
 from fimlsp.source import SourceError, read_source, split_at
 
-DEFAULTS = DecodingOptions(scope="block", statement_end=True)  # what the editors ask for
+EDITORS = Settings()  # the editors' defaults: the one declaration the CLI's are read from
+DEFAULTS = EDITORS.decoding_options(statement_end=True)  # a suggestion asked for, with no time budget
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -102,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
     result = results[0]
     succeeded = shown(result)
     if args.json:
-        where = {"file": path, "line": line, "column": column, "model": model.name}
+        where = {"file": path, "line": line, "column": column, "model": model.name,
+                 "differs_from_editors": differs_from_editors(decoding)}
         if args.server:
             where["server"] = {"url": model.url, "api": model.protocol, "round_trips": model.round_trips,
                                "steps": model.steps, "speculated": model.speculated}
@@ -126,6 +134,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"fimlsp complete: no valid middle found ({result.stop} after {result.tokens} tokens{why}); "
               "try --mode unconstrained", file=sys.stderr)
     return 0 if succeeded else 1
+
+
+def differs_from_editors(decoding: DecodingOptions) -> dict:
+    """The decoding options whose value here is not the one an editor with the default settings decodes a
+    suggestion asked for with, as {"option": {"here": value, "editors": value}}."""
+    editors = EDITORS.decoding_options(timeout=EDITORS.time_budget, single_line=False, statement_end=True,
+                                       language=decoding.language)
+    return {each.name: {"here": getattr(decoding, each.name), "editors": getattr(editors, each.name)}
+            for each in fields(DecodingOptions) if getattr(decoding, each.name) != getattr(editors, each.name)}
 
 
 def _read_file(path: str) -> bytes:

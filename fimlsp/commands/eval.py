@@ -157,6 +157,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
+def decoding_header(args: argparse.Namespace) -> str:
+    """The run's decoding options, and those that are not the editors' (eval keeps its own defaults: a search budget
+    rather than a time budget, so that a run's figures do not move with the machine's load)."""
+    from fimlsp.server.config import Settings
+
+    editors = Settings()
+    editors = editors.decoding_options(timeout=editors.time_budget)
+    differing = [f"{name} (editors: {getattr(editors, name)})" for name in DECODING
+                 if getattr(args, name) != getattr(editors, name)]
+    return (f"decoding: {', '.join(f'{name}={getattr(args, name)}' for name in DECODING)}"
+            + (f"; not the editors' defaults: {', '.join(differing)}" if differing else ""))
+
+
 def run(args: argparse.Namespace) -> int:
     from fimlsp.cli import UserError
     from fimlsp.evaluation import report
@@ -188,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
         options.from_arguments(args, DECODING)  # bad options fail here, with one line, rather than in every case
     except ValueError as error:
         raise UserError(str(error)) from None
+    print(decoding_header(args))
     threads = args.threads or runner.default_threads(args.workers)
     settings = runner.RunSettings(args.model, device=device, threads=threads, server=args.server,
                                   **{name: getattr(args, name) for name in DECODING})
