@@ -75,18 +75,15 @@ def _prompts(hf_model) -> list[list[int]]:
     return [hf_model.prompt(case.left, case.right, 64) for case in cases]
 
 
-def test_next_token_log_probs_are_close_to_transformers(gguf_model, hf_model, capsys):
+def test_next_token_log_probs_are_close_to_transformers(gguf_model, hf_model):
     differences, agree = [], 0
     prompts = _prompts(hf_model)
     for ids in prompts:
         ours, theirs = gguf_model.prompt_pass(ids).log_probs, hf_model.prompt_pass(ids).log_probs
         differences.append(float(np.abs(ours - theirs).max()))
         agree += int(ours.argmax() == theirs.argmax())
-    with capsys.disabled():
-        print(f"\nnext-token log-probs, {len(prompts)} prompts: max abs difference {max(differences):.4f}, "
-              f"top-1 agreement {agree}/{len(prompts)}")
-    assert max(differences) < 0.05
-    assert agree == len(prompts)
+    assert max(differences) < 0.05, differences
+    assert agree == len(prompts), f"top-1 agreement {agree}/{len(prompts)}"
 
 
 def test_sessions_go_on_from_the_prompt_and_a_later_prompt_reuses_the_shared_prefix(gguf_model, hf_model):
@@ -142,7 +139,7 @@ def test_complete_with_a_gguf_model_gives_a_valid_middle_without_importing_torch
     ast.parse(text[:offset] + completion["middle"] + text[offset:])
 
 
-def test_greedy_middles_mostly_agree_with_transformers(gguf_model, hf_model, capsys):
+def test_greedy_middles_mostly_agree_with_transformers(gguf_model, hf_model):
     files = [(name, (STDLIB / name).read_text()) for name in AGREEMENT_FILES]
     cases = list(line_cases(files, seed=3, count=10))
     options = DecodingOptions(max_tokens=48, statement_end=True)
@@ -153,9 +150,7 @@ def test_greedy_middles_mostly_agree_with_transformers(gguf_model, hf_model, cap
         assert ours.parses
         ast.parse(case.left + ours.middle + case.right)
         same += ours.middle == theirs.middle
-    with capsys.disabled():
-        print(f"\ngreedy middles equal to transformers': {same}/{len(cases)}")
-    assert len(cases) == 10 and same >= 7
+    assert len(cases) == 10 and same >= 7, f"greedy middles equal to transformers': {same}/{len(cases)}"
 
 
 def test_a_missing_or_corrupt_gguf_file_is_a_one_line_error(gguf_path, tmp_path):

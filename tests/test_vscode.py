@@ -9,6 +9,11 @@ shipped model. It also reads the status bar item, changes a setting in the Setti
 answer with it (`no suggestion: <reason>`). With the protocol traced, it checks that typing asks only for ghost text,
 never for the suggest list.
 
+The workspace is a stranger's repository: its `.vscode/settings.json` names a program to run as the server, a model
+server (a loopback listener) to send the code to, and a model folder inside it. The extension declares them
+machine-scoped settings, which VS Code takes from the user's settings only: the program never runs, the listener
+hears nothing, and the ghost text comes from the shipped model, through the server command in the user's settings.
+
 `editors/vscode/e2e/install-code-server.sh` installs code-server; Chromium is Debian's `chromium`, driven by the
 `playwright` package (no browser download). Without them the test fails under CI (`CI` set, as `.ci/run` runs)
 and is skipped elsewhere. `FIMLSP_E2E_SCREENSHOTS=DIR` also copies the screenshots, cropped to the editor around
@@ -27,6 +32,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -43,6 +49,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--no-first-run", "--disable-quic"]
 GHOST = ".monaco-editor .ghost-text-decoration, .monaco-editor .ghost-text"
+SHIPPED_MODEL = ROOT / "fimlsp" / "models" / "default"
 STATUS_ITEM = '[id="fimlsp.fimlsp"]'  # the extension's status bar item: `<extension id>.<extension id>`
 SECONDS = 1000  # Playwright counts milliseconds
 
@@ -81,6 +88,8 @@ class Workbench:
     user_data: Path
     screenshots: Path
     trusted: float  # time.monotonic() when the folder was trusted
+    marker: Path  # the file the workspace's server command would create
+    model_server: "Listener"  # the workspace's model server
     latencies: list[float] = field(default_factory=list)
 
     def status(self) -> str:
@@ -155,6 +164,47 @@ class Workbench:
         return path
 
 
+class Listener:
+    """A loopback socket that records every connection and what it sent: where a workspace would send the code."""
+
+    def __init__(self):
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.socket.settimeout(0.2)
+        self.url = f"http://127.0.0.1:{self.socket.getsockname()[1]}"
+        self.received: list[bytes] = []
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._listen, daemon=True)
+        self.thread.start()
+
+    def _listen(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                connection, _ = self.socket.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                connection.settimeout(2)  # then the client waits for an answer it never gets
+                chunks = []
+                try:
+                    while chunk := connection.recv(65536):
+                        chunks.append(chunk)
+                except OSError:
+                    pass
+                self.received.append(b"".join(chunks))
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.thread.join(timeout=10)
+        self.socket.close()
+
+
+@pytest.fixture(scope="module")
+def model_server():
+    listener = Listener()
+    yield listener
+    listener.close()
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -188,17 +238,24 @@ def _settings_log(user_data: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def workbench(tmp_path_factory):
+def workbench(tmp_path_factory, model_server):
     from playwright.sync_api import sync_playwright
 
     base = tmp_path_factory.mktemp("vscode")
     user_data, extensions, workspace = base / "user-data", base / "extensions", base / "workspace"
     screenshots = base / "screenshots"
-    for folder in (user_data / "User", workspace, screenshots):
+    for folder in (user_data / "User", workspace / ".vscode", screenshots):
         folder.mkdir(parents=True)
     import colorsys
 
-    shutil.copy(colorsys.__file__, workspace / "colorsys.py")
+    (workspace / "colorsys.py").write_text(Path(colorsys.__file__).read_text() + SECRET_LINES)
+    marker = base / "the-workspace-ran-a-program"
+    shutil.copytree(SHIPPED_MODEL, workspace / "models" / "theirs")  # a model that loads, if a workspace may choose
+    (workspace / ".vscode" / "settings.json").write_text(json.dumps({
+        "fimlsp.server.command": ["/bin/sh", "-c", f"touch {marker}"],
+        "fimlsp.modelServer": model_server.url,
+        "fimlsp.model": "models/theirs",
+    }, indent=2))
     environment = {**os.environ, "XDG_CONFIG_HOME": str(base / "config"),
                    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     vsix = _pack_extension(base)
@@ -238,7 +295,7 @@ def workbench(tmp_path_factory):
                 raise AssertionError("the extension did not start in a trusted folder with Python files") from error
             page.get_by_role("treeitem", name="colorsys.py").click()
             page.locator(".editor-instance .monaco-editor .view-lines").click()
-            bench = Workbench(page, workspace, user_data, screenshots, trusted)
+            bench = Workbench(page, workspace, user_data, screenshots, trusted, marker, model_server)
             try:
                 yield bench
             finally:
@@ -255,14 +312,18 @@ def workbench(tmp_path_factory):
         log.close()
 
 
-def test_the_status_bar_item_shows_the_shipped_model_once_loaded(workbench, capsys):
+SECRET = "fimlsp-e2e-secret-4b1d0c"
+# Appended to the workspace's colorsys.py: a secret that must not leave the machine, and a line to type after.
+SECRET_LINES = f'\n\nACCESS_TOKEN = "{SECRET}"\nREGION = "eu"\n'
+
+
+def test_the_status_bar_item_shows_the_shipped_model_once_loaded(workbench, record_property):
     page = workbench.page
     page.wait_for_function("""selector => {
         const label = document.querySelector(selector + ' a')?.getAttribute('aria-label') ?? '';
         return label && !label.includes('loading');
     }""", arg=STATUS_ITEM, timeout=180 * SECONDS)
-    with capsys.disabled():
-        print(f"\nVS Code: model ready {time.monotonic() - workbench.trusted:.1f} s after the folder was trusted")
+    record_property("model_ready_seconds_after_trust", round(time.monotonic() - workbench.trusted, 1))
     model = ROOT / "fimlsp" / "models" / "default"
     assert workbench.status() == f"sparkle  fimlsp, fimlsp: {model} on cpu"
     page.locator(STATUS_ITEM).hover()
@@ -280,7 +341,7 @@ CURSORS = [
 ]
 
 
-def test_ghost_text_at_three_cursors_is_accepted_with_tab_and_saves_a_valid_file(workbench, capsys):
+def test_ghost_text_at_three_cursors_is_accepted_with_tab_and_saves_a_valid_file(workbench, record_property):
     page, path = workbench.page, workbench.workspace / "colorsys.py"
     for index, (name, anchor, keys) in enumerate(CURSORS):
         lines = path.read_text().split("\n")
@@ -311,10 +372,9 @@ def test_ghost_text_at_three_cursors_is_accepted_with_tab_and_saves_a_valid_file
         assert time.monotonic() < deadline, log[-3000:]
         time.sleep(0.2)
     assert "textDocument/completion" not in log, [line for line in log.splitlines() if "textDocument/completion" in line]
-    median = statistics.median(workbench.latencies)
-    with capsys.disabled():
-        print(f"\nVS Code: last keystroke to ghost text, ms: {[round(each) for each in workbench.latencies]}, "
-              f"median {median:.0f}")
+    # the figures go to a JUnit report (`pytest --junitxml`), not to the test run's output
+    record_property("keystroke_to_ghost_text_ms", [round(each) for each in workbench.latencies])
+    record_property("keystroke_to_ghost_text_median_ms", round(statistics.median(workbench.latencies)))
 
 
 def _saved(page, path: Path, before: str, seconds: float = 10) -> str:
@@ -356,6 +416,31 @@ def _publish_screenshots(folder: Path) -> None:
         for each in sorted(folder.glob("*.png")):
             if each.name != "last.png":
                 shutil.copy(each, Path(target) / f"vscode-{each.name}")
+
+
+def test_a_workspace_cannot_choose_the_server_program_the_model_or_where_the_code_goes(workbench):
+    """The workspace's settings.json names a program, a model folder and a model server; all three are ignored."""
+    page, path = workbench.page, workbench.workspace / "colorsys.py"
+    page.wait_for_function("""selector => {
+        const label = document.querySelector(selector + ' a')?.getAttribute('aria-label') ?? '';
+        return label && !label.includes('loading');
+    }""", arg=STATUS_ITEM, timeout=180 * SECONDS)
+    assert not workbench.marker.exists(), f"the workspace's fimlsp.server.command ran: {workbench.status()!r}"
+    _assert_nothing_reached(workbench.model_server)  # loading a model for a server asks the server first
+    assert f"{SHIPPED_MODEL} on cpu" in workbench.status()
+    workbench.go_to_end_of_line(path.read_text().split("\n").index('REGION = "eu"') + 1)
+    ghost, _ = workbench.type_and_wait_for_ghost_text(["<Enter>", "def region_token():", "<Enter>", "return "])
+    assert ghost.strip()
+    page.keyboard.press("Escape")
+    _assert_nothing_reached(workbench.model_server)
+    log = _settings_log(workbench.user_data)  # the initializationOptions and settings the server was given
+    assert workbench.model_server.url not in log and "models/theirs" not in log
+
+
+def _assert_nothing_reached(listener: Listener) -> None:
+    received = listener.received
+    assert not received, (f"{len(received)} connection(s) to the workspace's model server, "
+                          f"{sum(SECRET.encode() in each for each in received)} of them with the secret")
 
 
 def test_a_setting_changed_in_the_settings_editor_reaches_the_server(workbench):
