@@ -59,6 +59,26 @@ def test_json_gives_the_token_limit_that_the_context_window_left(tmp_path, capsy
     assert json.loads(capsys.readouterr().out)["max_tokens"] == 5
 
 
+TIMINGS = ("load", "setup", "model", "constraint", "searches", "total")
+
+
+def test_json_and_verbose_give_where_the_seconds_went(capsys):
+    """`timings`: the model's load, the constraint's setup, the model, the constraint while decoding (its finish
+    searches within it) and the total; the parts never add up to more than the total. --verbose prints the same
+    on stderr."""
+    assert main(["complete", EXAMPLE, "--json", "--verbose", "--max-tokens", "8"]) == 0
+    captured = capsys.readouterr()
+    timings = json.loads(captured.out)["timings"]
+    assert tuple(timings) == TIMINGS
+    assert all(isinstance(seconds, float) and seconds >= 0 for seconds in timings.values()), timings
+    assert timings["model"] > 0 and timings["setup"] > 0
+    assert timings["searches"] <= timings["constraint"]
+    parts = timings["load"] + timings["setup"] + timings["model"] + timings["constraint"]
+    assert parts <= timings["total"], timings
+    assert captured.err == "fimlsp complete: timings: " + ", ".join(
+        f"{name} {seconds:.3f} s" for name, seconds in timings.items()) + "\n"
+
+
 def test_piped_output_is_exactly_the_middle_and_a_terminal_gets_a_line_end(capsys):
     assert main(["complete", EXAMPLE, "--max-tokens", "8", "--json"]) == 0
     middle = json.loads(capsys.readouterr().out)["middle"]

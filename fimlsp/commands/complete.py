@@ -29,11 +29,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from dataclasses import fields
 from pathlib import Path
 
 from fimlsp.cli import UserError
-from fimlsp.decoding import DecodingOptions, options
+from fimlsp.decoding import Completion, DecodingOptions, options
 from fimlsp.language import for_path, languages, named
 from fimlsp.model.remote import PROTOCOLS
 from fimlsp.server.config import Settings
@@ -66,7 +67,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n", type=int, default=1, metavar="K",
                         help="up to K distinct middles, the best first (see --attempts): with --json, a list under "
                              "\"completions\"; plain output prints the first (default: 1)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object with the middle and its costs")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object with the middle and its costs; \"timings\" holds the seconds spent "
+                             "loading the model, in the constraint's setup, in the model, in the constraint while "
+                             "decoding (with the finish searches, also given apart) and in total")
+    parser.add_argument("--verbose", action="store_true", help="print the timings of --json on stderr")
 
 
 def parse_target(target: str) -> tuple[str, int, int]:
@@ -81,6 +86,7 @@ def parse_target(target: str) -> tuple[str, int, int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
     from fimlsp.decoding import complete_middles, shown
     from fimlsp.model import ModelError, load_model
 
@@ -94,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--n must be at least 1")
     except (SourceError, ValueError) as error:
         raise UserError(str(error)) from error
+    loading = time.perf_counter()
     try:
         if args.server:
             from fimlsp.model.remote import connect
@@ -103,14 +110,19 @@ def run(args: argparse.Namespace) -> int:
                 print(f"fimlsp complete: {model.status}", file=sys.stderr)
         else:
             model = load_model(args.model, args.device, args.fim_format, args.order)
+        loaded = time.perf_counter()
         results = complete_middles(model, left, right, decoding, args.n)
     except ModelError as error:  # a server can also fail during the completion
         raise UserError(str(error)) from error
     result = results[0]
     succeeded = shown(result)
+    spent = timings(result, loaded - loading, time.perf_counter() - started)
+    if args.verbose:
+        print("fimlsp complete: timings: " + ", ".join(f"{name} {seconds:.3f} s" for name, seconds in spent.items()),
+              file=sys.stderr)
     if args.json:
         where = {"file": path, "line": line, "column": column, "model": model.name,
-                 "differs_from_editors": differs_from_editors(decoding)}
+                 "differs_from_editors": differs_from_editors(decoding), "timings": spent}
         if args.server:
             where["server"] = {"url": model.url, "api": model.protocol, "round_trips": model.round_trips,
                                "steps": model.steps, "speculated": model.speculated}
@@ -134,6 +146,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"fimlsp complete: no valid middle found ({result.stop} after {result.tokens} tokens{why}); "
               "try --mode unconstrained", file=sys.stderr)
     return 0 if succeeded else 1
+
+
+def timings(result: Completion, load: float, total: float) -> dict[str, float]:
+    """Where the seconds of a completion went: loading the model (or connecting to its server), the constraint's
+    setup, the model's forward passes, the constraint while decoding the middle returned (`searches`, its finish
+    searches, are part of it), and the whole command from the start of its run. The parts do not overlap: they add
+    up to at most the total."""
+    return {"load": load, "setup": result.setup_seconds, "model": result.model_seconds,
+            "constraint": result.constraint_seconds, "searches": result.search_seconds, "total": total}
 
 
 def differs_from_editors(decoding: DecodingOptions) -> dict:
