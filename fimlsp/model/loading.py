@@ -287,9 +287,11 @@ def _hub_snapshot(repo_id: str) -> Path:
     """The folder of the hub model `repo_id`: its snapshot in the local cache, else downloaded into the cache (its
     config, tokenizer and safetensors weights) to be checked before it is built."""
     from huggingface_hub import snapshot_download, try_to_load_from_cache
+    from huggingface_hub.utils import disable_progress_bars
 
     if _hub_cached_or_reachable(repo_id):
         return Path(try_to_load_from_cache(repo_id, "config.json")).parent
+    disable_progress_bars()  # stderr is for errors: an editor shows every line of it as one
     try:
         return Path(snapshot_download(repo_id, allow_patterns=HUB_FILES))
     except Exception as error:  # the hub library's errors vary: HTTP, disk, a missing revision
