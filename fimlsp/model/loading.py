@@ -233,9 +233,12 @@ def load_model(
         order = folder_order
     if order not in chosen.orders:
         raise ModelError(f"format {chosen.name!r} supports the orders {', '.join(chosen.orders)}, not {order!r}")
-    if device == "cpu" and model.dtype == torch.float16:
-        model = model.float()  # half precision has no fast CPU kernels; bf16 and fp32 stay as saved
-    model.to(device)
+    try:
+        if device == "cpu" and model.dtype == torch.float16:
+            model = model.float()  # half precision has no fast CPU kernels; bf16 and fp32 stay as saved
+        model.to(device)
+    except (RuntimeError, MemoryError) as error:  # out of memory on the device, a device that went away
+        raise ModelError(f"cannot put model {str(name)!r} on {device}: {_first_line(error)}") from error
     model.eval()
     vocabulary = tokenizer.get_vocab()
     stops = {vocabulary[token] for token in chosen.stops if token in vocabulary}
