@@ -5,6 +5,9 @@
 // ask for. With the "fimlsp" Output channel's log level at Trace, the client logs the protocol's messages there.
 // Settings under `fimlsp.*` go to the server as initializationOptions and, when they change, as
 // workspace/didChangeConfiguration; a change of the server command restarts the server.
+// The server command, model and model server are machine-scoped (package.json): VS Code leaves a workspace's values
+// for them out of what `getConfiguration().get()` returns, trusted or not, so a repository cannot choose the program
+// that runs or where its code is sent (tests/test_vscode.py tries, in code-server).
 // The status bar item shows the model, and after each request what came of it (the server's fimlsp/status), so
 // that a user sees why no suggestion appears.
 import * as vscode from "vscode";
