@@ -4,8 +4,15 @@ nothing, and other documents' requests no wait. Against a real `fimlsp serve` (`
 
 from __future__ import annotations
 
+import random
+import re
 import time
+import tracemalloc
 
+from lsprotocol import types
+
+from fimlsp.server.documents import Cursor, Document, Documents
+from fimlsp.server.positions import ENCODINGS, apply_change, offset_at
 from tests.rpc_client import document_params, position_params
 from tests.test_protocol import change, edit, served, shut_down
 from tests.test_server import SOURCE
@@ -48,3 +55,120 @@ def test_settings_out_of_bounds_are_refused_and_requests_keep_the_budget(tiny_mo
         client.notify("exit")
         assert client.exit_status() == 0
         assert time.monotonic() - exit_sent < MARGIN
+
+
+def twenty_megabytes() -> tuple[str, int]:
+    """A valid 20 MB Python document (1.2 M lines), and the line half way down where a copy of SOURCE starts."""
+    copies = 20 * 2**20 // len(SOURCE)
+    return SOURCE * copies, copies // 2 * SOURCE.count("\n")
+
+
+def test_a_20_mb_document_keeps_its_budget_and_starves_no_other_document(tiny_model_path):
+    """A 20 MB didOpen made one-character edits cost ~0.5-0.9 s each (the event loop, every other document's
+    requests with it, waited for them), a request 6.6 s against a 2 s budget, and a small document's request time
+    out behind it. Here each round types a line into the big document and asks at once for both documents'
+    suggestions: each answer comes within its budget and the margin of being sent, and the small document gets
+    its suggestions."""
+    text, middle = twenty_megabytes()
+    typed = "y = greet("
+    version = 1
+    with served(tiny_model_path) as client:
+        client.initialize()
+        client.wait_for_model()
+        client.notify("textDocument/didOpen", document_params(BIG, text))
+        client.notify("textDocument/didOpen", document_params(SMALL, SOURCE))
+        client.wait_for_model()  # the 20 MB have been read
+        for number, small_position in enumerate([(16, 0), (13, 8), (4, 4)]):
+            line = middle + 16 + number * SOURCE.count("\n")  # a blank line before `print(...)`, a copy further on
+            for column, character in enumerate(typed):  # each edit was a pass over the 20 MB
+                version += 1
+                client.notify("textDocument/didChange", change(BIG, version, edit((line, column), (line, column),
+                                                                                  character)))
+            sent = []
+            for uri, position in ((SMALL, small_position), (BIG, (line, len(typed)))):
+                sent.append((client.request("textDocument/inlineCompletion", {
+                    **position_params(uri, *position), "context": {"triggerKind": 1}}), time.monotonic()))
+            for message_id, when in sent:
+                answer = client.response(message_id, timeout=max(0.0, when + BUDGET + MARGIN - time.monotonic()))
+                assert "result" in answer, answer
+        statuses = client.request_statuses()
+        assert any(status["suggestion"] for status in statuses if status["uri"] == SMALL), statuses
+        assert all("failed" not in status["message"] for status in statuses), statuses
+        for status in statuses:  # a region is named in the document's lines, not the window's
+            region = re.search(r"checked lines (\d+)-(\d+)", status["message"])
+            if region is not None and status["uri"] == BIG:
+                assert int(region[1]) <= status["line"] + 1 <= int(region[2]), status
+        assert shut_down(client) == 0
+
+
+def partial(start: tuple[int, int], end: tuple[int, int], text: str) -> types.TextDocumentContentChangePartial:
+    return types.TextDocumentContentChangePartial(range=types.Range(
+        start=types.Position(line=start[0], character=start[1]), end=types.Position(line=end[0], character=end[1])),
+        text=text)
+
+
+def test_edits_to_the_lines_they_touch_give_the_text_that_editing_the_whole_text_gives():
+    """Random edits, in every position encoding, over line breaks of every kind (a \r and a \n that an edit brings
+    together make one), surrogate pairs and characters that end no line in LSP: the document is what the same
+    edits make of the whole text (`apply_change`), and so is every position's split."""
+    pieces = ["a", "bc", "\n", "\r", "\r\n", "\U0001F60B", "é", "\x0c", "\u2028", " ", "if x:\n"]
+    generator = random.Random(43)
+    for _ in range(1500):
+        encoding = generator.choice(ENCODINGS)
+        text = "".join(generator.choices(pieces, k=generator.randrange(12)))
+        documents = Documents()
+        documents.open(SMALL, text, 1, "python")
+        changes = [partial(*((generator.randrange(6), generator.randrange(6)) for _ in range(2)),
+                           "".join(generator.choices(pieces, k=generator.randrange(4))))
+                   for _ in range(generator.randrange(1, 4))]
+        for each in changes:
+            text = apply_change(text, (each.range.start.line, each.range.start.character),
+                                (each.range.end.line, each.range.end.character), each.text, encoding)
+        document = documents.change(SMALL, 2, changes, encoding)
+        assert (document.text, document.length) == (text, len(text)), changes
+        line = generator.randrange(text.count("\n") + text.count("\r") - text.count("\r\n") + 1)
+        offset = offset_at(text, line, 1, encoding)
+        assert document.around(line, 1, encoding, budget=4) == Document(SMALL, text, 1, "").around(
+            line, 1, encoding, budget=4)
+        assert document.around(line, 1, encoding) == Cursor(text[:offset], text[offset:])
+
+
+def test_an_edit_to_a_20_mb_document_allocates_no_more_than_the_lines_it_touches():
+    """Each edit found every line start again and copied the whole text: 20 MB and more allocated per keystroke.
+    Typing, Enter and backspace now allocate a few lines' worth."""
+    text, middle = twenty_megabytes()
+    documents = Documents()
+    documents.open(BIG, text, 1, "python")
+    line = middle + 16
+    tracemalloc.start()
+    try:
+        for number, typed in enumerate("y = greet(\n"):
+            documents.change(BIG, number + 2, [partial((line, number), (line, number), typed)])
+        documents.change(BIG, 99, [partial((line + 1, 0), (line, len("y = greet(")), "")])  # backspace over Enter
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 1024, peak
+    assert documents.get(BIG).text == text[:offset_at(text, line, 0)] + "y = greet(" + text[offset_at(text, line, 0):]
+
+
+def test_a_big_document_is_read_in_a_window_of_top_level_statements_that_typing_leaves_in_place():
+    """A request reads the budget's characters on each side of the cursor, from and to top-level statements;
+    typing at the cursor keeps the window where it is (the recognizer and the suggestion caches match)."""
+    text, middle = twenty_megabytes()
+    document = Document(BIG, text, 1, "python")
+    budget = 10_000
+    line = middle + 16
+    cursor = document.around(line, 0, budget=budget)
+    offset = offset_at(text, line, 0)
+    assert budget < len(cursor.left) < 2 * budget and budget < len(cursor.right) < 2 * budget
+    assert text[:offset].endswith(cursor.left) and text[offset:].startswith(cursor.right)
+    statements = ("import ", "def ", "class ", "print(")  # SOURCE's top-level statements
+    assert cursor.left.startswith(statements) and text[offset + len(cursor.right):].startswith(statements)
+    first, last = cursor.window
+    assert text.count("\n", 0, offset - len(cursor.left)) == first - 1
+    assert text.count("\n", 0, offset + len(cursor.right)) == last
+    document.replace((line, 0), (line, 0), "y = gre")
+    typed = document.around(line, 7, budget=budget)
+    assert (typed.left, typed.right, typed.window) == (cursor.left + "y = gre", cursor.right, cursor.window)
+    assert Document(SMALL, SOURCE, 1, "").around(13, 8, budget=len(SOURCE)).window is None

@@ -16,7 +16,7 @@ from fimlsp.server import config
 # A valid value, other than every default, for each option the commands offer.
 OTHER = {"mode": "checked", "max_tokens": 7, "top_k": 3, "temperature": 0.5, "top_p": 0.9, "timeout": 4.0,
          "seed": 2, "single_line": True, "statement_end": False, "size_budget": 99, "setup_timeout": 3.0,
-         "scope": "file", "loop_repeats": 5, "token_healing": False, "attempts": 2, "names": "strict",
+         "scope": "file", "loop_repeats": 5, "token_healing": False, "attempts": 2, "names": "off",
          "search_budget": 50}
 
 

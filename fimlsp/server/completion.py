@@ -20,15 +20,19 @@ import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from fimlsp.language import DEFAULT_LANGUAGE
+from fimlsp.language import DEFAULT_LANGUAGE, REGION, Guarantee
+from fimlsp.lines import after_line, line_of
 from fimlsp.server.cache import Recognizers, Suggestion, Suggestions
 from fimlsp.server.config import Settings
 
 log = logging.getLogger("fimlsp.server")
 
 SUPERSEDED = "superseded: a newer request for the document replaced this one"
+# Characters on each side of the cursor that decoding reads in a big document's window, beyond the region that
+# its promise covers: more than the longest prompt a model's window holds.
+DECODED_AROUND = 1 << 17
 
 
 # The warm-up's left context: long enough for a prompt that measures the model's speed.
@@ -59,6 +63,8 @@ class Request:
     single_line: bool
     where: str = field(default="", compare=False)  # "uri:line:column" (1-based) for the logs
     language: str = DEFAULT_LANGUAGE  # the name of the document's `fimlsp.language.Language`
+    # the 1-based lines of the document that `left` and `right` cover, where they are a window of a big one
+    window: tuple[int, int] | None = None
 
 
 @dataclass
@@ -239,6 +245,7 @@ class CompletionEngine:
         from fimlsp.decoding import complete_middles, shown
         from fimlsp.language import NONE, named
 
+        left, right, window = request.left, request.right, request.window
         started = time.perf_counter()
         queued = started - received
         deadline = Deadline(received + settings.time_budget, stop.is_set)  # a newer request stops the setup too
@@ -260,6 +267,8 @@ class CompletionEngine:
                 return NoSuggestion(SUPERSEDED)
             if guarantee.scope == NONE:
                 log.info("%s: %s; decoding unconstrained", request.where, guarantee.reason)
+            elif guarantee.scope == REGION and window is not None:
+                guarantee, left, right, window = _around_region(guarantee, left, right, window)
         setup = time.perf_counter() - started
         remaining = deadline - time.perf_counter()
         if remaining <= 0:
@@ -269,12 +278,12 @@ class CompletionEngine:
             return NoSuggestion(reason)
         options = settings.decoding_options(timeout=remaining, single_line=request.single_line,
                                             statement_end=not request.single_line, language=request.language)
-        results = complete_middles(self._model, request.left, request.right, options, settings.alternatives,
+        results = complete_middles(self._model, left, right, options, settings.alternatives,
                                    should_stop=stop.is_set, guarantee=guarantee)
         result = results[0]
         decoding = time.perf_counter() - started - setup
         usable = shown(result)
-        detail = _detail(result)
+        detail = _detail(result, window)
         log.info(
             "%s: %d characters, stop=%s, %d tokens, %s; %squeued %.0f ms, recognizer %s in %.1f ms, decoding %.0f ms, "
             "total %.0f ms%s", request.where, len(result.middle), result.stop, result.tokens, detail,
@@ -286,8 +295,25 @@ class CompletionEngine:
             return NoSuggestion(_why_invalid(result, settings))
         if not result.middle:
             return NoSuggestion("the model's best middle here is empty")
-        others = tuple(other.middle for other in results[1:] if other.middle and _detail(other) == detail)
+        others = tuple(other.middle for other in results[1:]
+                       if other.middle and _detail(other, window) == detail)
         return Suggestion(result.middle, detail, others)
+
+
+def _around_region(guarantee: Guarantee, left: str, right: str, window: tuple[int, int]):
+    """What decoding reads of a big document's window with a region promise: the region and `DECODED_AROUND`
+    characters on each side of the cursor (the window's 2 MB, read whole by the names judge and the loop and
+    finish searches, cost more than its budget), the promise cut to it, and the lines of the document it covers."""
+    start = min(guarantee.left_cut, max(0, len(left) - DECODED_AROUND))
+    if 0 < start < guarantee.left_cut:
+        start = after_line(left, start)  # a line start, at most the region's
+    end = max(guarantee.right_cut, min(len(right), DECODED_AROUND))
+    if guarantee.right_cut < end < len(right):
+        end = after_line(right, end)
+    first = window[0] + line_of(left, start) - 1
+    left, right = left[start:], right[:end]
+    last = first + line_of(left + right, max(0, len(left) + len(right) - 1)) - 1
+    return replace(guarantee, left_cut=guarantee.left_cut - start), left, right, (first, last)
 
 
 def _superseded(request: Request, when: str) -> NoSuggestion:
@@ -318,12 +344,15 @@ def _why_invalid(result, settings: Settings) -> str:
     return f"{reason}: {result.refusal}" if result.refusal else reason
 
 
-def _detail(result) -> str:
-    """What the middle was checked against, in a few words (the completion item's detail and the log)."""
+def _detail(result, window: tuple[int, int] | None = None) -> str:
+    """What the middle was checked against, in a few words (the completion item's detail and the log), in the
+    document's lines where the decoder was given a `window` of it."""
     if result.unchecked:
         return "unchecked"
+    before = window[0] - 1 if window is not None else 0
     if result.region is not None:
-        return f"checked lines {result.region[0]}-{result.region[1]} (the rest of the file is not)"
+        return f"checked lines {result.region[0] + before}-{result.region[1] + before} (the rest of the file is not)"
     if result.guarantee == "file":
-        return "checked: the file compiles"
+        return "checked: the file compiles" if window is None else (
+            f"checked lines {window[0]}-{window[1]} (the rest of the file is not)")
     return "unchecked"

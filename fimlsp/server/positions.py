@@ -32,19 +32,34 @@ def _units(character: str, encoding: str) -> int:
 
 def offset_at(text: str, line: int, character: int, encoding: str = UTF16, *, starts: list[int] | None = None) -> int:
     """The string offset of an LSP position; raises PositionError for a line outside the document."""
-    if encoding not in ENCODINGS:
-        raise ValueError(f"unknown position encoding {encoding!r}")
+    check_encoding(encoding)
     starts = line_starts(text) if starts is None else starts
     if line < 0 or character < 0:
         raise PositionError(f"position {line}:{character} is negative")
     if line >= len(starts):
         raise PositionError(f"line {line} is outside the document (it has {len(starts)} lines)")
     start, end = starts[line], line_end(text, starts, line)
-    if encoding == UTF32 or text[start:min(end, start + character)].isascii():  # a code unit per character
-        return min(start + character, end)
-    offset, units = start, 0
+    return start + column_offset(text[start:min(end, start + character)], character, encoding)
+
+
+def check_encoding(encoding: str) -> None:
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown position encoding {encoding!r}")
+
+
+def content_end(line: str) -> int:
+    """The length of `line` without its line break."""
+    return len(line) - (2 if line.endswith("\r\n") else 1 if line.endswith(("\n", "\r")) else 0)
+
+
+def column_offset(line: str, character: int, encoding: str = UTF16) -> int:
+    """The offset in `line` (with or without its line break) of the LSP column `character` (at least 0)."""
+    end = content_end(line)
+    if encoding == UTF32 or line[:min(end, character)].isascii():  # a code unit per character
+        return min(character, end)
+    offset, units = 0, 0
     while offset < end:
-        units += _units(text[offset], encoding)
+        units += _units(line[offset], encoding)
         if units > character:
             break
         offset += 1

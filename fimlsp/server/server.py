@@ -36,7 +36,7 @@ from fimlsp.server import config
 from fimlsp.server.cache import Suggestion
 from fimlsp.server.completion import CompletionEngine, ModelLoadError, NoSuggestion, Request
 from fimlsp.server.documents import Document, Documents
-from fimlsp.server.positions import UTF16, PositionError, offset_at
+from fimlsp.server.positions import UTF16, PositionError
 from fimlsp.server.protocol import FimProtocol
 
 log = logging.getLogger("fimlsp.server")
@@ -210,14 +210,14 @@ class FimServer(LanguageServer):
         if language is None:
             return NoSuggestion(f"no language fimlsp completes ({document.language_id or 'no language id'})")
         where = f"{uri}:{position.line + 1}:{position.character + 1}"
-        try:
-            offset = offset_at(document.text, position.line, position.character, self.position_encoding)
+        try:  # a big document's window: the request's work is bounded by the size budget, not the document
+            cursor = document.around(position.line, position.character, self.position_encoding,
+                                     self.settings.size_budget)
         except PositionError as error:
             log.warning("%s: %s: no completion", where, error)
             return NoSuggestion(str(error))
-        text = document.text
-        return await self.engine.complete(Request(uri, text[:offset], text[offset:], single_line, where,
-                                                  language.name))
+        return await self.engine.complete(Request(uri, cursor.left, cursor.right, single_line, where, language.name,
+                                                  cursor.window))
 
     def single_line(self, automatic: bool) -> bool:
         """Single-line mode from the setting; `auto` is single-line for automatic triggers only."""
