@@ -6,6 +6,10 @@ initializationOptions and workspace/didChangeConfiguration. Log lines go to the 
 with their level (--log-level); stderr carries only errors, since clients show all of it as errors (Neovim logs
 every stderr line as [ERROR]); stdout carries only the protocol.
 
+With --tcp the server is one client's, as over stdio: a second connection while the first is open gets a
+window/showMessage error and is closed (no client sees another's documents or answers), and the process exits
+when the first client's connection ends; a new session is a new process.
+
 Exit status: 0 after the client's shutdown and exit (or when the input ends), 1 after an exit without shutdown.
 """
 
@@ -27,7 +31,9 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP socket instead of stdio")
+    parser.add_argument("--tcp", metavar="HOST:PORT",
+                        help="listen on a TCP socket instead of stdio, for one client: a connection that comes "
+                             "while it is connected is refused, and the server exits when it disconnects")
     parser.add_argument("--model", help="model folder, hub id, or .gguf file run by llama.cpp (default: the model "
                         "shipped with fimlsp), as for `fimlsp complete --model`; the setting model takes only an "
                         "absolute or ~ path or a hub id, never a path in the working directory")

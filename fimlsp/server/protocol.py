@@ -6,13 +6,18 @@ synchronisation that the LSP specification asks for and pygls leaves out.
   `shutdown`, else 1 (`exit_code`, read by `fimlsp.server.transport`).
 - Params that do not validate make a one-line -32602 (InvalidParams) answer that names the field, not pygls'
   traceback in the log and an unanswered request; a notification whose params do not validate goes to
-  `refuse_notification`, where a refused `didChange` leaves its document out of sync, visibly.
+  `refuse_notification`, where a refused `didChange` leaves its document out of sync, visibly. `$/` notifications
+  (`$/cancelRequest`, `$/setTrace`, `$/progress`) pass the same checks as any other.
+- The checks are strict: lsprotocol's converter lets any value through where LSP says `integer | string` (a list
+  as `$/cancelRequest`'s id reached pygls' cancel handler as a dict key and ended the server) and cattrs converts
+  where it should check (`[1]` became the uri "[1]", 1.7 the line 1); here strings, integers, numbers and booleans
+  must be what they say.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Optional, Union
 
 import cattrs
 from lsprotocol import types
@@ -25,6 +30,7 @@ log = logging.getLogger("fimlsp.server")
 
 SERVER_NOT_INITIALIZED = -32002
 MAX_PROBLEMS = 3  # validation problems named in one error message
+PRUNE_MINIMUM = 64  # futures in pygls' table before it is pruned
 
 
 class FimProtocol(LanguageServerProtocol):
@@ -32,9 +38,11 @@ class FimProtocol(LanguageServerProtocol):
     `str.splitlines`, which ends lines at form feeds and U+2028 where LSP does not, and would misplace edits."""
 
     def __init__(self, server, converter):
+        _check_primitives(converter)
         super().__init__(server, converter)
         self.initialize_received = False
         self.exit_code: int | None = None  # set by `exit`: the process's exit status
+        self._prune_at = PRUNE_MINIMUM  # the size of `_request_futures` at which finished futures are dropped
 
     def structure_message(self, data: dict[str, Any]):
         """The typed message of a request or notification; `JsonRpcInvalidParams` naming the fields that do not
@@ -47,6 +55,8 @@ class FimProtocol(LanguageServerProtocol):
             return self._converter.structure(data, kind)
         except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as error:
             raise JsonRpcInvalidParams(f"Invalid params: {_problems(error)}") from None
+        except RecursionError:
+            raise JsonRpcInvalidParams("Invalid params: nested too deeply") from None
 
     def handle_message(self, message) -> None:
         method = getattr(message, "method", None)
@@ -68,6 +78,17 @@ class FimProtocol(LanguageServerProtocol):
             send_error(self, message.id, *refusal)
         else:
             log.warning("protocol: notification %s dropped: %s", method, refusal[1].split(": ")[0])
+
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        """pygls keeps the future of every notification's handler (and of every handler a builtin one hands on
+        to) in `_request_futures` for good: one per keystroke's `didChange`. Finished ones are dropped here, when
+        the table has doubled (not from their callbacks, which may run while pygls' `shutdown` iterates it)."""
+        if len(self._request_futures) > self._prune_at:
+            for key, future in list(self._request_futures.items()):
+                if future.done():
+                    self._request_futures.pop(key, None)
+            self._prune_at = 2 * len(self._request_futures) + PRUNE_MINIMUM
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
 
     def refuse_notification(self, method: str, params: Any, reason: str) -> None:
         """A notification whose params do not validate: a refused text change puts its document out of sync."""
@@ -100,6 +121,28 @@ class FimProtocol(LanguageServerProtocol):
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
         yield from self._user_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+
+def _check_primitives(converter: cattrs.Converter) -> None:
+    """Structure hooks that check LSP's primitive types instead of converting (or passing) whatever comes."""
+    checks = {str: ((str,), "a string"), int: ((int,), "an integer"), float: ((int, float), "a number"),
+              bool: ((bool,), "a boolean"), Union[int, str]: ((int, str), "an integer or a string"),
+              Optional[Union[int, str]]: ((int, str, type(None)), "an integer, a string or null")}
+    for kind, (accepted, name) in checks.items():
+        converter.register_structure_hook(kind, _checked(accepted, name))
+
+
+def _checked(accepted: tuple[type, ...], name: str):
+    def check(value: Any, _kind: Any) -> Any:
+        if isinstance(value, accepted) and (bool in accepted or not isinstance(value, bool)):
+            return value
+        raise ValueError(f"should be {name}, not {_JSON_NAMES.get(type(value), type(value).__name__)}")
+
+    return check
+
+
+_JSON_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "a list",
+               dict: "an object", type(None): "null"}
 
 
 def _problems(error: Exception) -> str:

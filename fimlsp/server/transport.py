@@ -11,7 +11,13 @@ the JSON is checked against:
 - bytes outside any message are skipped up to the next `Content-Length` header (resynchronisation);
 - a header is at most `MAX_HEADER` bytes and a body at most `MAX_CONTENT`: past either, what was read is dropped;
 - a frame that cannot be read is answered with a -32700 parse error (id null, since its id is unknown), a message
-  that is not a JSON-RPC request or notification with -32600, one whose params do not validate with -32602.
+  that is not a JSON-RPC request or notification with -32600 (a request whose id is not an integer or a string
+  too), one whose params do not validate with -32602; a response or a notification is never answered, only logged;
+- no message ends the server: an exception while handling one is logged, and a request gets -32603.
+
+`--tcp` serves one client: a second connection while the first is open is told so (`window/showMessage`) and
+closed at once, so that no client sees another's documents or answers; the process ends with the first client's
+connection, as it does with stdio's.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ CHUNK = 64 * 1024  # bytes read from the stream at a time
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 
 _HEADER_END = b"\r\n\r\n"
 _FIELD_START = re.compile(rb"[A-Za-z0-9-]+[ \t]*:")  # a header starts with a field name
@@ -160,6 +167,10 @@ class FrameReader:
                    else f"the body is not JSON ({error.msg})")
             events.append(BadFrame(why))
             return self._resynchronise(1 if declared is None else min(declared, len(buffer)))
+        except ValueError as error:  # JSON that Python will not convert: an integer of more than 4,300 digits
+            self._in_body = False
+            events.append(BadFrame(f"the body's JSON cannot be read ({str(error).split(':')[0]})"))
+            return self._resynchronise(1 if declared is None else min(declared, len(buffer)))
         size = start + len(text[:end].encode("utf-8", "surrogateescape"))
         body = bytes(buffer[:size])
         del buffer[:size]
@@ -198,16 +209,27 @@ def message_error(value: Any) -> tuple[Any, int, str] | None:
     can."""
     if not isinstance(value, dict):
         return None, INVALID_REQUEST, f"a JSON-RPC message is an object, not {type(value).__name__}"
-    message_id = value.get("id")
-    if isinstance(message_id, bool) or not isinstance(message_id, (int, str)):
-        message_id = None
+    message_id = value.get("id") if valid_id(value.get("id")) else None
     if value.get("jsonrpc") != "2.0":
         return message_id, INVALID_REQUEST, 'not a JSON-RPC 2.0 message ("jsonrpc": "2.0" is missing)'
     if "method" in value and not isinstance(value["method"], str):
         return message_id, INVALID_REQUEST, "the method is not a string"
     if "method" not in value and "id" not in value:
         return None, INVALID_REQUEST, "neither a request, a notification nor a response"
+    if "id" in value and message_id is None:
+        return None, INVALID_REQUEST, f"the id is {_kind(value['id'])}, not an integer or a string"
     return None
+
+
+def valid_id(message_id: Any) -> bool:
+    """LSP's ids are integers or strings: anything else (null, a float, a list, an object) could be neither
+    matched with a request nor used as a key."""
+    return isinstance(message_id, (int, str)) and not isinstance(message_id, bool)
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else {dict: "an object", list: "a list", bool: "a boolean", float: "a number"}.get(
+        type(value), f"a {type(value).__name__}")
 
 
 async def run(protocol, read: Callable[[], Awaitable[bytes]]) -> int | None:
@@ -231,13 +253,31 @@ async def run(protocol, read: Callable[[], Awaitable[bytes]]) -> int | None:
 
 
 def dispatch(protocol, value: Any) -> None:
-    """Hand one JSON value to the protocol, answering what it cannot take with the JSON-RPC error that says why."""
+    """Hand one JSON value to the protocol, answering what it cannot take with the JSON-RPC error that says why
+    (a response or a notification gets no answer: the spec forbids it). No message can end the server: what
+    fails in handling one is logged, and a request gets an internal error."""
     problem = message_error(value)
     if problem is not None:
         message_id, code, reason = problem
-        log.warning("protocol: %s", reason)
-        send_error(protocol, message_id, code, f"Invalid request: {reason}")
+        if isinstance(value, dict) and "id" in value and "method" not in value:
+            log.warning("protocol: response dropped: %s", reason)
+        else:
+            log.warning("protocol: %s", reason)
+            send_error(protocol, message_id, code, f"Invalid request: {reason}")
         return
+    try:
+        _hand_over(protocol, value)
+    except ConnectionError:  # the client has gone: the transport stops
+        raise
+    except Exception as error:
+        log.error("protocol: %s failed: %s: %s", value.get("method", "a response"), type(error).__name__, error)
+        log.debug("message failed", exc_info=True)
+        if "id" in value and "method" in value:
+            send_error(protocol, value["id"], INTERNAL_ERROR, f"Internal error: {type(error).__name__}")
+
+
+def _hand_over(protocol, value: dict) -> None:
+    """A JSON-RPC message to the protocol, once its params are checked."""
     try:
         message = protocol.structure_message(value)
     except JsonRpcException as error:
@@ -296,12 +336,21 @@ async def _serve_stream(protocol, stdin: BinaryIO) -> int | None:
 
 
 def serve_tcp(server, host: str, port: int) -> int:
-    """Serve one client on a TCP socket: the first connection; its exit status as for `serve_stdio`."""
+    """Serve one client on a TCP socket: the first connection, to its end; its exit status as for `serve_stdio`.
+    A connection that comes while it is open is refused: the server's state (documents, settings, the lifecycle)
+    is one client's."""
 
     async def main() -> int | None:
         done: asyncio.Future = asyncio.get_running_loop().create_future()
+        served: list[str] = []  # the client being served
 
         async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            peer = _peer(writer)
+            if served or done.done():
+                await _refuse(writer, peer, served[0] if served else "an earlier client")
+                return
+            served.append(peer)
+            log.info("serving %s", peer)
             server.protocol.set_writer(writer)
             try:
                 status = await run(server.protocol, lambda: reader.read(CHUNK))
@@ -320,3 +369,23 @@ def serve_tcp(server, host: str, port: int) -> int:
         return asyncio.run(main()) or 0
     finally:
         server.shutdown()
+
+
+def _peer(writer: asyncio.StreamWriter) -> str:
+    address = writer.get_extra_info("peername")
+    return f"{address[0]}:{address[1]}" if isinstance(address, tuple) else str(address)
+
+
+async def _refuse(writer: asyncio.StreamWriter, peer: str, client: str) -> None:
+    """Tell a second client why it is not served (a message its editor shows), and close its connection."""
+    reason = f"fimlsp serves one client at a time and is serving {client}: connection from {peer} refused"
+    log.warning("protocol: %s", reason)
+    body = json.dumps({"jsonrpc": "2.0", "method": "window/showMessage",
+                       "params": {"type": 1, "message": reason}}).encode()
+    try:
+        writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        await writer.drain()
+    except ConnectionError:
+        pass
+    finally:
+        writer.close()
