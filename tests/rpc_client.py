@@ -1,38 +1,39 @@
-"""A JSON-RPC-over-stdio client that writes raw bytes to `fimlsp serve`, for faults a well-behaved client never
-makes (wrong lengths, broken JSON, invalid params, requests out of the lifecycle). Every wait has a timeout, so a
-deaf server fails the test instead of hanging it."""
+"""A JSON-RPC client that writes raw bytes to `fimlsp serve` (over stdio, or a socket with --tcp), for faults a
+well-behaved client never makes (wrong lengths, broken JSON, invalid params, requests out of the lifecycle).
+Every wait has a timeout, so a deaf server fails the test instead of hanging it."""
 
 from __future__ import annotations
 
 import json
 import queue
+import socket
 import subprocess
 import sys
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, BinaryIO, Callable
 
 TIMEOUT = 60.0  # seconds to wait for any one answer: a hang guard, far above what an answer takes
 
 
-class RpcClient:
-    def __init__(self, *args: str):
-        self.process = subprocess.Popen([sys.executable, "-m", "fimlsp", "serve", *args], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+class RpcConnection:
+    """The client's side of one connection: bytes go to `to_server`, messages come from `from_server`."""
+
+    def __init__(self, to_server: BinaryIO, from_server: BinaryIO):
+        self.to_server, self.from_server = to_server, from_server
         self.received: list[dict] = []
-        self.stderr: list[bytes] = []
+        self.stderr: list[bytes] = []  # the server's, where it is this client's process
         self._incoming: queue.Queue[dict | None] = queue.Queue()
         self._next_id = 0
         self._writing = threading.Lock()  # the reader thread answers the server's requests
         threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=lambda: self.stderr.extend(self.process.stderr), daemon=True).start()
 
     # Sending --------------------------------------------------------------------------------------------------
 
     def send_raw(self, data: bytes) -> None:
         with self._writing:
-            self.process.stdin.write(data)
-            self.process.stdin.flush()
+            self.to_server.write(data)
+            self.to_server.flush()
 
     @staticmethod
     def frame(message: dict | bytes, length_error: int = 0) -> bytes:
@@ -64,26 +65,37 @@ class RpcClient:
     # Receiving ------------------------------------------------------------------------------------------------
 
     def _read(self) -> None:
-        stream = self.process.stdout
+        stream = self.from_server
         while True:
-            length = None
-            while True:
-                line = stream.readline()
-                if not line:
-                    self._incoming.put(None)
-                    return
-                if line == b"\r\n":
-                    break
-                name, _, value = line.decode().partition(":")
-                if name.lower() == "content-length":
-                    length = int(value)
-            message = json.loads(stream.read(length))
+            try:
+                body = self._read_body(stream)
+            except (OSError, ValueError):  # the connection was closed on this side
+                body = None
+            if body is None:
+                self._incoming.put(None)
+                return
+            message = json.loads(body)
             if "method" in message and "id" in message:  # the server asks (window/workDoneProgress/create)
                 try:
                     self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
                 except OSError:
                     pass  # the server has gone
             self._incoming.put(message)
+
+    @staticmethod
+    def _read_body(stream: BinaryIO) -> bytes | None:
+        """The next message's body, or None at the end of the stream."""
+        length = None
+        while True:
+            line = stream.readline()
+            if not line:
+                return None
+            if line == b"\r\n":
+                break
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        return stream.read(length)
 
     def wait_for(self, matches: Callable[[dict], bool], timeout: float = TIMEOUT) -> dict:
         """The first message received (earlier or within `timeout` seconds) that `matches`."""
@@ -99,7 +111,7 @@ class RpcClient:
                 raise AssertionError(f"no matching message within {timeout:g} s; stderr: "
                                      f"{b''.join(self.stderr)[-2000:]!r}") from None
             if message is None:
-                raise AssertionError(f"the server closed its output; exit status {self.process.poll()}; stderr: "
+                raise AssertionError(f"the server closed its output; {self.ended()}; stderr: "
                                      f"{b''.join(self.stderr)[-2000:]!r}")
             self.received.append(message)
             if matches(message):
@@ -119,6 +131,30 @@ class RpcClient:
         """The model status once the model load has ended."""
         return self.response(self.request("workspace/executeCommand", {"command": "fimlsp.modelStatus"}))["result"]
 
+    def closed_by_server(self, timeout: float = TIMEOUT) -> bool:
+        """Whether the server ends the connection within `timeout` seconds (what it sent before is received)."""
+        try:
+            self.wait_for(lambda message: False, timeout)
+        except AssertionError as error:
+            return "closed its output" in str(error)
+        return False
+
+    def ended(self) -> str:
+        return "the connection ended"
+
+
+class RpcClient(RpcConnection):
+    """`fimlsp serve` in a subprocess, spoken to over its stdin and stdout."""
+
+    def __init__(self, *args: str):
+        self.process = subprocess.Popen([sys.executable, "-m", "fimlsp", "serve", *args], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        super().__init__(self.process.stdin, self.process.stdout)
+        threading.Thread(target=lambda: self.stderr.extend(self.process.stderr), daemon=True).start()
+
+    def ended(self) -> str:
+        return f"exit status {self.process.poll()}"
+
     # Ending -----------------------------------------------------------------------------------------------------
 
     def exit_status(self, timeout: float = TIMEOUT) -> int:
@@ -135,6 +171,31 @@ class RpcClient:
             stream.close()
 
     def __enter__(self) -> RpcClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class SocketClient(RpcConnection):
+    """A connection to `fimlsp serve --tcp HOST:PORT`."""
+
+    def __init__(self, host: str, port: int):
+        self.socket = socket.create_connection((host, port), timeout=TIMEOUT)
+        self.socket.settimeout(None)  # the reader waits for as long as the server is quiet
+        super().__init__(self.socket.makefile("wb"), self.socket.makefile("rb"))
+
+    def close(self) -> None:
+        """Shut the socket down first: the reader thread's pending read then ends, and with it its hold on the
+        stream that closing waits for."""
+        for closing in (lambda: self.socket.shutdown(socket.SHUT_RDWR), self.to_server.close, self.from_server.close,
+                        self.socket.close):
+            try:
+                closing()
+            except OSError:
+                pass  # the server has closed the connection already
+
+    def __enter__(self) -> SocketClient:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import json
 import random
+import socket
+import subprocess
+import sys
 import time
+from contextlib import contextmanager
 
 import pytest
 
-from tests.rpc_client import RpcClient, document_params, position_params
+from tests.rpc_client import TIMEOUT, RpcClient, SocketClient, document_params, position_params
 from tests.test_hostile_input import peak_rss
 from tests.test_server import SOURCE
 
@@ -119,6 +123,61 @@ def test_params_that_do_not_validate_get_invalid_params(tiny_model_path):
         assert "Traceback" not in stderr, stderr
 
 
+MALFORMED_NOTIFICATIONS = [
+    ("$/cancelRequest", {"id": [1]}),
+    ("$/cancelRequest", {"id": {}}),
+    ("$/cancelRequest", {"id": 1.5}),
+    ("$/cancelRequest", {"id": None}),
+    ("$/cancelRequest", {"id": True}),
+    ("$/cancelRequest", [1]),
+    ("$/setTrace", {"value": 5}),
+    ("$/progress", {"token": [], "value": {}}),
+    ("window/workDoneProgress/cancel", {"token": {"a": 1}}),
+    ("textDocument/didClose", {"textDocument": {"uri": ["file:///x.py"]}}),
+]
+
+
+def test_malformed_dollar_notifications_are_ignored_and_the_server_lives(tiny_model_path):
+    """`$/cancelRequest` with a list or an object as its id reached pygls' cancel handler as a dict key and ended
+    the server (TypeError: unhashable type). Notifications get no answer: each is dropped with a warning."""
+    with served(tiny_model_path) as client:
+        client.initialize()
+        for method, params in MALFORMED_NOTIFICATIONS:
+            client.notify(method, params)
+        assert client.wait_for_model() is not None
+        assert client.process.poll() is None
+        answers = [message for message in client.received if "id" in message and "method" not in message]
+        assert len(answers) == 2, answers  # initialize's and fimlsp.modelStatus's, no other
+        warnings = [params["message"] for params in client.notifications("window/logMessage")
+                    if params["type"] == 2]
+        assert sum("dropped" in warning for warning in warnings) >= len(MALFORMED_NOTIFICATIONS), warnings
+        assert shut_down(client) == 0
+        stderr = b"".join(client.stderr).decode()
+        assert "Traceback" not in stderr, stderr
+
+
+BAD_IDS = {"a list": [1], "an object": {}, "a number": 1.5, "null": None, "a boolean": True}
+
+
+def test_requests_with_ids_that_are_not_integers_or_strings_get_invalid_request(tiny_model_path):
+    """An id that cannot be an answer's is refused with -32600 (id null); a 5,000-digit id, which Python's
+    JSON reader will not convert, is a parse error; neither ends the server."""
+    with served(tiny_model_path) as client:
+        client.initialize()
+        for name, bad_id in BAD_IDS.items():
+            client.send({"jsonrpc": "2.0", "id": bad_id, "method": "shutdown"})
+            error = client.wait_for(lambda message: message.get("error", {}).get("code") == INVALID_REQUEST
+                                    and name in message["error"]["message"])
+            assert error["id"] is None
+        client.send(b'{"jsonrpc": "2.0", "id": %s, "method": "shutdown"}' % (b"9" * 5000))
+        error = client.wait_for(lambda message: message.get("error", {}).get("code") == PARSE_ERROR)
+        assert error["id"] is None
+        answer = client.response(client.request("textDocument/completion",
+                                                {**position_params(URI, 0, 0), "workDoneToken": {}}))
+        assert answer["error"]["code"] == INVALID_PARAMS and "work_done_token" in answer["error"]["message"]
+        assert shut_down(client) == 0
+
+
 # -------------------------------------------------------------------------------------------------- lifecycle
 
 def test_a_request_before_initialize_gets_server_not_initialized(tiny_model_path):
@@ -210,3 +269,57 @@ def test_every_request_of_a_burst_with_edits_and_cancellations_is_answered(tiny_
         answered = [message["id"] for message in client.received if "id" in message and "method" not in message]
         assert sorted(id_ for id_ in answered if id_ in set(ids)) == ids  # each once
         assert shut_down(client) == 0
+
+
+# -------------------------------------------------------------------------------------------------------- tcp
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def served_on_tcp(model):
+    """`fimlsp serve --tcp` on a free loopback port, and its first client, connected once it listens."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "fimlsp", "serve", "--tcp", f"127.0.0.1:{port}", "--model",
+                                str(model), "--device", "cpu"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            try:
+                first = SocketClient("127.0.0.1", port)
+                break
+            except ConnectionRefusedError:
+                assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()[-2000:]
+                time.sleep(0.2)
+        with first:
+            yield process, port, first
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        process.stderr.close()
+
+
+def test_tcp_serves_one_client_and_refuses_a_second(tiny_model_path):
+    """A second connection was served as if it were the first: the first client's answers went to it, and it
+    got completions on the first one's documents without `initialize`. It is now told why and closed; the first
+    client is served on; the process ends with the first client's session."""
+    with served_on_tcp(tiny_model_path) as (process, port, first):
+        first.initialize({"timeBudget": 20, "maxTokens": 4})
+        first.wait_for_model()
+        first.notify("textDocument/didOpen", document_params(URI, SOURCE))
+        with SocketClient("127.0.0.1", port) as second:
+            refusal = second.wait_for(lambda message: message.get("method") == "window/showMessage")
+            assert refusal["params"]["type"] == 1 and "one client" in refusal["params"]["message"]
+            assert second.closed_by_server()
+            assert not [message for message in second.received if "id" in message]
+        answer = first.response(first.request("textDocument/completion", position_params(URI, 13, 8)))
+        assert "result" in answer
+        assert "result" in first.response(first.request("shutdown"))
+        first.notify("exit")
+        assert process.wait(TIMEOUT) == 0
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT).close()
