@@ -117,7 +117,7 @@ def test_the_servers_bounds_are_the_declarations_and_its_flags_check_them(capsys
                         "setting 'attempts' = 1000000 ignored: expected an integer from 1 to 10",
                         "setting 'timeBudget' = 1000000 ignored: expected a number above 0 and at most 60",
                         "setting 'maxTokens' = 0 ignored: expected an integer from 1 to 4,096"]
-    for value in (float("inf"), float("nan"), 1e308, -1, 0, True, "2"):
+    for value in (float("inf"), float("nan"), 1e308, 10**400, -1, 0, True, "2"):
         assert config.update(config.Settings(), {"timeBudget": value})[0].time_budget == 2.0, value
     for words in (["--time-budget", "inf"], ["--max-tokens", "0"]):  # the server's bounds, not the library's
         with pytest.raises(SystemExit):

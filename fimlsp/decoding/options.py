@@ -39,11 +39,17 @@ class Bounds:
         within = f"{kind} above {least} and at most {most}" if self.above else f"{kind} from {least} to {most}"
         return within if self.off is None else f"{self.off} (off) or {within}"
 
+    def __contains__(self, value) -> bool:
+        if isinstance(value, bool) or not isinstance(value, int if self.integer else (int, float)):
+            return False
+        if isinstance(value, float) and not math.isfinite(value):
+            return False
+        above_least = self.least < value if self.above else self.least <= value
+        return value == self.off or (above_least and value <= self.most)
+
     def check(self, value):
         """`value` (an int as a float where numbers are not integers); ValueError if it is out of bounds."""
-        number = not isinstance(value, bool) and isinstance(value, int if self.integer else (int, float))
-        if not number or not math.isfinite(value) or not (value == self.off or (
-                self.least < value if self.above else self.least <= value) and value <= self.most):
+        if value not in self:
             raise ValueError(f"expected {self}")
         return value if self.integer else float(value)
 
