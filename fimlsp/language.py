@@ -130,6 +130,12 @@ class Language(ABC):
     line_closers: str = ""  # what closes a line's brackets or begins its block; a middle does not write it twice
     fence: tuple[str, str] = ("```", "```")  # the Markdown code fence that shows the language's code in an editor
 
+    def spaces_after_comma(self, state: State) -> bool:
+        """Whether the text up to `state` ends in a comma of the code (not of a string or a comment) that the file
+        would follow with a space before more code (`os, shutil`): decoding then prefers the model's token that
+        writes it. A language without the rule never does."""
+        return False
+
     @abstractmethod
     def constrain(self, left: str, right: str, budget: int = DEFAULT_BUDGET,
                   deadline: float | None = None, caches: Caches | None = None) -> Guarantee:

@@ -182,3 +182,13 @@ async def test_complete_gives_the_middle_that_a_default_server_suggests(capsys):
             suggested.append(inline.items[0].insert_text if inline.items else None)
             assert inline.items[0].range.start == types.Position(line=line - 1, character=column - 1)
     assert suggested == printed
+
+
+def test_a_middle_that_goes_on_a_list_writes_commas_as_the_file_does(tmp_path, capsys):
+    """The shipped model's parameters for `copy(source` were written `source,shutil,target` (the finish that binds
+    the names the body loads): in a file that writes `, `, so does the middle. (A file that writes `a,b` keeps its
+    style: `tests/test_python_finish.py`.)"""
+    source = tmp_path / "copying.py"
+    source.write_text("import os, sys\n\n\ndef copy(source):\n    shutil.copy(source, target)\n")
+    assert main(["complete", f"{source}:4:16"]) == 0
+    assert capsys.readouterr().out == ", shutil, target"

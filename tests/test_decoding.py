@@ -284,6 +284,23 @@ def test_a_model_that_never_stops_is_steered_to_a_valid_end_within_the_limit(tin
     assert result.constraint_ms_per_token == pytest.approx(per_token)
 
 
+@pytest.mark.parametrize("style", [", ", ","])
+def test_a_comma_of_the_code_is_followed_as_the_file_follows_its_commas(tiny, style):
+    """The model ranks `,` then `b` (no space) first: in a file that writes `, ` the middle takes the token ` b`
+    instead; in one that writes `,` it keeps `b`. The comma inside the string is left as it is."""
+    import re
+
+    assert tiny.tokens_of(b" b")
+    model = fixed_ranking(tiny, [byte_token(tiny, ord(",")), byte_token(tiny, ord("b"))])
+    left = f"import os{style}sys\ns = 'x,y'\nt = (a"
+    result = complete_middle(model, left, ")\n", DecodingOptions(max_tokens=40, attempts=1))
+    assert result.parses and result.middle.startswith(",") and "b" in result.middle, result
+    if style == ", ":
+        assert re.search(r",[^ ]", result.middle) is None, result.middle
+    else:
+        assert result.middle.startswith(",b"), result.middle
+
+
 def test_tied_candidates_go_to_the_lower_ids_on_every_cpu():
     """The top `top_k` among tied scores are the lowest ids, as the ranking promises: `np.argpartition` alone kept
     other tied ids on a CPU with AVX-512 (numpy's x86-simd-sort) than on others, and the never-stopping model above

@@ -180,3 +180,50 @@ def test_a_shortest_finish_is_the_same_in_every_process():
     finishes = [json.loads(out) for out in runs.values()]
     assert sum(finish is not None for finish in finishes[0]) >= 6
     assert all(each == finishes[0] for each in finishes), finishes
+
+
+# Pieces of a tuple's items, with commas in strings and comments that the comma rule must leave as they are.
+_ITEMS = ["a", "1", "'x,y'", '"p,q"', "f(a,b)", "[1,2]", "(a,)", "{a:1,b:2}", "a  # c,d\n", "b\n"]
+
+
+def test_commas_are_spaced_in_code_only_and_never_change_validity():
+    """`with_comma_spaces` on complete texts of tuple items: the file stays valid, its tokens are the same (strings
+    and comments untouched), and every comma of the code that more code follows on its line gets its space."""
+    import io
+    import tokenize
+
+    from fimlsp.python.finish import with_comma_spaces
+
+    def tokens(text):
+        return [(each.type, each.string) for each in tokenize.generate_tokens(io.StringIO(text).readline)
+                if each.type not in (tokenize.NL, tokenize.NEWLINE)]
+
+    left, right = "a = b = 1\nf = print\nx = (", ")\n"
+    state = quotient(left, right)
+    rng = random.Random(7)
+    for _ in range(60):
+        text = ",".join(rng.choice(_ITEMS) for _ in range(rng.randint(1, 5)))
+        assert state.feed(text).complete, text
+        spaced = with_comma_spaces(state, text, float("inf"))
+        assert state.feed(spaced).complete and compiles(left + spaced + right), spaced
+        assert tokens(left + spaced + right) == tokens(left + text + right), (text, spaced)
+        code = [each for each in tokenize.generate_tokens(io.StringIO(left + spaced + right).readline)
+                if each.string == "," and each.type == tokenize.OP]
+        lines = (left + spaced + right).split("\n")
+        for comma in code:
+            after = lines[comma.end[0] - 1][comma.end[1]:]
+            assert not after or after[0] == " " or after[0] in ")]}", (text, spaced)
+
+
+def test_commas_are_written_as_the_file_writes_them():
+    """A finish that writes a comma before more code spaces it where the file does, and only there."""
+    from fimlsp.language import named
+
+    def finish(left: str, limit: int) -> str:  # with the name judge, which wants `b` bound
+        right = "):\n    return a + b\n"
+        guarantee, _ = named("python").judging_names(named("python").constrain(left, right), left, right)
+        return guarantee.state.finish(limit)
+
+    assert finish("import os, sys\n\n\ndef f(a", 20) == ", b"
+    assert finish("import os,sys\n\n\ndef f(a", 20) == ",b"
+    assert finish("import os, sys\n\n\ndef f(a", 2) == ",b"  # the space does not fit

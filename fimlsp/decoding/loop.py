@@ -11,7 +11,7 @@ from fimlsp.decoding.endings import before_loop, line_end, rest_of_line, right_e
 from fimlsp.decoding.judges import Judge
 from fimlsp.decoding.options import DecodingOptions
 from fimlsp.decoding.prefix import Prefix, after_healing
-from fimlsp.decoding.steering import Steering
+from fimlsp.decoding.steering import NEAR_LIMIT_MARGIN, Steering
 from fimlsp.model import FimModel, OutOfTime
 from fimlsp.model.token_text import split_utf8
 
@@ -148,8 +148,31 @@ class Decoder:
                 skip -= 1
                 steering.searched_this_step = False  # the step's one search is for the token taken
                 continue
-            return token, following
+            return self._spaced_after_comma(prefix, following, text, log_probs) or (token, following)
         return "no_alternative" if alternative else "no_candidate"
+
+    def _spaced_after_comma(self, prefix: Prefix, chosen: Prefix, text: str, log_probs) -> tuple[int, Prefix] | None:
+        """After a comma of the code, the token that writes the chosen `text` with a space before it, where the file
+        writes `, ` (`Language.spaces_after_comma`): `os, shutil`, not `os,shutil`. None where there is no such token, the
+        constraint refuses it, or the end is near (steered, or a finish search would judge it): there the finish,
+        which spaces its own commas, is followed."""
+        judge, steering = self.judge, self.steering
+        if (not judge.constrained or prefix.pending or prefix.heal or chosen.pending
+                or not (prefix.text or judge.left).endswith(",") or not text or text[0].isspace() or text[0] in ")]}" or steering.steered_from is not None):
+            return None
+        tokens = [token for token in self.model.tokens_of((" " + text).encode()) if log_probs[token] > -np.inf]
+        if not tokens or not judge.language.spaces_after_comma(prefix.state):
+            return None
+        token = max(tokens, key=lambda each: log_probs[each])
+        accepted, state = judge.extend(prefix, " " + text)
+        if not accepted:
+            return None
+        following = Prefix(prefix.text + " " + text, b"", state, prefix.tokens + 1,
+                           prefix.log_probability + float(log_probs[token]))
+        left, bound = steering.tokens_left(following), judge.bound(state)
+        if steering.steerable and left < 2 * bound + NEAR_LIMIT_MARGIN or bound > left:
+            return None
+        return token, following
 
 
 def _ranking(log_probs: np.ndarray, options: DecodingOptions, generator: np.random.Generator,

@@ -107,7 +107,43 @@ def shortest_finish(
     found = _search(state, limit, budget.share(EXACT_SHARE), 1.0, wanted)
     if found is None and budget.left():
         found = _search(state, limit, budget, GREEDY_WEIGHT, wanted)
-    return found
+    return found if found is None else with_comma_spaces(state, found, limit)
+
+
+def with_comma_spaces(state: FimState, finish: str, limit: float) -> str:
+    """`finish` with a space after each comma of its code that more code follows on the line (`os, shutil`, not
+    `os,shutil`), as the file writes its commas (`comma_spaced`); `finish` as it is where the file does not, where
+    the spaces would take it past `limit`, or where the spaced text would not finish the file. A comma in a string
+    or a comment is text, not code: it is left as it is."""
+    commas = [match.start() for match in _COMMA_BEFORE_CODE.finditer(finish)]
+    if not commas or len(finish) + len(commas) > limit or not comma_spaced(state.text):
+        return finish
+    in_code = [index for index in commas if ends_a_comma(state.feed(finish[:index + 1]))]
+    if not in_code:
+        return finish
+    spaced = "".join(finish[start:end] + ("," + " " if end in in_code else finish[end:end + 1])
+                     for start, end in zip([0] + [index + 1 for index in commas], commas + [len(finish)]))
+    after = state.feed(spaced)
+    return spaced if after is not None and after.complete else finish
+
+
+def comma_spaced(text: str) -> bool:
+    """Whether a file writes a space after its commas: it does at least as often as it does not (PEP 8's style
+    where a file has no comma yet)."""
+    text = text[-COMMA_STYLE_CHARS:]
+    return text.count(", ") >= len(_COMMA_BEFORE_CODE.findall(text))
+
+
+def ends_a_comma(state: FimState | None) -> bool:
+    """The text up to `state` ends in a comma of the code (the token in progress is a comma)."""
+    return state is not None and state.lexer.possible_terminals() == _COMMA
+
+
+_COMMA = frozenset({","})
+# A comma that more code follows on its line: not a line's last, nor one before a closing bracket (`(x,)`).
+_COMMA_BEFORE_CODE = re.compile(r",(?=[^\s)\]}])")
+# The end of the file's text in which its style of commas is counted.
+COMMA_STYLE_CHARS = 20_000
 
 
 class _Budget:

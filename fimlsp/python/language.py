@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from fimlsp.language import DEFAULT_BUDGET, Caches, Guarantee, Language
+from fimlsp.python.finish import comma_spaced, ends_a_comma
 from fimlsp.python.names import FileNames
 from fimlsp.python.quotient import RightContext, RightContextCache
 from fimlsp.python.region import PythonGuarantee, constrain
@@ -40,6 +41,9 @@ class Python(Language):
 
     def parses(self, text: str) -> bool:
         return compiles(text)
+
+    def spaces_after_comma(self, state) -> bool:
+        return ends_a_comma(state) and comma_spaced(state.text)
 
 
 LANGUAGE = Python()
