@@ -19,10 +19,13 @@ from __future__ import annotations
 import logging
 from typing import Any, Optional, Union
 
+import attrs
 import cattrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol, lsp_method
+from lsprotocol.types import ResponseErrorMessage
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.protocol import (JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage,
+                            LanguageServerProtocol, lsp_method)
 
 from fimlsp.server.transport import INVALID_REQUEST, send_error
 
@@ -45,12 +48,21 @@ class FimProtocol(LanguageServerProtocol):
         self._prune_at = PRUNE_MINIMUM  # the size of `_request_futures` at which finished futures are dropped
 
     def structure_message(self, data: dict[str, Any]):
-        """The typed message of a request or notification; `JsonRpcInvalidParams` naming the fields that do not
-        validate (responses to the server's own requests are left to pygls)."""
-        if "jsonrpc" not in data or not isinstance(data.get("method"), str):
+        """The typed message of a request, a notification or a response; `JsonRpcInvalidParams` naming the fields
+        that do not validate (where pygls logs a traceback and its own error)."""
+        if "jsonrpc" not in data:
             return super().structure_message(data)
-        default = JsonRPCRequestMessage if "id" in data else JsonRPCNotification
-        kind = self.get_message_type(data["method"]) or default
+        if "method" in data:
+            default = JsonRPCRequestMessage if "id" in data else JsonRPCNotification
+            kind = self.get_message_type(data["method"]) or default
+            if ("id" in data) != ("id" in attrs.fields_dict(kind)):
+                # else a request for a notification's method would be handled as the notification, unanswered
+                what = "a notification: it takes no id" if "id" in data else "a request: it needs an id"
+                raise JsonRpcInvalidRequest(f"Invalid request: {data['method']} is {what}")
+        elif "error" in data:
+            kind = ResponseErrorMessage
+        else:  # the client's answer to the server's request
+            kind = self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
         try:
             return self._converter.structure(data, kind)
         except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as error:
