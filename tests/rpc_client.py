@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 TIMEOUT = 60.0  # seconds to wait for any one answer: a hang guard, far above what an answer takes
@@ -154,6 +155,15 @@ class RpcClient(RpcConnection):
 
     def ended(self) -> str:
         return f"exit status {self.process.poll()}"
+
+    def resident_memory(self) -> int | None:
+        """The server's resident set size now (Linux's VmRSS), or None where /proc does not say."""
+        try:
+            status = Path(f"/proc/{self.process.pid}/status").read_text()
+        except OSError:
+            return None
+        sizes = [int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmRSS:")]
+        return sizes[0] if sizes else None
 
     # Ending -----------------------------------------------------------------------------------------------------
 

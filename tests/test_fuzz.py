@@ -1,4 +1,5 @@
-"""Fuzz targets: the quotient API on arbitrary text, and the server's document sync against a brute-force oracle.
+"""Fuzz targets: the quotient API on arbitrary text, the server's document sync against a brute-force oracle, and
+a real `fimlsp serve` under malformed JSON-RPC messages of every kind (seeded, bounded in count).
 
 The example counts are small so that the suite stays fast; set `FIMLSP_FUZZ_EXAMPLES` to run every target
 with that many examples instead, e.g.
@@ -10,7 +11,9 @@ Hypothesis keeps the failures it finds in `.hypothesis/` and replays them first 
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import sysconfig
 from pathlib import Path
 from types import SimpleNamespace
@@ -23,6 +26,9 @@ from fimlsp.python.syntax import compiles
 from fimlsp.server.documents import Documents
 from fimlsp.server.positions import ENCODINGS
 from tests.oracles import compilable
+from tests.rpc_client import RpcClient, document_params, position_params
+from tests.test_protocol import shut_down
+from tests.test_server import POSITIONS, SOURCE, URI
 
 FUZZ_EXAMPLES = int(os.environ.get("FIMLSP_FUZZ_EXAMPLES", "0"))
 
@@ -236,3 +242,208 @@ def test_the_oracle_agrees_with_lsp_examples():
     assert oracle_offset(text, 0, 3, "utf-16") == 2 and oracle_offset(text, 0, 2, "utf-16") == 1
     assert oracle_offset(text, 0, 5, "utf-8") == 2 and oracle_offset(text, 1, 99, "utf-8") == 7
     assert oracle_offset(text, 7, 0, "utf-32") == len(text)
+
+
+# ------------------------------------------------------------------------------------ the server's protocol
+
+FUZZ_URI = "file:///work/fuzz.py"  # the malformed messages' document; the valid requests use test_server's
+NOTEBOOK = {"uri": "file:///work/fuzz.ipynb", "notebookType": "jupyter-notebook", "version": 1, "cells": []}
+# Valid params of every method the server registers, and of the `$/` notifications: the malformed messages are
+# made from these. `exit`, and `shutdown` with a usable id, are never sent malformed: valid, they would end it.
+TEMPLATES = {
+    "initialize": {"processId": 1, "rootUri": "file:///work", "capabilities": {"window": {"workDoneProgress": True}}},
+    "initialized": {},
+    "shutdown": None,
+    "exit": None,
+    "textDocument/didOpen": {"textDocument": {"uri": FUZZ_URI, "languageId": "python", "version": 1,
+                                              "text": "x = 1\n"}},
+    "textDocument/didChange": {"textDocument": {"uri": FUZZ_URI, "version": 2}, "contentChanges": [
+        {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "text": "y"}]},
+    "textDocument/didClose": {"textDocument": {"uri": FUZZ_URI}},
+    "textDocument/completion": {"textDocument": {"uri": FUZZ_URI}, "position": {"line": 0, "character": 1}},
+    "textDocument/inlineCompletion": {"textDocument": {"uri": FUZZ_URI}, "position": {"line": 0, "character": 1},
+                                      "context": {"triggerKind": 1}},
+    "workspace/didChangeConfiguration": {"settings": {"fimlsp": {"maxTokens": 4}}},
+    "workspace/executeCommand": {"command": "fimlsp.modelStatus", "arguments": []},
+    "workspace/didChangeWorkspaceFolders": {"event": {"added": [], "removed": []}},
+    "notebookDocument/didOpen": {"notebookDocument": NOTEBOOK, "cellTextDocuments": []},
+    "notebookDocument/didChange": {"notebookDocument": {"uri": NOTEBOOK["uri"], "version": 2}, "change": {}},
+    "notebookDocument/didClose": {"notebookDocument": {"uri": NOTEBOOK["uri"]}, "cellTextDocuments": []},
+    "window/workDoneProgress/cancel": {"token": "fuzz-token"},
+    "$/setTrace": {"value": "off"},
+    "$/cancelRequest": {"id": "fuzz-no-such-request"},
+    "$/progress": {"token": "fuzz-token", "value": {"kind": "end"}},
+}
+NEVER_VALID = {"initialize", "shutdown", "exit"}  # sent only in forms no server may take
+NULLABLE = {"processId", "rootUri"}  # fields whose null is valid
+UNKNOWN_METHODS = ["fuzz/unknown", "$/fuzz", "textDocument/hover", "", "$/", "textDocument/completion/", "é"]
+
+
+def nested(depth: int, leaf=0):
+    value = leaf
+    for level in range(depth):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+WRONG_VALUES = [None, True, False, 0, -1, 2**31, 2**64, 10**30, 1.5, -0.0, 1e308, "", "x", "\ud800", "é" * 1000,
+                [], [1], [[[]]], [None] * 50, {}, {"a": 1}, {"uri": 5}, nested(20), nested(400), nested(900)]
+BAD_IDS = [[1], {}, {"id": 1}, 1.5, None, True, False, [[]], nested(50)]
+
+
+def json_type(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return {int: "integer", float: "number", str: "string", list: "array", dict: "object"}[type(value)]
+
+
+def field_paths(value, path=()):
+    """Every place in a params value a field's value sits at, nested ones included."""
+    if isinstance(value, dict):
+        children = value.items()
+    elif isinstance(value, list):
+        children = enumerate(value)
+    else:
+        return
+    for key, child in children:
+        yield (*path, key)
+        yield from field_paths(child, (*path, key))
+
+
+def replaced(value, path, new):
+    copy = json.loads(json.dumps(value))
+    target = copy
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = new
+    return copy
+
+
+def removed(value, path):
+    copy = json.loads(json.dumps(value))
+    target = copy
+    for key in path[:-1]:
+        target = target[key]
+    del target[path[-1]]
+    return copy
+
+
+def wrong_params(rng: random.Random, method: str):
+    """(kind, params) with one field of a wrong JSON type, one field missing, or params that are no object."""
+    params = TEMPLATES[method]
+    paths = list(field_paths(params))
+    choice = rng.randrange(3)
+    if paths and choice == 0:
+        path = rng.choice(paths)
+        current = params
+        for key in path:
+            current = current[key]
+        allowed = {json_type(current)} | ({"null"} if path[-1] in NULLABLE else set())
+        return "wrong type", replaced(params, path, rng.choice(
+            [value for value in WRONG_VALUES if json_type(value) not in allowed]))
+    if paths and choice == 1 and method not in NEVER_VALID:
+        return "missing field", removed(params, rng.choice(paths))
+    return "params not an object", rng.choice([[1], "params", 5, True, nested(30)] +
+                                              ([] if method in NEVER_VALID or params is None else [None]))
+
+
+def malformed_message(rng: random.Random, number: int):
+    """(kind, JSON value, id or None): a message of one of the protocol's kinds that no server may take as
+    valid, and the id an answer to it must have (None where it gets none, or one with id null)."""
+    method = rng.choice(sorted(TEMPLATES))
+    answer_id = f"fuzz-{number}" if rng.random() < 0.5 else 2**64 + number
+    kind = rng.choice(["params", "params", "params", "id", "jsonrpc", "method", "unknown method", "batch",
+                       "not an object", "response", "huge id"])
+    if kind == "params" and method not in ("shutdown", "exit"):
+        what, params = wrong_params(rng, method)
+        as_request = rng.random() < 0.5
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        return f"params: {what}", ({**message, "id": answer_id} if as_request else message), \
+            (answer_id if as_request else None)
+    if kind in ("params", "id"):
+        return "id", {"jsonrpc": "2.0", "id": rng.choice(BAD_IDS), "method": method,
+                      "params": TEMPLATES[method]}, None
+    if kind == "jsonrpc":
+        message = {"id": answer_id, "method": method, "params": TEMPLATES[method]}
+        version = rng.choice([None, "1.0", 2.0, 2, ["2.0"]])
+        return kind, (message if version is None else {**message, "jsonrpc": version}), answer_id
+    if kind == "method":
+        return kind, {"jsonrpc": "2.0", "id": answer_id, "method": rng.choice([None, 5, [], {}, True, nested(5)])}, \
+            answer_id
+    if kind == "unknown method":
+        as_request = rng.random() < 0.5
+        message = {"jsonrpc": "2.0", "method": rng.choice(UNKNOWN_METHODS), "params": rng.choice(WRONG_VALUES[:20])}
+        return kind, ({**message, "id": answer_id} if as_request else message), (answer_id if as_request else None)
+    if kind == "batch":
+        batch = [{"jsonrpc": "2.0", "id": answer_id, "method": "workspace/executeCommand",
+                  "params": TEMPLATES["workspace/executeCommand"]}] * rng.randrange(3) + [rng.choice(WRONG_VALUES)]
+        return kind, batch, None
+    if kind == "not an object":
+        return kind, rng.choice(WRONG_VALUES + [[{"jsonrpc": "2.0"}]]), None
+    if kind == "response":
+        return kind, {"jsonrpc": "2.0", "id": rng.choice([answer_id, *BAD_IDS]),
+                      rng.choice(["result", "error"]): rng.choice(WRONG_VALUES)}, None
+    # an id with more digits than Python's JSON reader converts: a parse error, answered with id null
+    return kind, f'{{"jsonrpc": "2.0", "id": {"9" * 5000}, "method": "{method}"}}'.encode(), None
+
+
+MALFORMED = 2400
+VALID_EVERY = 12  # malformed messages between two valid requests
+WARM_UP = 300  # malformed messages before the memory that the end is compared with is read
+
+
+def test_the_server_survives_malformed_messages_of_every_kind(tiny_model_path):
+    """2,400 malformed messages of every kind the protocol has, made from every method the server registers,
+    interleaved with valid requests, against one `fimlsp serve`: every valid request is answered with a result,
+    every malformed request that has a usable id with an answer, the process lives, and its resident memory
+    ends within 10% of what it was after a warm-up."""
+    from fimlsp.server.config import Settings
+    from fimlsp.server.server import build_server
+
+    features = build_server(Settings()).protocol.fm
+    assert set(features.features) | set(features.builtin_features) <= set(TEMPLATES), "a method without a template"
+    rng = random.Random(43)
+    kinds: dict[str, int] = {}
+    answers_due: list = []
+    with RpcClient("--model", str(tiny_model_path), "--device", "cpu", "--time-budget", "0.5", "--max-tokens", "4",
+                   "--log-level", "warning") as client:
+        client.initialize()
+        client.wait_for_model()
+        client.notify("textDocument/didOpen", document_params(URI, SOURCE))
+        baseline = None
+        for number in range(MALFORMED):
+            kind, message, answer_id = malformed_message(rng, number)
+            kinds[kind] = kinds.get(kind, 0) + 1
+            client.send(message if isinstance(message, bytes) else json.dumps(message).encode())
+            if answer_id is not None:
+                answers_due.append(answer_id)
+            if number % VALID_EVERY == VALID_EVERY - 1:
+                valid_request(client, number // VALID_EVERY)
+            if number == WARM_UP:
+                baseline = client.resident_memory()
+        for answer_id in answers_due:
+            client.response(answer_id)
+        assert client.process.poll() is None
+        valid_request(client, 0)
+        after = client.resident_memory()
+        assert shut_down(client) == 0
+        stderr = b"".join(client.stderr).decode()
+        assert "Traceback" not in stderr, stderr[-3000:]
+    assert min(kinds.values()) >= 100 and len(kinds) == 11, kinds
+    if baseline is not None:
+        assert after <= baseline * 1.1, f"resident memory grew from {baseline / 2**20:.0f} to {after / 2**20:.0f} MiB"
+
+
+def valid_request(client: RpcClient, number: int) -> None:
+    """A valid request, answered with a result: the model's status, or a completion on the open document."""
+    if number % 4:
+        answer = client.response(client.request("workspace/executeCommand", {"command": "fimlsp.modelStatus"}))
+    else:
+        params = position_params(URI, *POSITIONS[number % len(POSITIONS)])
+        if number % 8:
+            params["context"] = {"triggerKind": 1}
+        method = "textDocument/inlineCompletion" if number % 8 else "textDocument/completion"
+        answer = client.response(client.request(method, params))
+    assert "result" in answer, answer
