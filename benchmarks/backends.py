@@ -73,9 +73,10 @@ def _load_transformers():
     import torch
 
     from fimlsp.model import load_model
+    from fimlsp.models import default_model_path
 
     torch.set_num_threads(1)
-    return load_model(None, "cpu")
+    return load_model(default_model_path(), "cpu")
 
 
 def _load_gguf(path: Path):

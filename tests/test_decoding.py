@@ -18,6 +18,7 @@ from fimlsp.decoding import DecodingOptions, complete_middle, shown
 from fimlsp.lines import LINE_BREAK
 from fimlsp.model import load_model
 from fimlsp.model.formats import FORMATS
+from fimlsp.models import default_model_path
 from fimlsp.python.syntax import parses
 
 LEFT = "def total(items):\n    result = sum(item.price for item in "
@@ -893,7 +894,7 @@ def test_attempts_decoded_as_one_batch_give_the_middles_decoded_one_after_anothe
     from fimlsp.model.loading import TransformersModel
     from tests.test_python_quotient import _stdlib_sample
 
-    model = tiny if which == "tiny" else load_model(None, "cpu")
+    model = tiny if which == "tiny" else load_model(default_model_path(), "cpu")
     for module, name in ((steering, "SEARCH_SECONDS"), (attempts, "START_SEARCH_SECONDS"),
                          (fallback, "FALLBACK_SEARCH_SECONDS")):
         monkeypatch.setattr(module, name, 600.0)

@@ -6,6 +6,7 @@ middles that mostly agree."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -22,7 +23,7 @@ from fimlsp.model import ModelError, load_model
 from fimlsp.model.formats import FIM_FORMAT_KEY
 from fimlsp.model.gguf_export import export_gguf
 from fimlsp.model.llama_engine import LlamaCppModel, load_gguf
-from fimlsp.models import default_model_path
+from fimlsp.models import default_gguf_path, default_model, default_model_path
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 CORPUS = ("textwrap.py", "ast.py", "json/decoder.py", "string.py", "difflib.py", "shlex.py")
@@ -47,7 +48,7 @@ def hf_model():
     import torch
 
     torch.set_num_threads(1)
-    return load_model(None, "cpu")
+    return load_model(default_model_path(), "cpu")
 
 
 def test_a_gguf_path_loads_with_llama_cpp_under_the_folders_fim_settings(gguf_path, hf_model):
@@ -62,6 +63,24 @@ def test_a_gguf_path_loads_with_llama_cpp_under_the_folders_fim_settings(gguf_pa
             hf_model.control_id(piece) for piece in hf_model.format.controls]
     finally:
         model.close()
+
+
+def test_the_shipped_gguf_is_the_shipped_folder_exported(gguf_path):
+    """`default.gguf` runs when no model is named: it must be the folder's weights, byte for byte, as
+    `fimlsp export-gguf default` writes them today (a retrained folder without a new export fails here)."""
+    assert default_gguf_path().read_bytes() == gguf_path.read_bytes()
+
+
+def test_no_model_named_runs_the_shipped_gguf_on_the_cpu_and_the_folder_elsewhere(monkeypatch):
+    assert default_model() == default_model("cpu") == default_gguf_path()
+    assert default_model("cuda") == default_model_path()
+    model = load_model()
+    try:
+        assert isinstance(model, LlamaCppModel) and model.name == str(default_gguf_path())
+    finally:
+        model.close()
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None)  # llama-cpp-python not installed
+    assert default_model() == default_model_path()
 
 
 @pytest.mark.parametrize("name", CORPUS)

@@ -50,6 +50,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-c
                  "--no-first-run", "--disable-quic"]
 GHOST = ".monaco-editor .ghost-text-decoration, .monaco-editor .ghost-text"
 SHIPPED_MODEL = ROOT / "fimlsp" / "models" / "default"
+SHIPPED_GGUF = ROOT / "fimlsp" / "models" / "default.gguf"  # what runs when no model is set (llama.cpp, on the CPU)
 STATUS_ITEM = '[id="fimlsp.fimlsp"]'  # the extension's status bar item: `<extension id>.<extension id>`
 SECONDS = 1000  # Playwright counts milliseconds
 
@@ -324,7 +325,7 @@ def test_the_status_bar_item_shows_the_shipped_model_once_loaded(workbench, reco
         return label && !label.includes('loading');
     }""", arg=STATUS_ITEM, timeout=180 * SECONDS)
     record_property("model_ready_seconds_after_trust", round(time.monotonic() - workbench.trusted, 1))
-    model = ROOT / "fimlsp" / "models" / "default"
+    model = SHIPPED_GGUF
     assert workbench.status() == f"sparkle  fimlsp, fimlsp: {model} on cpu"
     page.locator(STATUS_ITEM).hover()
     hover = page.locator(".workbench-hover").filter(has_text="fimlsp:")
@@ -427,7 +428,7 @@ def test_a_workspace_cannot_choose_the_server_program_the_model_or_where_the_cod
     }""", arg=STATUS_ITEM, timeout=180 * SECONDS)
     assert not workbench.marker.exists(), f"the workspace's fimlsp.server.command ran: {workbench.status()!r}"
     _assert_nothing_reached(workbench.model_server)  # loading a model for a server asks the server first
-    assert f"{SHIPPED_MODEL} on cpu" in workbench.status()
+    assert f"{SHIPPED_GGUF} on cpu" in workbench.status()
     workbench.go_to_end_of_line(path.read_text().split("\n").index('REGION = "eu"') + 1)
     ghost, _ = workbench.type_and_wait_for_ghost_text(["<Enter>", "def region_token():", "<Enter>", "return "])
     assert ghost.strip()

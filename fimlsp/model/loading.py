@@ -167,7 +167,8 @@ def load_model(
     fim_format: str | None = None,
     order: str | None = None,
 ) -> FimModel:
-    """Load a model folder or hub id (default: the model shipped with fimlsp) in the dtype it was saved in.
+    """Load a model folder or hub id (default: the model shipped with fimlsp, `fimlsp.models.default_model`: its GGUF
+    on the CPU, where llama.cpp is installed) in the dtype it was saved in.
     `order` None: the order the folder's `fim.json` names, else prefix-suffix-middle.
 
     A path ending in `.gguf` is a GGUF file, run by llama.cpp in this process (`llama_engine`): torch is not imported.
@@ -180,10 +181,10 @@ def load_model(
 
     No code from a model folder runs: a folder with its own code (`auto_map`) is refused before anything of it
     loads, and `transformers` is told never to trust remote code (it would ask on stdout otherwise)."""
-    from fimlsp.models import default_model_path
+    from fimlsp.models import default_model
 
     if name is None:
-        name = default_model_path()
+        name = default_model(device)
     if str(name).endswith(GGUF_SUFFIX):
         from fimlsp.model.llama_engine import load_gguf
 
