@@ -139,7 +139,7 @@ def test_cancellation_and_time_budget(tiny):
         should_stop=lambda: calls.append(1) or len(calls) > 3
     )
     assert result.stop == "cancelled" and result.tokens <= 3 and result.candidates_tried >= 3
-    timed = complete_middle(tiny, LEFT, RIGHT, DecodingOptions(max_tokens=10_000, timeout=0.3, loop_repeats=0))
+    timed = complete_middle(tiny, LEFT, RIGHT, DecodingOptions(max_tokens=4_096, timeout=0.3, loop_repeats=0))
     assert timed.stop in ("timeout", "context_full") and timed.parses
 
 
