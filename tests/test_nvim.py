@@ -3,7 +3,8 @@
 Neovim types into a Python buffer in insert mode (an assignment without its value, at a line end or before a
 closing bracket); after the plugin's pause it asks the server for an inline completion and shows it as virtual
 text; the test reads the text shown and the screen, accepts it with the accept key, and checks that the file
-parses with it. Another run, with no model, reads `:FimlspStatus` and Neovim's LSP log.
+parses with it. Another run, with no model, reads `:FimlspStatus` and Neovim's LSP log. `:checkhealth fimlsp`
+runs with the server found, not found, and with a model that does not load.
 """
 
 from __future__ import annotations
@@ -227,6 +228,52 @@ def test_neovim_status_says_why_nothing_appears_and_the_log_keeps_levels(tmp_pat
     assert any(line.startswith("[INFO]") and "fimlsp: settings:" in line for line in log.splitlines()), log
     stderr_lines = [line for line in log.splitlines() if '"stderr"' in line]
     assert stderr_lines and all("does not exist" in line for line in stderr_lines), stderr_lines
+
+
+# This interpreter's server, as a Lua list (JSON's strings are Lua's).
+SERVER_COMMAND = "{ " + ", ".join(json.dumps(word) for word in (sys.executable, "-m", "fimlsp", "serve")) + " }"
+
+
+def run_checkhealth(tmp_path: Path, setup: str, path: str | None = None) -> str:
+    """The report of `:checkhealth fimlsp` after the Lua `setup` ran, with the plugin on the runtimepath."""
+    report = tmp_path / "checkhealth.txt"
+    plugin = f"lua vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})"
+    homes = {name: str(tmp_path / name.lower()) for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME")}
+    env = {**os.environ, **homes, **({"PATH": path} if path is not None else {})}
+    process = subprocess.run(
+        [NVIM, "--headless", "--clean", "-c", plugin, "-c", f"lua {setup}", "-c", "checkhealth fimlsp",
+         "-c", f"w! {report}", "-c", "qa!"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env,
+    )
+    assert report.exists(), f"Neovim wrote no report (exit {process.returncode}): {process.stderr[-2000:]}"
+    return report.read_text()
+
+
+def test_checkhealth_finds_the_server_and_loads_the_model(tmp_path):
+    from fimlsp import __version__
+
+    report = run_checkhealth(tmp_path, f'require("fimlsp").setup({{ cmd = {SERVER_COMMAND} }})')
+    assert "- OK: require(\"fimlsp\").setup() has run" in report, report
+    assert f"- OK: found `{sys.executable}`" in report, report
+    assert f"- OK: `{sys.executable} -m fimlsp serve` answers: fimlsp {__version__}" in report, report
+    assert "- OK: model " in report and " ready in " in report, report
+    assert "ERROR" not in report and "WARNING" not in report, report
+
+
+def test_checkhealth_says_when_fimlsp_is_not_on_the_path(tmp_path):
+    # Neovim started outside the virtual environment: the default command `fimlsp` is not found.
+    report = run_checkhealth(tmp_path, 'require("fimlsp").setup({})', path="/usr/bin:/bin")
+    assert "- ERROR: `fimlsp` (the first word of `cmd`) is not on Neovim's PATH" in report, report
+    assert "virtual environment is activated" in report and "give the full path" in report, report
+    assert "answers" not in report, report
+
+
+def test_checkhealth_says_when_the_model_does_not_load(tmp_path):
+    missing = tmp_path / "no-such-model"
+    settings = f"{{ model = {json.dumps(str(missing))} }}"
+    report = run_checkhealth(tmp_path, f'require("fimlsp").setup({{ cmd = {SERVER_COMMAND}, settings = {settings} }})')
+    assert "answers: fimlsp" in report, report
+    assert f"- ERROR: no model: model folder '{missing}' does not exist" in report, report
 
 
 def _parses(text: str) -> bool:

@@ -6,6 +6,7 @@
 -- inserts it on the accept key.
 -- In both, `:FimlspStatus` says what came of the last request (the server's `fimlsp/status`), or before the first
 -- one how the model's loading went (the same notification with no uri), and `:FimlspLog` opens Neovim's LSP log.
+-- `:checkhealth fimlsp` (lua/fimlsp/health.lua) says whether the server is found and answers and the model loads.
 
 local M = {}
 
@@ -19,6 +20,7 @@ local defaults = {
 }
 
 M.config = vim.deepcopy(defaults)
+M.configured = false -- setup() has run (for `:checkhealth fimlsp`)
 
 local namespace = vim.api.nvim_create_namespace("fimlsp")
 local client_id = nil
@@ -235,6 +237,7 @@ end
 --- Start the server for buffers of the configured file types. `opts` overrides `M.config`'s defaults.
 function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
+  M.configured = true
   vim.api.nvim_create_user_command("FimlspStatus", function()
     vim.api.nvim_echo({ { M.status() } }, false, {})
   end, { desc = "fimlsp: what came of the last request" })
