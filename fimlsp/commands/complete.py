@@ -30,7 +30,7 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 from fimlsp.cli import UserError
@@ -103,14 +103,18 @@ def run(args: argparse.Namespace) -> int:
     loading = time.perf_counter()
     try:
         if args.server:
-            from fimlsp.model.remote import connect
+            from fimlsp.model.remote import TIMEOUT, connect
 
-            model = connect(args.server, args.model, args.fim_format, args.order, args.server_api)
+            # the whole completion's time budget covers connecting to the server and its answers
+            within = TIMEOUT if decoding.timeout is None else min(TIMEOUT, decoding.timeout)
+            model = connect(args.server, args.model, args.fim_format, args.order, args.server_api, within)
             if model.status:
                 print(f"fimlsp complete: {model.status}", file=sys.stderr)
         else:
             model = load_model(args.model, args.device, args.fim_format, args.order)
         loaded = time.perf_counter()
+        if args.server and decoding.timeout is not None:
+            decoding = replace(decoding, timeout=max(0.0, decoding.timeout - (loaded - loading)))
         results = complete_middles(model, left, right, decoding, args.n)
     except ModelError as error:  # a server can also fail during the completion
         raise UserError(str(error)) from error

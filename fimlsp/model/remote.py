@@ -13,26 +13,30 @@ connect time.
 
 Two wire protocols: the OpenAI-compatible `POST /v1/completions` (`logprobs`), whose token strings are mapped
 back to ids through the vocabulary's bytes, and llama.cpp's own `POST /completion` (`n_probs`), which gives ids.
+
+A server cannot hold fimlsp up or fill its memory (`fimlsp.model.wire`): one deadline covers a request's connecting,
+sending and whole answer (the token loop's, else `timeout`), a stop flag interrupts it at once, an answer over what
+the engine can send for the top-k asked (a few MB) is refused, rows beyond those asked are ignored, and only a 2xx
+answer counts (redirects are not followed).
 """
 
 from __future__ import annotations
 
 import codecs
-import http.client
 import json
 import math
 import os
 import re
-import socket
 import time
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
+from fimlsp.model import wire
 from fimlsp.model.backend import FimModel, PromptPass, Session
 from fimlsp.model.formats import FIM_ORDER_KEY, FimFormat, preferred_order
 from fimlsp.model.loading import GGUF_SUFFIX, ModelError, OutOfTime, choose_format
@@ -41,7 +45,8 @@ from fimlsp.model.token_text import token_bytes
 PROTOCOLS = ("auto", "openai", "llamacpp")
 TOP_LOGPROBS = 20  # alternatives per position (vLLM's default cap); decoding picks the best valid one among them
 RUN_TOKENS = 32  # tokens a speculative run asks for
-TIMEOUT = 30.0  # seconds a request may take
+TIMEOUT = 30.0  # seconds a request may take, connecting, sending and reading the whole answer
+ANSWER_BYTES = 1 << 20  # bytes of an answer other than a completion's (props, models, tokenize)
 IMPOSSIBLE = -1e30  # llama.cpp writes the log of probability 0 as the lowest float (JSON has no -inf)
 # A sample the server must tokenize as the local vocabulary does: code, a non-ASCII character, control tokens.
 PROBE = "def f(x):\n    return {'a': x}  # é ok\n"
@@ -113,7 +118,8 @@ class RemoteModel(FimModel):
     steps: int = 0  # steps taken in all (a step is one token decoded)
     tokenizer: _TokenizerFile | _GgufTokenizer | None = None
     controls: dict[str, int] = field(default_factory=dict)  # the ids of the control and stop tokens, by name
-    _connection: http.client.HTTPConnection | None = field(default=None, repr=False)
+    should_stop: Callable[[], bool] | None = field(default=None, repr=False)  # true: abandon every request
+    _connection: wire.Connection | None = field(default=None, repr=False)
 
     def encode(self, text: str) -> list[int]:
         return self.tokenizer.encode(_SURROGATE.sub("\ufffd", text))
@@ -143,11 +149,12 @@ class RemoteModel(FimModel):
         `OutOfTime` when the server has not answered by `deadline`."""
         self.round_trips += 1
         ids, tokens = prompt + accepted, tokens or self.run_tokens
+        limit = self._answer_limit(len(ids), tokens)
         if self.protocol == "llamacpp":
             answer = self.request("POST", "/completion", {
                 "prompt": ids, "n_predict": tokens, "n_probs": self.top_logprobs, "temperature": 0,
-                "cache_prompt": True, "repeat_penalty": 1.0, "stream": False}, deadline)
-            return self._read(self._llamacpp_run, len(accepted), answer)
+                "cache_prompt": True, "repeat_penalty": 1.0, "stream": False}, deadline, limit)
+            return self._read(self._llamacpp_run, len(accepted), answer, tokens)
         text = None if self.token_prompts else self.text_of(ids)
         if not self.token_prompts and text is None:
             # the tokens end inside a character, which a text prompt cannot carry: no candidates here
@@ -155,55 +162,68 @@ class RemoteModel(FimModel):
         answer = self.request("POST", "/v1/completions", {
             "prompt": ids if self.token_prompts else text, "max_tokens": tokens,
             "logprobs": self.top_logprobs, "temperature": 0, "echo": False, "stream": False,
-            "repeat_penalty": 1.0, "return_tokens_as_token_ids": True}, deadline)
-        return self._read(self._openai_run, len(accepted), answer)
+            "repeat_penalty": 1.0, "return_tokens_as_token_ids": True}, deadline, limit)
+        return self._read(self._openai_run, len(accepted), answer, tokens)
 
-    def _read(self, reader, start: int, answer: dict) -> _Run:
-        """The run an answer holds, or a ModelError where it is not of the form the protocol has."""
+    def _answer_limit(self, prompt_tokens: int, tokens: int) -> int:
+        """The most bytes a completion's answer may take: what a server writes for `tokens` positions of
+        `top_logprobs` candidates (each token's text escaped, and its bytes as numbers) and an echo of the prompt,
+        over `ANSWER_BYTES` of the rest; a few MB at most."""
+        per_token = 64 + 12 * self._longest_token
+        return ANSWER_BYTES + (prompt_tokens + tokens * (self.top_logprobs + 2)) * per_token
+
+    def _read(self, reader, start: int, answer: dict, asked: int) -> _Run:
+        """The run an answer holds, of at most the `asked` positions and `top_logprobs` candidates a position
+        (more are ignored: each row costs the vocabulary's size), or a ModelError where it is not of the form the
+        protocol has."""
         try:
-            return reader(start, answer)
+            return reader(start, answer, asked)
         except (AttributeError, KeyError, TypeError, ValueError) as error:
             raise ModelError(f"the server at {self.url} answered a completion in a form fimlsp cannot read "
                              f"({type(error).__name__}: {error})") from None
 
-    def _openai_run(self, start: int, answer: dict) -> _Run:
+    def _openai_run(self, start: int, answer: dict, asked: int) -> _Run:
         choice = (answer.get("choices") or [{}])[0]
         logprobs = choice.get("logprobs") or {}
         ended = choice.get("finish_reason") == "stop"
         if logprobs.get("content"):  # llama-server's: a list of entries, as its /completion gives
-            return self._ended(self._entries_run(start, logprobs["content"]), ended)
+            entries = logprobs["content"]
+            return self._ended(self._entries_run(start, entries[:asked]), ended and len(entries) <= asked)
         tokens, tops = logprobs.get("tokens"), logprobs.get("top_logprobs")
         if not tops or not tokens:
             if ended and choice.get("text") == "":
                 return _Run(start, [], [self._ended_row()])  # ended at once: no token, so no row was reported
             raise self._no_log_probabilities()
-        taken = [self._ids_of(token) for token in tokens]
+        ended = ended and len(tokens) <= asked
+        taken = [self._ids_of(token) for token in tokens[:asked]]
         rows = []
-        for top in tops:
+        for top in tops[:asked]:
             row = self._empty_row()
-            for piece, log_probability in (top or {}).items():
+            for piece, log_probability in list((top or {}).items())[:self.top_logprobs + 1]:
                 if log_probability is not None:
                     row[list(self._ids_of(piece))] = log_probability
             rows.append(row)
         return self._ended(_Run(start, taken, rows), ended)
 
-    def _llamacpp_run(self, start: int, answer: dict) -> _Run:
+    def _llamacpp_run(self, start: int, answer: dict, asked: int) -> _Run:
         positions = answer.get("completion_probabilities")
         if not positions:
             if answer.get("stop") and answer.get("stopped_eos") and answer.get("content") == "":
                 return _Run(start, [], [self._ended_row()])
             raise self._no_log_probabilities()
+        ended = bool(answer.get("stopped_eos")) and len(positions) <= asked
+        positions = positions[:asked]
         if "top_logprobs" in positions[0]:  # llama.cpp since 2024-12: ids and log-probabilities
-            return self._ended(self._entries_run(start, positions), bool(answer.get("stopped_eos")))
+            return self._ended(self._entries_run(start, positions), ended)
         taken, rows = [], []
         for position in positions:  # before: token strings and probabilities
             row = self._empty_row()
             taken.append(self._ids_of(position.get("content", "")))
-            for candidate in position.get("probs", []):
+            for candidate in position.get("probs", [])[:self.top_logprobs + 1]:
                 if candidate.get("prob", 0) > 0:
                     row[list(self._ids_of(candidate["tok_str"]))] = math.log(candidate["prob"])
             rows.append(row)
-        return self._ended(_Run(start, taken, rows), bool(answer.get("stopped_eos")))
+        return self._ended(_Run(start, taken, rows), ended)
 
     def _entries_run(self, start: int, positions: list[dict]) -> _Run:
         """llama.cpp's entries, a position each: the token taken (`id`, `token`) and its `top_logprobs`."""
@@ -211,7 +231,7 @@ class RemoteModel(FimModel):
         for position in positions:
             taken.append(self._known([position["id"]]) if "id" in position else self._ids_of(position["token"]))
             row = self._empty_row()
-            for candidate in position["top_logprobs"]:
+            for candidate in position["top_logprobs"][:self.top_logprobs + 1]:
                 if candidate["logprob"] > IMPOSSIBLE:
                     ids = self._known([candidate["id"]]) if "id" in candidate else self._ids_of(candidate["token"])
                     row[list(ids)] = candidate["logprob"]
@@ -239,56 +259,55 @@ class RemoteModel(FimModel):
         return ModelError(f"the server at {self.url} returned no log-probabilities: fimlsp needs them; vLLM and "
                           "llama.cpp's server give them with logprobs/n_probs")
 
-    def request(self, method: str, path: str, body: dict | None = None, deadline: float | None = None) -> dict:
-        """The server's JSON answer; a ModelError when it cannot be reached, fails or answers other than JSON, and
-        `OutOfTime` when it has not answered by `deadline` (sooner than `timeout`). A connection the server closed
-        (a kept-alive one it dropped) is opened again once."""
+    def request(self, method: str, path: str, body: dict | None = None, deadline: float | None = None,
+                limit: int = ANSWER_BYTES) -> dict:
+        """The server's JSON answer, all of it within `timeout` and by `deadline` (connecting, sending and the whole
+        body) and at most `limit` bytes; a ModelError when it cannot be reached, fails, answers other than a 2xx
+        success (redirects are not followed) or other than JSON, and `OutOfTime` when it has not answered by
+        `deadline` (sooner than `timeout`) or is stopped (`should_stop`, or a `Deadline`'s flag)."""
         data = None if body is None else json.dumps(body).encode()
-        for attempt in (1, 2):
-            wait = self.timeout if deadline is None else min(self.timeout, deadline - time.perf_counter())
-            if wait <= 0:
-                raise OutOfTime(f"the time budget ended before the server at {self.url} was asked")
-            connection = self._open()
-            connection.timeout = wait  # for the connection's opening
-            if connection.sock is not None:
-                connection.sock.settimeout(wait)
-            try:
-                connection.request(method, self._base_path + path, body=data,
-                                   headers={"Content-Type": "application/json"})
-                response = connection.getresponse()
-                payload = response.read()
-                break
-            except ConnectionRefusedError:
-                self._close_connection()
-                raise ModelError(f"no server at {self.url} (connection refused)") from None
-            except (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected) as error:
-                self._close_connection()
-                if attempt == 2:
-                    raise ModelError(f"the server at {self.url} closed the connection: {error}") from None
-            except (socket.timeout, TimeoutError):
-                self._close_connection()
-                if wait < self.timeout:
-                    raise OutOfTime(f"the server at {self.url} did not answer within the time budget's "
-                                    f"{wait:.2g} s") from None
-                raise ModelError(f"the server at {self.url} did not answer within {self.timeout:g} s") from None
-            except OSError as error:  # no such host, no route
-                self._close_connection()
-                raise ModelError(f"no server at {self.url}: {error.strerror or error}") from None
-        if response.status >= 400:
-            raise ServerError(response.status, f"the server at {self.url} answered {response.status} to {method} "
-                                               f"{path}: {_message(payload)}")
+        now = time.perf_counter()
+        budgeted = deadline is not None and deadline < now + self.timeout
+        end = deadline if budgeted else now + self.timeout
+        if end <= now:
+            raise OutOfTime(f"the time budget ended before the server at {self.url} was asked")
+        if self._connection is None:
+            self._connection = wire.Connection(self.url)
+        try:
+            status, payload = self._connection.exchange(method, self._base_path + path, data, end, limit,
+                                                        self._stop_flag(deadline))
+        except wire.Interrupted:
+            raise Interrupted(f"the request to the server at {self.url} was stopped") from None
+        except wire.TimedOut:
+            if budgeted:
+                raise OutOfTime(f"the server at {self.url} did not answer within the time budget's "
+                                f"{deadline - now:.2g} s") from None
+            raise ModelError(f"the server at {self.url} did not answer within {self.timeout:g} s") from None
+        except wire.Refused:
+            raise ModelError(f"no server at {self.url} (connection refused)") from None
+        except wire.Closed as error:
+            raise ModelError(f"the server at {self.url} closed the connection: {error}") from None
+        except wire.TooLarge as error:
+            raise ModelError(f"the server at {self.url} answered {method} {path} with {error}: refused") from None
+        except wire.NotHttp as error:
+            raise ModelError(f"the server at {self.url} answered {method} {path} with something other than HTTP "
+                             f"({error})") from None
+        except OSError as error:  # no such host, no route
+            raise ModelError(f"no server at {self.url}: {error.strerror or error}") from None
+        if not 200 <= status < 300:
+            said = "; fimlsp follows no redirects" if 300 <= status < 400 else ""
+            raise ServerError(status, f"the server at {self.url} answered {status} to {method} {path}: "
+                                      f"{_message(payload)}{said}")
         try:
             return json.loads(payload)
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise ModelError(f"the server at {self.url} answered {method} {path} with something other than "
                              f"JSON: {payload[:80]!r}") from None
 
-    def _open(self) -> http.client.HTTPConnection:
-        if self._connection is None:
-            parts = urllib.parse.urlsplit(self.url)
-            kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-            self._connection = kind(parts.hostname, parts.port, timeout=self.timeout)
-        return self._connection
+    def _stop_flag(self, deadline: float | None) -> Callable[[], bool] | None:
+        """What stops a request early: the model's `should_stop` (its owner abandons it) or the deadline's."""
+        flags = [flag for flag in (self.should_stop, getattr(deadline, "stopped", None)) if flag is not None]
+        return (lambda: any(flag() for flag in flags)) if flags else None
 
     @property
     def _base_path(self) -> str:
@@ -323,8 +342,17 @@ class RemoteModel(FimModel):
         return {token: name.encode() for name, token in self.controls.items()}
 
     @cached_property
+    def _longest_token(self) -> int:
+        return max(len(each) for each in [*self.token_bytes, *self._controls.values()] if each is not None)
+
+    @cached_property
     def _end_id(self) -> int:
         return next(self.controls[name] for name in self.format.stops if name in self.controls)
+
+
+class Interrupted(OutOfTime):
+    """A request stopped because its answer is not wanted any more (the request was cancelled or superseded, the
+    model abandoned): the decoding ends as at its deadline."""
 
 
 class ServerError(ModelError):
@@ -405,11 +433,13 @@ def _message(payload: bytes) -> str:
 
 
 def connect(url: str, tokenizer: str | os.PathLike | None = None, fim_format: str | None = None,
-            order: str | None = None, protocol: str = "auto", timeout: float = TIMEOUT) -> RemoteModel:
+            order: str | None = None, protocol: str = "auto", timeout: float = TIMEOUT,
+            should_stop: Callable[[], bool] | None = None) -> RemoteModel:
     """A model on the server at `url` (`http://host:port`, a trailing `/v1` or not), whose vocabulary is that of
     the model folder `tokenizer` (default: the shipped model). The protocol is detected (`/props` answers on
     llama.cpp's server) unless named; whether the server takes token-id prompts, gives log-probabilities and
-    tokenizes as the local vocabulary does is checked here, once."""
+    tokenizes as the local vocabulary does is checked here, once, all of it within `timeout`. `should_stop` true
+    abandons the model: connecting, and later every request, stops at once."""
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ModelError(f"server address {url!r} is not an http:// or https:// URL")
@@ -422,24 +452,32 @@ def connect(url: str, tokenizer: str | os.PathLike | None = None, fim_format: st
     base = url.rstrip("/")
     base = base[:-len("/v1")] if base.endswith("/v1") else base
     model = _local_vocabulary(tokenizer, fim_format, order, base, timeout)
+    model.should_stop = should_stop
+    deadline = time.perf_counter() + timeout
     try:
-        properties = _answers(model, "GET", "/props")
+        properties = _answers(model, "GET", "/props", deadline=deadline)
         if protocol == "auto":
             protocol = "llamacpp" if properties else "openai"
         model.protocol = protocol
-        served = _served_context(properties, _answers(model, "GET", "/v1/models"))
+        served = _served_context(properties, _answers(model, "GET", "/v1/models", deadline=deadline))
         if served:  # the server may run the model with a shorter context than it was trained for
             model.context_window = min(model.context_window, served)
-        model.status = _check_tokenization(model)
+        model.status = _check_tokenization(model, deadline)
         probe = [model.control_id(model.format.controls[0])] + model.encode("import os\n")
         if protocol == "openai":
             try:
-                model.run(probe, [], 2)
+                model.run(probe, [], 2, deadline)
             except ServerError:  # llama_cpp.server and TGI take only text (and say so with 422 or 500)
                 model.token_prompts = False
-                model.run(probe, [], 2)
+                model.run(probe, [], 2, deadline)
         else:
-            model.run(probe, [], 2)
+            model.run(probe, [], 2, deadline)
+    except Interrupted:
+        model.close()
+        raise ModelError(f"connecting to the server at {url} was stopped") from None
+    except OutOfTime:
+        model.close()
+        raise ModelError(f"the server at {url} did not answer within {timeout:g} s") from None
     except ModelError:
         model.close()
         raise
@@ -447,10 +485,11 @@ def connect(url: str, tokenizer: str | os.PathLike | None = None, fim_format: st
     return model
 
 
-def _answers(model: RemoteModel, method: str, path: str, body: dict | None = None) -> dict | None:
+def _answers(model: RemoteModel, method: str, path: str, body: dict | None = None,
+             deadline: float | None = None) -> dict | None:
     """The server's answer, or None where it has no such endpoint (an HTTP error)."""
     try:
-        return model.request(method, path, body)
+        return model.request(method, path, body, deadline)
     except ServerError:
         return None
 
@@ -468,7 +507,7 @@ def _served_context(properties: dict | None, models: dict | None) -> int | None:
     return None
 
 
-def _check_tokenization(model: RemoteModel) -> str:
+def _check_tokenization(model: RemoteModel, deadline: float | None = None) -> str:
     """Refuse a server whose tokenization differs from the local vocabulary's; the status note where the server has
     no endpoint to check with (llama.cpp's `/tokenize`, llama_cpp.server's `/extras/tokenize`, vLLM's
     `/tokenize`, whatever the protocol: llama-server may be asked through its OpenAI-compatible API)."""
@@ -479,7 +518,7 @@ def _check_tokenization(model: RemoteModel) -> str:
             ("/extras/tokenize", {"input": text}),
             ("/tokenize", {"prompt": text, "add_special_tokens": False})]
     for path, body in asks:
-        answer = _answers(model, "POST", path, body)
+        answer = _answers(model, "POST", path, body, deadline)
         if answer is None or not isinstance(answer.get("tokens"), list) or not answer["tokens"]:
             continue  # no such endpoint, or one that read another field than this body's (no tokens for the probe)
         tokens = [each["id"] if isinstance(each, dict) else each for each in answer["tokens"]]
