@@ -28,7 +28,7 @@ async def test_time_spent_queued_counts_against_the_budget_and_is_logged_apart(t
         assert "queued" in caplog.text and "decoding" in caplog.text  # the queue's share, apart from decoding's
 
         # The worker is busy for longer than the budget (a slow earlier job on a loaded machine).
-        busy = asyncio.get_running_loop().run_in_executor(engine._executor, time.sleep, 1.0)
+        busy = asyncio.get_running_loop().run_in_executor(engine._worker.executor, time.sleep, 1.0)
         started = time.monotonic()
         late = await engine.complete(Request("file:///area.py", LEFT, RIGHT, single_line=False, where="area.py:2:12"))
         waited = time.monotonic() - started

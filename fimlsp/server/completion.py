@@ -6,9 +6,12 @@ constraint's setup poll), and either answers at once with no completion, so the 
 stale ones. A request that asks for exactly the same completion shares the running one's result instead: VS Code
 asks for an inline completion and a completion list at the same keystroke. A client's `$/cancelRequest` cancels
 the awaiting task; the generation stops once no request waits for it any more.
-The model loads in the same worker, from `initialize` on; a request made while it loads waits for it, and its time
-budget counts from when the model is ready (or from its arrival, if later). The budget covers the rest: the wait for
-the worker, the constraint's setup and the decoding. A request still waiting for the worker when it runs out
+Each model has its own worker (`_Worker`), from `initialize` on: a settings change that names another model starts a
+new worker at once and abandons the old one, whose load or requests stop (a model server's at once), so nothing
+queues behind a stuck load or a stalled server. A request made while the model loads waits for it, and its time
+budget counts from when the model is ready (or from its arrival, if later); connecting to a model server, which a
+stalled server can hold up, counts within the budget. The budget covers the rest: the wait for the worker, the
+constraint's setup and the decoding. A request still waiting for the worker when it runs out
 answers then, and is skipped, so a backlog cannot build up.
 Every request ends in a `Suggestion` or a `NoSuggestion` that says why, for the client's status display.
 """
@@ -35,6 +38,7 @@ SUPERSEDED = "superseded: a newer request for the document replaced this one"
 DECODED_AROUND = 1 << 17
 
 
+WARM_UP_SECONDS = 5.0  # the longest a model server's warm-up may take (a local model's has no limit)
 # The warm-up's left context: long enough for a prompt that measures the model's speed.
 _WARM_UP_LEFT = "def area(width, height):\n    return width * height\n\n\n" * 16 + "total = "
 
@@ -83,52 +87,48 @@ class _Job:
         self.halted.set()
 
 
-class CompletionEngine:
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        self.recognizers = Recognizers()
-        self.suggestions = Suggestions()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fimlsp-model")
-        self._model = None
-        self._model_key: tuple | None = None
-        self._model_error: str | None = None
-        self._loading: asyncio.Future | None = None  # the latest model load
-        self._jobs: dict[str, _Job] = {}  # the latest job of each document
+class _Worker:
+    """A model and the one thread that runs it. Abandoned (a newer model replaced it, or the server shuts down), its
+    load and its requests to a model server stop at once and its model is closed once its thread is free."""
 
-    # Model ---------------------------------------------------------------------------------------------------
+    def __init__(self, key: tuple):
+        self.key = key
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fimlsp-model")
+        self.abandoned = threading.Event()
+        self.model = None
+        self.error: str | None = None
+        self.job_stop: threading.Event | None = None  # the flag of the job it runs
 
-    def load(self, settings: Settings) -> asyncio.Future:
-        """Queue loading the model of `settings` (a no-op if it is loaded); the future names the model and its device.
-        Requests wait for it before their time budget starts."""
-        self._loading = asyncio.get_running_loop().run_in_executor(self._executor, self._load, settings.model_key())
-        return self._loading
+    @property
+    def remote(self) -> bool:
+        return self.key[2] is not None
 
-    def _load(self, key: tuple) -> str:
-        if key == self._model_key:
-            if self._model_error is not None:
-                raise ModelLoadError(self._model_error)
-            return f"{self._model.name} on {self._model.device}"
+    def should_stop(self) -> bool:
+        """A model server's request is not wanted any more: the worker is abandoned, or its job stopped."""
+        job_stop = self.job_stop
+        return self.abandoned.is_set() or (job_stop is not None and job_stop.is_set())
+
+    def describe(self) -> str:
+        note = getattr(self.model, "status", "")  # a server whose tokenization could not be checked
+        return f"{self.model.name} on {self.model.device}" + (f" ({note})" if note else "")
+
+    def load(self) -> str:
+        """Worker thread: load the model and warm it up; the model's description, or a ModelLoadError."""
         from fimlsp.model import ModelError, load_model
         from fimlsp.model.remote import connect
 
-        name, device, server = key
+        name, device, server = self.key
         try:
-            model = connect(server, name) if server else load_model(name, device)
+            self.model = connect(server, name, should_stop=self.should_stop) if server else load_model(name, device)
         except ModelError as error:
-            problem = str(error)
+            self.error = str(error)
         except Exception as error:  # a broken model folder can fail deep inside torch or transformers
             log.debug("loading the model failed", exc_info=True)
-            problem = f"cannot load model {name or '(default)'}: {type(error).__name__}: {error}"
-        else:
-            self._model, self._model_key, self._model_error = model, key, None
-            self._warm_up()
-            note = getattr(model, "status", "")  # a server whose tokenization could not be checked
-            return f"{model.name} on {model.device}" + (f" ({note})" if note else "")
-        if self._model is not None:  # a working model stays until another loads
-            kept = f"{self._model.name} on {self._model.device}"
-            raise ModelLoadError(f"{problem}; still serving {kept}", kept)
-        self._model, self._model_key, self._model_error = None, key, problem
-        raise ModelLoadError(problem)
+            self.error = f"cannot load model {name or '(default)'}: {type(error).__name__}: {error}"
+        if self.error is not None:
+            raise ModelLoadError(self.error)
+        self._warm_up()
+        return self.describe()
 
     def _warm_up(self) -> None:
         """One small completion as part of the load: the language builds its tables and the model's speed over a
@@ -136,9 +136,83 @@ class CompletionEngine:
         from fimlsp.decoding import DecodingOptions, complete_middle
 
         try:
-            complete_middle(self._model, _WARM_UP_LEFT, "\n", DecodingOptions(max_tokens=2, attempts=1))
+            budget = WARM_UP_SECONDS if self.remote else None  # a model server may stall
+            options = DecodingOptions(max_tokens=2, attempts=1, timeout=budget)
+            complete_middle(self.model, _WARM_UP_LEFT, "\n", options, should_stop=self.abandoned.is_set)
         except Exception as error:  # the first request will say what is wrong
             log.debug("warming up failed: %s: %s", type(error).__name__, error)
+
+    def abandon(self) -> None:
+        self.abandoned.set()
+        try:
+            self.executor.submit(self._close)
+        except RuntimeError:  # abandoned before
+            return
+        self.executor.shutdown(wait=False)
+
+    def _close(self) -> None:
+        if self.model is not None:
+            self.model.close()
+
+
+class CompletionEngine:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.recognizers = Recognizers()
+        self.suggestions = Suggestions()
+        self._worker: _Worker | None = None  # the worker whose model serves requests
+        self._pending: _Worker | None = None  # the worker loading the latest model, until it is served
+        self._loading: asyncio.Future | None = None  # the latest model load
+        self._jobs: dict[str, _Job] = {}  # the latest job of each document
+
+    # Model ---------------------------------------------------------------------------------------------------
+
+    def load(self, settings: Settings) -> asyncio.Future:
+        """Start loading the model of `settings` in a worker of its own (a no-op if it is loaded or loading); the
+        future names the model and its device. A load it replaces is abandoned. Requests wait for it."""
+        key = settings.model_key()
+        if self._pending is not None and self._pending.key == key:
+            return self._loading
+        if self._pending is not None:
+            self._pending.abandon()
+            self._pending = None
+        if self._worker is not None and self._worker.key == key:
+            self._loading = asyncio.get_running_loop().create_future()
+            if self._worker.error is not None:
+                self._loading.set_exception(ModelLoadError(self._worker.error))
+            else:
+                self._loading.set_result(self._worker.describe())
+            return self._loading
+        self._pending = _Worker(key)
+        self._loading = asyncio.ensure_future(self._load(self._pending))
+        return self._loading
+
+    async def _load(self, worker: _Worker) -> str:
+        """Load in `worker`; it serves from then on unless a newer load replaced it. A working model stays until
+        another loads."""
+        try:
+            name = await asyncio.get_running_loop().run_in_executor(worker.executor, worker.load)
+        except ModelLoadError:
+            if worker is not self._pending:
+                raise
+            self._pending = None
+            if self._worker is not None and self._worker.model is not None:
+                worker.abandon()
+                kept = self._worker.describe()
+                raise ModelLoadError(f"{worker.error}; still serving {kept}", kept) from None
+            self._serve(worker)
+            raise
+        if worker is not self._pending:  # replaced while it loaded
+            worker.abandon()
+            raise ModelLoadError(f"replaced by another model before {name} was ready")
+        self._pending = None
+        self._serve(worker)
+        return name
+
+    def _serve(self, worker: _Worker) -> None:
+        previous, self._worker = self._worker, worker
+        if previous is not None:
+            previous.abandon()
 
     # Requests ------------------------------------------------------------------------------------------------
 
@@ -180,14 +254,28 @@ class CompletionEngine:
         """Wait for the model, then for the worker within the time budget; answers at once when superseded."""
         halted = asyncio.ensure_future(job.halted.wait())
         try:
-            loading = self._loading
+            loading, pending = self._loading, self._pending
+            remote = pending is not None and pending.remote
+            start = received
             if loading is not None and not loading.done():
-                await asyncio.wait([loading, halted], return_when=asyncio.FIRST_COMPLETED)
+                # a model server's connection counts within the budget: a stalled server can hold it up
+                limit = max(0.0, received + settings.time_budget - time.perf_counter()) if remote else None
+                await asyncio.wait([loading, halted], timeout=limit, return_when=asyncio.FIRST_COMPLETED)
                 if job.stop.is_set():
                     return _superseded(job.request, "while the model loaded")
                 job.model_wait = time.perf_counter() - received
-            start = received + job.model_wait  # the budget counts from here
-            work = asyncio.get_running_loop().run_in_executor(self._executor, self._generate, job, settings, start)
+                if not loading.done():
+                    return _not_connected(job.request, settings, pending.key[2])
+                if not remote:
+                    start = received + job.model_wait  # the budget counts from here
+            worker = self._worker
+            if worker is None:
+                return NoSuggestion("no model is loaded")
+            try:
+                work = asyncio.get_running_loop().run_in_executor(worker.executor, self._generate, job, worker,
+                                                                  settings, start)
+            except RuntimeError:  # the worker was abandoned: the server shuts down
+                return NoSuggestion(SUPERSEDED)
             budget_left = start + settings.time_budget - time.perf_counter()
             await asyncio.wait([work, halted], timeout=max(0.0, budget_left), return_when=asyncio.FIRST_COMPLETED)
             if job.stop.is_set():
@@ -218,28 +306,34 @@ class CompletionEngine:
         self.suggestions.forget(uri)
 
     def shutdown(self) -> None:
+        """Stop every generation and abandon every worker: a request waiting on a model server ends at once."""
         self.supersede()
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        for worker in (self._pending, self._worker):
+            if worker is not None:
+                worker.abandon()
 
-    def _generate(self, job: _Job, settings: Settings, start: float) -> Suggestion | NoSuggestion:
+    def _generate(self, job: _Job, worker: _Worker, settings: Settings, start: float) -> Suggestion | NoSuggestion:
         """Worker thread: run the decoder, its time budget counted from `start`. Never raises: a failure is logged
         and gives no completion."""
         request, stop = job.request, job.stop
         if stop.is_set():  # superseded, or out of time, while it waited for the worker
             return NoSuggestion(SUPERSEDED)
         job.started.set()
-        if self._model is None:
-            reason = f"no model: {self._model_error}" if self._model_error else "no model is loaded"
+        if worker.model is None:
+            reason = f"no model: {worker.error}" if worker.error else "no model is loaded"
             log.info("%s: no completion: %s", request.where, reason)
             return NoSuggestion(reason)
+        worker.job_stop = stop  # a model server's request stops with the job
         try:
-            return self._decode(request, settings, stop, start, job.model_wait)
+            return self._decode(worker.model, request, settings, stop, start, job.model_wait)
         except Exception as error:
             log.error("%s: completion failed: %s: %s", request.where, type(error).__name__, error)
             log.debug("completion failed", exc_info=True)
             return NoSuggestion(f"the completion failed: {type(error).__name__}: {error}")
+        finally:
+            worker.job_stop = None
 
-    def _decode(self, request: Request, settings: Settings, stop: threading.Event, received: float,
+    def _decode(self, model, request: Request, settings: Settings, stop: threading.Event, received: float,
                 model_wait: float) -> Suggestion | NoSuggestion:
         from earley import Deadline, Stopped
         from fimlsp.decoding import complete_middles, shown
@@ -278,7 +372,7 @@ class CompletionEngine:
             return NoSuggestion(reason)
         options = settings.decoding_options(timeout=remaining, single_line=request.single_line,
                                             statement_end=not request.single_line, language=request.language)
-        results = complete_middles(self._model, left, right, options, settings.alternatives,
+        results = complete_middles(model, left, right, options, settings.alternatives,
                                    should_stop=stop.is_set, guarantee=guarantee)
         result = results[0]
         decoding = time.perf_counter() - started - setup
@@ -319,6 +413,12 @@ def _around_region(guarantee: Guarantee, left: str, right: str, window: tuple[in
 def _superseded(request: Request, when: str) -> NoSuggestion:
     log.info("%s: no completion: %s (%s)", request.where, SUPERSEDED, when)
     return NoSuggestion(SUPERSEDED)
+
+
+def _not_connected(request: Request, settings: Settings, server: str) -> NoSuggestion:
+    reason = f"the {settings.time_budget:g} s time budget ran out while connecting to the model server at {server}"
+    log.info("%s: no completion: %s", request.where, reason)
+    return NoSuggestion(reason)
 
 
 def _queued_too_long(request: Request, settings: Settings, queued: float) -> NoSuggestion:

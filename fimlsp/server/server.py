@@ -158,6 +158,9 @@ class FimServer(LanguageServer):
         try:
             name = await loading
         except ModelLoadError as error:
+            if self.loading is not asyncio.current_task():  # a load a newer one replaced and abandoned
+                log.debug("model load replaced: %s", error)
+                return self.model_status
             log.error("%s", error)
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"fimlsp: {error}"))
             message = f"{error}" if error.kept is not None else f"no model: {error}"
