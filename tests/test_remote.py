@@ -13,7 +13,9 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -27,6 +29,8 @@ from fimlsp.model import ModelError
 from fimlsp.model.backend import FimModel, PromptPass, Session
 from fimlsp.model.remote import PROBE, RemoteModel, connect
 from fimlsp.models import default_model_path
+from tests.hostile_server import DRIP, FLOOD, REDIRECT, ROWS, STALL, hostile_server
+from tests.rpc_client import RpcClient, document_params, position_params
 from tests.llama_server import (INSTALL_LLAMA_SERVER, LLAMA_CPP_ENGINE, LLAMA_SERVER, PYTHON_ENGINE, STDLIB, free_port,
                                 llama_server, split, stdlib_cuts)
 
@@ -341,3 +345,154 @@ async def test_the_language_server_completes_through_the_model_server(server):
                 assert parses(left + item.insert_text + right), (line, character, item.insert_text)
                 shown += 1
         assert shown >= 2
+
+
+# Hostile servers: dripping, stalling, flooding ---------------------------------------------------------------
+
+TIMEOUT = 5.0  # `fimlsp complete --timeout`
+BUDGET = 2.0  # `fimlsp serve --time-budget`
+MARGIN = 1.0  # what an answer, or the process's exit, may take past its budget
+MEMORY = 600 * 2**20  # bytes of resident memory fimlsp may reach against any server
+CURSOR = stdlib_cuts(1, seed=3)[0]
+
+
+def timed_complete(*args: str) -> tuple[subprocess.CompletedProcess, float, int]:
+    """`fimlsp complete` at a stdlib cursor with `args`: its result, its seconds and its peak resident memory in
+    bytes (killed, and the test failed, after 120 s)."""
+    path, line, column = CURSOR
+    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+        started = time.monotonic()
+        process = subprocess.Popen([sys.executable, "-m", "fimlsp", "complete", f"{path}:{line}:{column}", *args],
+                                   stdout=stdout, stderr=stderr, cwd=ROOT,
+                                   env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"})
+        hung = threading.Event()
+        guard = threading.Timer(120, lambda: (hung.set(), process.kill()))
+        guard.start()
+        _pid, status, usage = os.wait4(process.pid, 0)
+        seconds = time.monotonic() - started
+        guard.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        assert not hung.is_set(), "fimlsp complete was still waiting on the server after 120 s"
+        stdout.seek(0)
+        stderr.seek(0)
+        done = subprocess.CompletedProcess(process.args, process.returncode, stdout.read(), stderr.read())
+    return done, seconds, usage.ru_maxrss * 1024
+
+
+def startup_seconds() -> float:
+    """What `fimlsp complete --server` takes against no server at all: Python's start and the imports."""
+    done, seconds, _peak = timed_complete("--server", f"http://127.0.0.1:{free_port()}")
+    assert done.returncode == 2, done.stderr
+    return seconds
+
+
+@pytest.mark.parametrize("mode", [DRIP, STALL, FLOOD, REDIRECT])
+def test_complete_against_a_hostile_server_fails_in_one_line_within_its_timeout(mode):
+    """One byte a second used to hold `fimlsp complete --server URL --timeout 5` forever (the HTTP timeout was per
+    read), a 200 MB body was read whole, a redirect's body was taken as the answer. Each is now one line and exit
+    status 2 within the timeout (and the second Python takes to start), in bounded memory."""
+    startup = startup_seconds()
+    with hostile_server(mode) as server:
+        done, seconds, peak = timed_complete("--server", server.url, "--timeout", str(TIMEOUT))
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    error = done.stderr.strip()
+    assert error.startswith(f"fimlsp complete: error: the server at {server.url} ") and "\n" not in error, error
+    expected = {DRIP: f"did not answer within {TIMEOUT:g} s", STALL: f"did not answer within {TIMEOUT:g} s",
+                FLOOD: "over the limit of", REDIRECT: "answered 302 to POST"}
+    assert expected[mode] in error, error
+    assert seconds - startup < TIMEOUT + MARGIN, (seconds, startup)
+    assert peak < MEMORY, f"{peak / 2**20:.0f} MiB"
+
+
+@pytest.mark.parametrize("mode", [DRIP, STALL, FLOOD, REDIRECT, ROWS])
+def test_complete_meeting_a_hostile_server_mid_decoding_ends_within_its_timeout(server, mode):
+    """A server that connects well and then drips, stalls or floods its completions: the decoding ends within its
+    timeout, with a valid fallback middle (out of time) or a one-line error (an answer refused), and probability
+    rows beyond what was asked cost nothing."""
+    startup = startup_seconds()
+    with hostile_server(mode, upstream=server) as proxy:
+        proxy.hostile.set()
+        done, seconds, peak = timed_complete("--server", proxy.url, "--timeout", str(TIMEOUT), "--json")
+    assert seconds - startup < TIMEOUT + MARGIN, (seconds, startup, done.stderr)
+    assert peak < MEMORY, f"{peak / 2**20:.0f} MiB"
+    if mode in (FLOOD, REDIRECT):
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert ("over the limit of" if mode == FLOOD else "fimlsp follows no redirects") in done.stderr
+        return
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    if mode == ROWS:
+        assert result["shown"], result
+    else:
+        assert result["stop"] == "timeout" and result["shown"], result
+    left, right = split(*CURSOR)
+    ast.parse(left + result["middle"] + right)
+
+
+def completion_params(uri: str, line: int, character: int) -> dict:
+    return {**position_params(uri, line, character), "context": {"triggerKind": 1}}
+
+
+def exits_at_once(client: RpcClient) -> float:
+    """Shut the server down as a client does; the seconds from `shutdown` to the process's end (exit status 0)."""
+    asked = time.monotonic()
+    shutdown = client.request("shutdown")
+    client.notify("exit")
+    assert client.exit_status() == 0
+    assert "result" in client.response(shutdown)
+    return time.monotonic() - asked
+
+
+def test_the_language_server_keeps_its_budget_and_exits_at_once_against_a_hostile_server(server):
+    """`fimlsp serve` whose model server turns hostile: a request with a 2 s budget had no answer after 25 s and
+    the process ignored shutdown and exit for 30 s. Now each completion answers within its budget and a second,
+    resident memory stays under 600 MB, and shutdown and exit end the process within a second while a request
+    waits on a stalled server."""
+    from tests.test_server import SOURCE
+
+    uri = "file:///work/source.py"
+    with hostile_server(DRIP, upstream=server) as proxy, RpcClient("--time-budget", str(BUDGET)) as client:
+        client.initialize({"fimlsp": {"modelServer": proxy.url}})
+        status = client.wait_for_model()
+        assert status["ready"] and proxy.url in status["model"], status
+        client.notify("textDocument/didOpen", document_params(uri, SOURCE))
+        proxy.hostile.set()
+        peak = 0
+        for mode in (DRIP, STALL, FLOOD, REDIRECT, ROWS):
+            proxy.mode = mode
+            answer = client.response(client.request("textDocument/inlineCompletion", completion_params(uri, 4, 14)),
+                                     timeout=BUDGET + MARGIN)
+            assert "result" in answer, (mode, answer)
+            peak = max(peak, client.resident_memory() or 0)
+        assert peak < MEMORY, f"{peak / 2**20:.0f} MiB"
+        proxy.mode = STALL
+        waiting = len(proxy.requests)
+        client.request("textDocument/inlineCompletion", completion_params(uri, 13, 8))
+        deadline = time.monotonic() + BUDGET
+        while len(proxy.requests) == waiting and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the request waits on the stalled server
+        assert exits_at_once(client) < MARGIN
+
+
+def test_a_server_that_stalls_from_the_start_holds_up_no_request_no_other_model_and_no_exit():
+    """A model server that accepts and never answers, named in the settings: requests answer within their budget
+    and a second while fimlsp connects, switching modelServer off loads the shipped model without waiting for the
+    stuck connection, and shutdown and exit end the process within a second."""
+    from tests.test_server import SOURCE
+
+    uri = "file:///work/source.py"
+    with hostile_server(STALL) as stalled, RpcClient("--time-budget", str(BUDGET)) as client:
+        client.initialize({"fimlsp": {"modelServer": stalled.url}})
+        client.notify("textDocument/didOpen", document_params(uri, SOURCE))
+        answer = client.response(client.request("textDocument/inlineCompletion", completion_params(uri, 4, 14)),
+                                 timeout=BUDGET + MARGIN)
+        assert answer["result"]["items"] == []
+        assert "while connecting to the model server" in client.request_statuses()[-1]["message"]
+        switched = time.monotonic()
+        client.notify("workspace/didChangeConfiguration", {"settings": {"fimlsp": {"modelServer": None}}})
+        status = client.wait_for_model()
+        assert status["ready"] and stalled.url not in status["model"], status
+        assert time.monotonic() - switched < 25  # the stuck connection's 30 s were not waited out
+        client.notify("workspace/didChangeConfiguration", {"settings": {"fimlsp": {"modelServer": stalled.url}}})
+        time.sleep(0.5)  # connecting again, and stuck
+        assert exits_at_once(client) < MARGIN
