@@ -496,3 +496,49 @@ def test_a_server_that_stalls_from_the_start_holds_up_no_request_no_other_model_
         client.notify("workspace/didChangeConfiguration", {"settings": {"fimlsp": {"modelServer": stalled.url}}})
         time.sleep(0.5)  # connecting again, and stuck
         assert exits_at_once(client) < MARGIN
+
+
+class _Chunked(http.server.BaseHTTPRequestHandler):
+    """Answers every request with its path as JSON in chunks (as a proxy may), on a kept-alive connection."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        self.server.connections.add(self.client_address)
+        body = json.dumps({"path": self.path, "padding": "x" * 100_000}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for start in range(0, len(body), 30_000):
+                piece = body[start:start + 30_000]
+                self.wfile.write(b"%x;note=1\r\n" % len(piece) + piece + b"\r\n")
+            self.wfile.write(b"0\r\nX-Trailer: yes\r\n\r\n")
+        except ConnectionError:
+            pass  # fimlsp refused the answer and hung up
+
+    def log_message(self, *args):
+        pass
+
+
+def test_chunked_answers_are_read_whole_on_one_kept_alive_connection():
+    from fimlsp.model import wire
+
+    stub = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Chunked)
+    stub.connections = set()
+    threading.Thread(target=stub.serve_forever, daemon=True).start()
+    connection = wire.Connection(f"http://127.0.0.1:{stub.server_address[1]}")
+    try:
+        for path in ("/props", "/v1/models"):
+            status, body = connection.exchange("GET", path, None, time.perf_counter() + 30, 1 << 20)
+            assert status == 200 and json.loads(body)["path"] == path
+        with pytest.raises(wire.TooLarge):
+            connection.exchange("GET", "/small", None, time.perf_counter() + 30, 50_000)
+        status, body = connection.exchange("GET", "/again", None, time.perf_counter() + 30, 1 << 20)
+        assert json.loads(body)["path"] == "/again"
+    finally:
+        connection.close()
+        stub.shutdown()
+        stub.server_close()
+    assert len(stub.connections) == 2  # three answers on the first; the refused one closed it
