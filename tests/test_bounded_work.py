@@ -4,8 +4,10 @@ nothing, and other documents' requests no wait. Against a real `fimlsp serve` (`
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
+import threading
 import time
 import tracemalloc
 
@@ -172,3 +174,33 @@ def test_a_big_document_is_read_in_a_window_of_top_level_statements_that_typing_
     typed = document.around(line, 7, budget=budget)
     assert (typed.left, typed.right, typed.window) == (cursor.left + "y = gre", cursor.right, cursor.window)
     assert Document(SMALL, SOURCE, 1, "").around(13, 8, budget=len(SOURCE)).window is None
+
+
+def test_a_name_bound_outside_a_big_documents_window_is_not_refused(tiny_model_path):
+    """A document over the size budget is decoded in a window around the cursor, which does not show every name
+    the document binds: the name judge must not refuse a name bound outside it (the true middle here)."""
+    from fimlsp.model import load_model
+    from fimlsp.server.completion import CompletionEngine, NoSuggestion, Request
+    from fimlsp.server.config import Settings
+    from tests.test_decoding import ScriptedModel, byte_token
+
+    filler = "".join(f"value_{index} = {index}\n" for index in range(400))
+    text = "def far_helper():\n    return 1\n\n\n" + filler + "result = \n"
+    budget = 2_000
+    document = Documents().open("file:///big.py", text, 1, "python")
+    cursor = document.around(text.count("\n") - 1, len("result = "), budget=budget)
+    assert cursor.window is not None and "far_helper" not in cursor.left + cursor.right
+    tiny = load_model(tiny_model_path, "cpu")
+    script = [byte_token(tiny, byte) for byte in b"far_helper()"]
+    model = dataclasses.replace(tiny, model=ScriptedModel(script, min(tiny.stop_ids), len(tiny.token_bytes)))
+    settings = Settings(model=str(tiny_model_path), device="cpu", size_budget=budget, names="strict", attempts=1,
+                        time_budget=60, max_tokens=16)
+    request = Request("file:///big.py", cursor.left, cursor.right, single_line=True, where="big.py",
+                      window=cursor.window)
+    engine = CompletionEngine(settings)
+    try:
+        suggestion = engine._decode(model, request, settings, threading.Event(), time.perf_counter(), 0.0)
+    finally:
+        engine.shutdown()
+    assert not isinstance(suggestion, NoSuggestion), suggestion
+    assert suggestion.middle == "far_helper()"

@@ -370,8 +370,15 @@ class CompletionEngine:
                       f"(queued {1e3 * queued:.0f} ms, setup {1e3 * setup:.0f} ms)")
             log.info("%s: no completion: %s", request.where, reason)
             return NoSuggestion(reason)
+        # A window of a big document does not show every name the document binds: a name judge reading it would
+        # refuse names bound outside it, so names are judged only where the decoder reads the whole document.
+        names = settings.names if window is None else "off"
         options = settings.decoding_options(timeout=remaining, single_line=request.single_line,
-                                            statement_end=not request.single_line, language=request.language)
+                                            statement_end=not request.single_line, language=request.language,
+                                            names=names)
+        if names != settings.names:
+            log.info("%s: names not judged: the document is bigger than the size budget (%d characters)",
+                     request.where, settings.size_budget)
         results = complete_middles(model, left, right, options, settings.alternatives,
                                    should_stop=stop.is_set, guarantee=guarantee)
         result = results[0]
