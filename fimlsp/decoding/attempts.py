@@ -134,8 +134,11 @@ def complete_middles(
         attempts += together
         outcomes = _decode_side_by_side(prompt_pass, runs, steps_clock)
         # When the budget ends, a middle that was finished is offered and the unfinished ones are dropped; with
-        # none finished, the first unfinished one is ended by a fallback.
-        judged = [None if outcome[1] == "timeout" else
+        # none finished, the first unfinished one is ended by a fallback. An alternative that found no other valid
+        # first token among the model's top ones decoded nothing: no middle, finished or not (judged, the fallback
+        # of its empty start passed for a finished one, and the first attempt, timed out, was dropped for it).
+        # The first attempt never lacks a first token, so at least one middle is kept.
+        judged = [None if outcome[1] in ("timeout", "no_alternative") else
                   _judged(model, left, right, decoder, mode, guarantee, start, outcome)
                   for decoder, outcome in zip(decoders, outcomes)]
         finished = any(result is not None and result.valid for result in judged)
@@ -143,11 +146,8 @@ def complete_middles(
         if timed_out and not finished:
             first = timed_out[0]
             judged[first] = _judged(model, left, right, decoders[first], mode, guarantee, start, outcomes[first])
-        ended = False
-        for outcome, result in zip(outcomes, judged):
-            if outcome[1] == "no_alternative":  # no other valid first token among the model's top ones
-                ended = True
-                break
+        ended = any(outcome[1] == "no_alternative" for outcome in outcomes)  # no later attempt finds one either
+        for result in judged:
             if result is None:
                 continue
             result.setup_seconds = setup_seconds
