@@ -25,6 +25,15 @@ SUBCOMMANDS = {
 CLOSED_PIPE = 141  # 128 + SIGPIPE: the status a shell reports for a tool stopped by a closed pipe
 
 
+# What the `torch` extra installs: transformers models, training and the evaluations that run them need it; the
+# shipped model (its GGUF, through llama.cpp) and model servers do not.
+TORCH_EXTRA = ("torch", "transformers")
+
+
+def missing_torch(name: str) -> str:
+    return f"this needs {name}, which is not installed: pip install 'fimlsp[torch]'"
+
+
 class UserError(Exception):
     """An error caused by the user's input: printed as one line, never as a traceback."""
 
@@ -54,11 +63,17 @@ def main(argv: list[str] | None = None) -> int:
     stdin_targets = [arg for arg in argv if arg.startswith("-:")]
     argv = [arg for arg in argv if arg not in stdin_targets] + (["--", *stdin_targets] if stdin_targets else [])
     command = next((arg for arg in argv if not arg.startswith("-")), None)
-    args = build_parser(command).parse_args(argv)
     try:
-        return args.run(args)
-    except UserError as error:
-        print(f"fimlsp {args.command}: error: {error}", file=sys.stderr)
+        args = build_parser(command).parse_args(argv)
+        try:
+            return args.run(args)
+        except UserError as error:
+            print(f"fimlsp {args.command}: error: {error}", file=sys.stderr)
+            return 2
+    except ModuleNotFoundError as error:  # a command of the `torch` extra, which is not installed
+        if error.name not in TORCH_EXTRA:
+            raise
+        print(f"fimlsp {command}: error: {missing_torch(error.name)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

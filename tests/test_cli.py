@@ -192,3 +192,29 @@ def test_a_middle_that_goes_on_a_list_writes_commas_as_the_file_does(tmp_path, c
     source.write_text("import os, sys\n\n\ndef copy(source):\n    shutil.copy(source, target)\n")
     assert main(["complete", f"{source}:4:16"]) == 0
     assert capsys.readouterr().out == ", shutil, target"
+
+
+# `fimlsp` where the `torch` extra is not installed: find_spec finds neither module and importing one fails.
+WITHOUT_TORCH = """
+import importlib.util, sys
+hidden = ("torch", "transformers")
+find_spec = importlib.util.find_spec
+importlib.util.find_spec = lambda name, *rest: None if name.split(".")[0] in hidden else find_spec(name, *rest)
+sys.modules.update(dict.fromkeys(hidden))
+from fimlsp.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_the_shipped_model_needs_no_torch_and_a_model_folder_says_how_to_get_it():
+    from fimlsp.models import default_model_path
+
+    def without_torch(*args):
+        return subprocess.run([sys.executable, "-c", WITHOUT_TORCH, *args], capture_output=True, text=True)
+
+    shipped = without_torch("complete", EXAMPLE)
+    assert shipped.returncode == 0 and shipped.stdout.strip(), shipped.stderr
+    folder = without_torch("complete", EXAMPLE, "--model", str(default_model_path()))
+    assert folder.returncode == 2 and "Traceback" not in folder.stderr, folder.stderr
+    assert folder.stderr.strip().endswith("pip install 'fimlsp[torch]' (a .gguf file and the shipped model need "
+                                          "neither)"), folder.stderr

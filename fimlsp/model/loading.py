@@ -4,6 +4,7 @@ to llama.cpp, `llama_engine`)."""
 from __future__ import annotations
 
 import copy
+import importlib.util
 import inspect
 import json
 import os
@@ -212,6 +213,11 @@ def load_model(
         _refuse_custom_code(location, hub_id)
         _check_folder(location, f"model {hub_id!r}", device)
         folder_order = "psm"
+    missing = [module for module in ("torch", "transformers") if importlib.util.find_spec(module) is None]
+    if missing:
+        raise ModelError(f"model {str(name)!r} runs through transformers and torch, and {' and '.join(missing)} "
+                         f"{'is' if len(missing) == 1 else 'are'} not installed: pip install 'fimlsp[torch]' (a .gguf "
+                         "file and the shipped model need neither)")
 
     import torch
     import transformers
