@@ -478,3 +478,37 @@ async def test_the_time_budget_bounds_the_answer_on_a_long_file(tmp_path):
         assert len(timings) == 2 and "recognizer reused" in timings[1], timings
         first, second = (float(re.search(r"total (\d+) ms", timing).group(1)) for timing in timings)
         assert second <= 1e3 * budget + 300, timings  # before: the prompt's pass alone took over a second
+
+
+async def test_the_status_after_a_completion_says_where_its_time_went(tiny_model_path):
+    """`fimlsp/status` carries the request's stages in milliseconds (benchmarks/keystroke.py sums them): each a
+    non-negative number, together within the request's total; an answer from the last suggestion runs no stage of
+    decoding."""
+    from tests.rpc_client import RpcClient, document_params, position_params
+
+    stages = ("document", "waiting", "setup", "prompt", "tokens", "judges", "searches", "checks")
+    with RpcClient("--model", str(tiny_model_path), "--device", "cpu") as client:
+        client.initialize(options_for(tiny_model_path, singleLine="never"))
+        assert client.wait_for_model()["ready"]
+        client.notify("textDocument/didOpen", document_params(URI, SOURCE))
+        edit = {"range": {"start": {"line": 13, "character": 8}, "end": {"line": 13, "character": 8}}, "text": "s"}
+        client.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 2},
+                                                 "contentChanges": [edit]})
+        answer = client.response(client.request("textDocument/inlineCompletion", {
+            **position_params(URI, 13, 9), "context": {"triggerKind": 1}}))["result"]
+        timings = client.request_statuses()[-1]["timings"]
+        assert set(timings) == {*stages, "total", "change"}, timings
+        assert all(isinstance(value, (int, float)) and value >= 0 for value in timings.values()), timings
+        assert sum(timings[stage] for stage in stages) <= timings["total"], timings
+        assert timings["prompt"] > 0 and timings["tokens"] > 0, timings
+
+        middle = answer["items"][0]["insertText"]
+        assert middle, "the tiny model suggests something after `s` at the start of a statement"
+        edit = {"range": {"start": {"line": 13, "character": 9}, "end": {"line": 13, "character": 9}},
+                "text": middle[0]}
+        client.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 3},
+                                                 "contentChanges": [edit]})
+        client.response(client.request("textDocument/inlineCompletion", {
+            **position_params(URI, 13, 10), "context": {"triggerKind": 1}}))
+        timings = client.request_statuses()[-1]["timings"]
+        assert set(timings) == {"document", "total", "change"}, timings

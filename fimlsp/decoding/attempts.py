@@ -70,15 +70,20 @@ def complete_middles(
     should_stop: Callable[[], bool] | None = None,
     guarantee: Guarantee | None = None,
     caches: Caches | None = None,
+    stages: dict[str, float] | None = None,
 ) -> list[Completion]:
     """Up to `n` distinct middles, the best first (`preference`), of at least `options.attempts` decoded.
 
     Greedy decoding gives its alternatives by passing over the first valid first tokens; sampling by drawing
     again with the next seeds. The constraint's setup (kept in `caches`, see `complete_middle`), the start's
     finish search and the prompt's forward pass are shared, and counted in the middle returned first. Always
-    returns at least one completion."""
+    returns at least one completion. `stages`, when given, gets the seconds of each stage added, over every attempt
+    (those dropped too) and the retry without the name judge: `setup`, `prompt` (building and reading it),
+    `tokens` (the model's steps), `judges` (the constraint's work per token), `searches` (shortest-finish searches:
+    the start's, steering's, fallbacks'), `checks` (the finished middles' judgement on the whole file)."""
     if n < 1:
         raise ValueError("n must be at least 1")
+    stages = {} if stages is None else stages
     started = time.perf_counter()
     deadline = None if options.timeout is None else started + options.timeout
     mode, setup_seconds, names_reason = options.mode, 0.0, ""
@@ -99,6 +104,7 @@ def complete_middles(
         now = time.perf_counter()
         deadline = now + NAMES_SHARE * max(0.0, deadline - now)
     reserve = min(options.max_tokens, model.context_window // 4)
+    prompt_clock = time.perf_counter()
     # Within a time budget, the prompt is cut to what the model can read in its share of the time left.
     limit = None if deadline is None else model.prompt_tokens_within(PROMPT_SHARE * (deadline - time.perf_counter()))
     blanks = named(options.language).blanks
@@ -110,6 +116,7 @@ def complete_middles(
     # searches within the budget.
     steps_deadline = None if deadline is None else deadline - FALLBACK_SHARE * (deadline - time.perf_counter())
     prompt_pass = model.prompt_pass(prompt, shared=options.attempts > 1 or n > 1, deadline=steps_deadline)
+    _add(stages, setup=setup_seconds, prompt=time.perf_counter() - prompt_clock)
     # One start for every attempt: its finish (is the end reachable at all?) is searched for once.
     start, scope, scope_reason, start_searches = Prefix("", b"", None, 0), "file", "", 0
     clock = time.perf_counter()
@@ -133,6 +140,7 @@ def complete_middles(
             runs.append(decoders[-1].steps(len(prompt), start, skip))
         attempts += together
         outcomes = _decode_side_by_side(prompt_pass, runs, steps_clock)
+        judging = _judging(decoders)
         # When the budget ends, a middle that was finished is offered and the unfinished ones are dropped; with
         # none finished, the first unfinished one is ended by a fallback. An alternative that found no other valid
         # first token among the model's top ones decoded nothing: no middle, finished or not (judged, the fallback
@@ -146,6 +154,10 @@ def complete_middles(
         if timed_out and not finished:
             first = timed_out[0]
             judged[first] = _judged(model, left, right, decoders[first], mode, guarantee, start, outcomes[first])
+        judges, searches, now = _judging(decoders)
+        # what judging the ended middles took beyond the judges' own work is the final checks
+        checks = now - judging[2] - (judges - judging[0]) - (searches - judging[1])
+        _add(stages, judges=judges, searches=searches, checks=checks)
         ended = any(outcome[1] == "no_alternative" for outcome in outcomes)  # no later attempt finds one either
         for result in judged:
             if result is None:
@@ -164,6 +176,7 @@ def complete_middles(
     results.sort(key=preference, reverse=True)
     first = results[0]
     first.model_seconds += prompt_pass.seconds + steps_clock.seconds
+    _add(stages, tokens=steps_clock.seconds, searches=start_seconds)
     first.constraint_seconds += start_seconds
     first.search_seconds += start_seconds
     first.finish_searches += start_searches
@@ -173,7 +186,7 @@ def complete_middles(
         remaining = None if budget_end is None else budget_end - time.perf_counter()
         if remaining is None or remaining > 0:
             again = complete_middles(model, left, right, replace(options, names="off", timeout=remaining), n,
-                                     should_stop, plain, caches)
+                                     should_stop, plain, caches, stages)
             language = named(options.language)
             binding = [result.valid and language.binds_names(left, result.middle, right) for result in again]
             # stable: among those that bind their names (or not), the preferred first
@@ -230,6 +243,17 @@ def _decode_side_by_side(prompt_pass: PromptPass, runs: list[Generator], clock: 
         if session is not None:
             session.close()
     return outcomes
+
+
+def _add(stages: dict[str, float], **seconds: float) -> None:
+    for stage, value in seconds.items():
+        stages[stage] = stages.get(stage, 0.0) + value
+
+
+def _judging(decoders: list[Decoder]) -> tuple[float, float, float]:
+    """The decoders' judges' seconds outside searches and in them, and the time now."""
+    searches = sum(decoder.judge.search_seconds for decoder in decoders)
+    return sum(decoder.judge.seconds for decoder in decoders) - searches, searches, time.perf_counter()
 
 
 @dataclass

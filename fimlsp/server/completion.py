@@ -69,6 +69,8 @@ class Request:
     language: str = DEFAULT_LANGUAGE  # the name of the document's `fimlsp.language.Language`
     # the 1-based lines of the document that `left` and `right` cover, where they are a window of a big one
     window: tuple[int, int] | None = None
+    # milliseconds of each stage of the request's work, filled in as it runs (the `fimlsp/status` timings)
+    timings: dict[str, float] = field(default_factory=dict, compare=False)
 
 
 @dataclass
@@ -244,6 +246,8 @@ class CompletionEngine:
         finally:
             if self._jobs.get(request.uri) is job and job.future.done():
                 del self._jobs[request.uri]
+        if job.request is not request:  # a request that shared another's job shares its timings
+            request.timings.update(job.request.timings)
         if isinstance(suggestion, NoSuggestion):
             return suggestion
         if settings.cache:
@@ -342,6 +346,7 @@ class CompletionEngine:
         left, right, window = request.left, request.right, request.window
         started = time.perf_counter()
         queued = started - received
+        _record(request.timings, waiting=queued + model_wait)
         deadline = Deadline(received + settings.time_budget, stop.is_set)  # a newer request stops the setup too
         if started >= deadline:
             return _queued_too_long(request, settings, queued)
@@ -364,6 +369,7 @@ class CompletionEngine:
             elif guarantee.scope == REGION and window is not None:
                 guarantee, left, right, window = _around_region(guarantee, left, right, window)
         setup = time.perf_counter() - started
+        _record(request.timings, setup=setup)
         remaining = deadline - time.perf_counter()
         if remaining <= 0:
             reason = (f"the {settings.time_budget:g} s time budget ran out while preparing the constraint "
@@ -379,8 +385,11 @@ class CompletionEngine:
         if names != settings.names:
             log.info("%s: names not judged: the document is bigger than the size budget (%d characters)",
                      request.where, settings.size_budget)
+        stages: dict[str, float] = {}
         results = complete_middles(model, left, right, options, settings.alternatives,
-                                   should_stop=stop.is_set, guarantee=guarantee)
+                                   should_stop=stop.is_set, guarantee=guarantee, stages=stages)
+        stages["setup"] = setup + stages.get("setup", 0.0)  # the server's recognizer, then the name judge's
+        _record(request.timings, **stages)
         result = results[0]
         decoding = time.perf_counter() - started - setup
         usable = shown(result)
@@ -399,6 +408,11 @@ class CompletionEngine:
         others = tuple(other.middle for other in results[1:]
                        if other.middle and _detail(other, window) == detail)
         return Suggestion(result.middle, detail, others)
+
+
+def _record(timings: dict[str, float], **seconds: float) -> None:
+    """Stages' seconds into a request's timings, in milliseconds."""
+    timings.update((stage, round(1e3 * value, 2)) for stage, value in seconds.items())
 
 
 def _around_region(guarantee: Guarantee, left: str, right: str, window: tuple[int, int]):

@@ -10,7 +10,8 @@
   messages, with a null `uri`) and `fimlsp.modelStatus`. It reloads when the model or the device setting changes.
 - `workspace/executeCommand` `fimlsp.modelStatus` answers when the model has loaded (for a client's status bar).
 - After each completion request the `fimlsp/status` notification says what came of it (`suggestion: ...` or
-  `no suggestion: <reason>`), so that a client can show why nothing appears.
+  `no suggestion: <reason>`), so that a client can show why nothing appears, and where its time went (`timings`,
+  see docs/server.md).
 - Log lines go to the client as `window/logMessage` with their level; stderr is left to errors.
 - Every handler answers: a bad request is logged and gets an empty answer. Framing, params checks and the
   lifecycle are `fimlsp.server.transport`'s and `fimlsp.server.protocol`'s.
@@ -88,6 +89,7 @@ class FimServer(LanguageServer):
         self.model_status = {"ready": False, "model": None, "error": None, "message": "no model loaded",
                              "seconds": None}
         self.initialized = False  # the client has been told that the session began: notifications may go
+        self.change_ms: dict[str, float] = {}  # per document, what applying its latest didChange took
 
     def shutdown(self) -> None:
         """Stop the generation too when the connection ends, so the process can exit at once."""
@@ -192,17 +194,25 @@ class FimServer(LanguageServer):
                                       "message": f"no suggestion: {self.documents.get(uri).sync_problem}"})
 
     async def suggest(self, uri: str, position: types.Position, single_line: bool) -> Suggestion | NoSuggestion:
-        """The suggestion at `position`, or why there is none; the client hears which through `fimlsp/status`."""
-        outcome = await self._suggest(uri, position, single_line)
+        """The suggestion at `position`, or why there is none; the client hears which through `fimlsp/status`,
+        with the milliseconds of the request's stages."""
+        started = time.perf_counter()
+        timings: dict[str, float] = {}
+        outcome = await self._suggest(uri, position, single_line, timings)
+        timings["total"] = round(1e3 * (time.perf_counter() - started), 2)
+        if uri in self.change_ms:
+            timings["change"] = self.change_ms[uri]
         if isinstance(outcome, Suggestion):
             message = f"suggestion: {outcome.detail}"
         else:
             message = f"no suggestion: {outcome.reason}"
         self.protocol.notify(STATUS, {"uri": uri, "line": position.line, "character": position.character,
-                                      "suggestion": isinstance(outcome, Suggestion), "message": message})
+                                      "suggestion": isinstance(outcome, Suggestion), "message": message,
+                                      "timings": timings})
         return outcome
 
-    async def _suggest(self, uri: str, position: types.Position, single_line: bool) -> Suggestion | NoSuggestion:
+    async def _suggest(self, uri: str, position: types.Position, single_line: bool,
+                       timings: dict[str, float]) -> Suggestion | NoSuggestion:
         document = self.documents.get(uri)
         if document is None:
             log.warning("%s: completion asked for a document that is not open", uri)
@@ -213,14 +223,16 @@ class FimServer(LanguageServer):
         if language is None:
             return NoSuggestion(f"no language fimlsp completes ({document.language_id or 'no language id'})")
         where = f"{uri}:{position.line + 1}:{position.character + 1}"
+        started = time.perf_counter()
         try:  # a big document's window: the request's work is bounded by the size budget, not the document
             cursor = document.around(position.line, position.character, self.position_encoding,
                                      self.settings.size_budget)
         except PositionError as error:
             log.warning("%s: %s: no completion", where, error)
             return NoSuggestion(str(error))
+        timings["document"] = round(1e3 * (time.perf_counter() - started), 2)
         return await self.engine.complete(Request(uri, cursor.left, cursor.right, single_line, where, language.name,
-                                                  cursor.window))
+                                                  cursor.window, timings))
 
     def single_line(self, automatic: bool) -> bool:
         """Single-line mode from the setting; `auto` is single-line for automatic triggers only."""
@@ -311,12 +323,14 @@ def build_server(settings: config.Settings) -> FimServer:
     @_never_fails
     def did_change(ls: FimServer, params: types.DidChangeTextDocumentParams):
         document = params.text_document
+        started = time.perf_counter()
         try:
             changed = ls.documents.change(document.uri, document.version, params.content_changes,
                                           ls.position_encoding)
         except Exception as error:
             ls.refuse_change(document.uri, f"{type(error).__name__}: {error}")
             return
+        ls.change_ms[document.uri] = round(1e3 * (time.perf_counter() - started), 2)
         if changed is None:
             log.warning("%s: change to a document that is not open ignored", document.uri)
 
@@ -324,6 +338,7 @@ def build_server(settings: config.Settings) -> FimServer:
     @_never_fails
     def did_close(ls: FimServer, params: types.DidCloseTextDocumentParams):
         ls.documents.close(params.text_document.uri)
+        ls.change_ms.pop(params.text_document.uri, None)
         ls.engine.forget(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
