@@ -79,8 +79,8 @@ def complete_middles(
     finish search and the prompt's forward pass are shared, and counted in the middle returned first. Always
     returns at least one completion. `stages`, when given, gets the seconds of each stage added, over every attempt
     (those dropped too) and the retry without the name judge: `setup`, `prompt` (building and reading it),
-    `tokens` (the model's steps), `judges` (the constraint's work per token), `searches` (shortest-finish searches:
-    the start's, steering's, fallbacks'), `checks` (the finished middles' judgement on the whole file)."""
+    `tokens` (the model's steps), `judges` (the constraint's work per token), `start` (the start's shortest-finish
+    search), `searches` (steering's and fallbacks'), `checks` (the ended middles' judgement on the whole file)."""
     if n < 1:
         raise ValueError("n must be at least 1")
     stages = {} if stages is None else stages
@@ -176,7 +176,7 @@ def complete_middles(
     results.sort(key=preference, reverse=True)
     first = results[0]
     first.model_seconds += prompt_pass.seconds + steps_clock.seconds
-    _add(stages, tokens=steps_clock.seconds, searches=start_seconds)
+    _add(stages, tokens=steps_clock.seconds, start=start_seconds)
     first.constraint_seconds += start_seconds
     first.search_seconds += start_seconds
     first.finish_searches += start_searches
