@@ -153,12 +153,13 @@ class Decoder:
 
     def _spaced_after_comma(self, prefix: Prefix, chosen: Prefix, text: str, log_probs) -> tuple[int, Prefix] | None:
         """After a comma of the code, the token that writes the chosen `text` with a space before it, where the file
-        writes `, ` (`Language.spaces_after_comma`): `os, shutil`, not `os,shutil`. None where there is no such token, the
-        constraint refuses it, or the end is near (steered, or a finish search would judge it): there the finish,
-        which spaces its own commas, is followed."""
+        writes `, ` (`Language.spaces_after_comma`): `os, shutil`, not `os,shutil`. None where there is no such
+        token, the constraint refuses it, or the end is near (steered, or a finish search would judge it): there the
+        finish, which spaces its own commas, is followed."""
         judge, steering = self.judge, self.steering
         if (not judge.constrained or prefix.pending or prefix.heal or chosen.pending
-                or not (prefix.text or judge.left).endswith(",") or not text or text[0].isspace() or text[0] in ")]}" or steering.steered_from is not None):
+                or steering.steered_from is not None or not (prefix.text or judge.left).endswith(",")
+                or not text or text[0].isspace() or text[0] in ")]}"):
             return None
         tokens = [token for token in self.model.tokens_of((" " + text).encode()) if log_probs[token] > -np.inf]
         if not tokens or not judge.language.spaces_after_comma(prefix.state):

@@ -98,7 +98,8 @@ def _decoding(name: str, default: Any = _DECLARED, least: int | None = None) -> 
 class Settings:
     """The one list of the server's settings: the editors' copies are tested against it."""
 
-    model: str | None = _setting(None, "model", _model_location)  # a model folder, hub id or .gguf file; None: the shipped one
+    # a model folder, hub id or .gguf file; None: the shipped one
+    model: str | None = _setting(None, "model", _model_location)
     device: str | None = _setting(None, "device", _device)  # a torch device; None: a GPU if present
     mode: str = _decoding("mode")
     # block: a middle stays in the block at the cursor and leaves the code after it as it reads
