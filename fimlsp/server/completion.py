@@ -443,6 +443,7 @@ def _not_connected(request: Request, settings: Settings, server: str) -> NoSugge
 
 
 def _queued_too_long(request: Request, settings: Settings, queued: float) -> NoSuggestion:
+    _record(request.timings, waiting=queued)
     reason = (f"the {settings.time_budget:g} s time budget ran out while the request waited {1e3 * queued:.0f} ms "
               "for the model (busy with a request for another document)")
     log.info("%s: no completion: %s", request.where, reason)
