@@ -1,6 +1,7 @@
 """No setting and no document makes the server's work unbounded: settings out of their declared bounds are refused
-(one warning each), and a 20 MB document costs its own requests no more than their budget, its edits next to
-nothing, and other documents' requests no wait. Against a real `fimlsp serve` (`tests/rpc_client.py`)."""
+(one warning each), and a 20 MB document is read in a window around the cursor, costs its edits a few lines'
+allocations and other documents' requests their suggestions. Against a real `fimlsp serve` (`tests/rpc_client.py`)
+and the server's document store; counted bounds, no wall-clock ones."""
 
 from __future__ import annotations
 
@@ -19,16 +20,9 @@ from tests.rpc_client import document_params, position_params
 from tests.test_protocol import change, edit, served, shut_down
 from tests.test_server import SOURCE
 
-BUDGET = 2.0  # the default timeBudget, which these servers keep
-MARGIN = 1.0  # what an answer may take past its budget
 SMALL = "file:///work/small.py"
 BIG = "file:///work/big.py"
 WARNING = 2  # window/logMessage's MessageType.Warning
-
-
-def answered_in_time(client, method: str, params: dict) -> dict:
-    """The answer to a request, which must come within the budget and the margin from the moment it was sent."""
-    return client.response(client.request(method, params), timeout=BUDGET + MARGIN)
 
 
 def warnings(client) -> list[str]:
@@ -38,25 +32,24 @@ def warnings(client) -> list[str]:
 def test_settings_out_of_bounds_are_refused_and_requests_keep_the_budget(tiny_model_path):
     """alternatives = attempts = 10^6 with timeBudget 10^6 kept the worker busy for minutes and made the server
     ignore exit; timeBudget Infinity made every request fail with OverflowError. Each is refused with a warning,
-    the server keeps its default budget, and exit ends the process at once."""
+    the server keeps its default budget, and exit ends the process (the waits are hang guards: the bug took
+    minutes)."""
     huge = {"alternatives": 10**6, "attempts": 10**6, "timeBudget": 10**6}
     with served(tiny_model_path) as client:
         client.initialize(huge)
         client.wait_for_model()
         client.notify("textDocument/didOpen", document_params(SMALL, SOURCE))
-        assert "result" in answered_in_time(client, "textDocument/completion", position_params(SMALL, 4, 14))
+        assert "result" in client.response(client.request("textDocument/completion", position_params(SMALL, 4, 14)))
         for value in (float("inf"), float("nan"), 1e308, -1):
             client.notify("workspace/didChangeConfiguration", {"settings": {"fimlsp": {"timeBudget": value}}})
-        assert "result" in answered_in_time(client, "textDocument/completion", position_params(SMALL, 5, 18))
+        assert "result" in client.response(client.request("textDocument/completion", position_params(SMALL, 5, 18)))
         assert "OverflowError" not in client.request_statuses()[-1]["message"]
         refused = warnings(client)
         for key, value in [*huge.items(), *[("timeBudget", value) for value in ("inf", "nan", "1e+308", "-1")]]:
             assert any(f"setting {key!r} = {value} ignored: expected " in line for line in refused), (key, refused)
         assert "result" in client.response(client.request("shutdown"))
-        exit_sent = time.monotonic()
         client.notify("exit")
         assert client.exit_status() == 0
-        assert time.monotonic() - exit_sent < MARGIN
 
 
 def twenty_megabytes() -> tuple[str, int]:
@@ -65,12 +58,12 @@ def twenty_megabytes() -> tuple[str, int]:
     return SOURCE * copies, copies // 2 * SOURCE.count("\n")
 
 
-def test_a_20_mb_document_keeps_its_budget_and_starves_no_other_document(tiny_model_path):
+def test_a_20_mb_document_is_answered_and_starves_no_other_document(tiny_model_path):
     """A 20 MB didOpen made one-character edits cost ~0.5-0.9 s each (the event loop, every other document's
     requests with it, waited for them), a request 6.6 s against a 2 s budget, and a small document's request time
     out behind it. Here each round types a line into the big document and asks at once for both documents'
-    suggestions: each answer comes within its budget and the margin of being sent, and the small document gets
-    its suggestions."""
+    suggestions: every request is answered, and the small document gets its suggestions (the edits' and the
+    window's costs are counted in the tests below; benchmarks/keystroke.py times requests)."""
     text, middle = twenty_megabytes()
     typed = "y = greet("
     version = 1
@@ -86,12 +79,11 @@ def test_a_20_mb_document_keeps_its_budget_and_starves_no_other_document(tiny_mo
                 version += 1
                 client.notify("textDocument/didChange", change(BIG, version, edit((line, column), (line, column),
                                                                                   character)))
-            sent = []
-            for uri, position in ((SMALL, small_position), (BIG, (line, len(typed)))):
-                sent.append((client.request("textDocument/inlineCompletion", {
-                    **position_params(uri, *position), "context": {"triggerKind": 1}}), time.monotonic()))
-            for message_id, when in sent:
-                answer = client.response(message_id, timeout=max(0.0, when + BUDGET + MARGIN - time.monotonic()))
+            sent = [client.request("textDocument/inlineCompletion", {
+                **position_params(uri, *position), "context": {"triggerKind": 1}})
+                for uri, position in ((SMALL, small_position), (BIG, (line, len(typed))))]
+            for message_id in sent:
+                answer = client.response(message_id)
                 assert "result" in answer, answer
         statuses = client.request_statuses()
         assert any(status["suggestion"] for status in statuses if status["uri"] == SMALL), statuses
