@@ -2,8 +2,8 @@
 
 Each level must answer within a bounded time, with bounded memory, and never with a traceback: the library with
 a state, None or `DeadlineExceeded` past the deadline it was given; the CLI with a one-line error (exit 2) or a
-JSON result; the server with a possibly empty answer, after which it keeps serving. Time limits here are hang
-guards, far above what any case needs on a loaded machine, not performance targets.
+JSON result; the server with a possibly empty answer, after which it keeps serving. The time limits here are the
+waits' timeouts, hang guards far above what any case needs on a loaded machine; no test asserts a time taken.
 """
 
 from __future__ import annotations
@@ -51,15 +51,11 @@ def test_quotient_answers_soundly_in_bounded_time(case):
     """A state, None, or `DeadlineExceeded` once the deadline passed; every state's `complete` is exact, and a
     state is None only where no probe middle makes the file valid."""
     left, right = case.split()
-    started = time.perf_counter()
     try:
-        state = quotient(left, right, deadline=started + DEADLINE)
+        state = quotient(left, right, deadline=time.perf_counter() + DEADLINE)
     except DeadlineExceeded:
         assert len(left) + len(right) > SMALL, f"{case.name}: a small document ran out of time"
         return
-    finally:
-        elapsed = time.perf_counter() - started
-        assert elapsed < DEADLINE + HANG_GUARD, f"{case.name}: {elapsed:.0f} s"
     probes = PROBES if len(left) + len(right) <= SMALL else BIG_PROBES
     if state is None:
         assert not any(compiles(left + probe + right) for probe in probes), case.name
