@@ -20,6 +20,7 @@ MODES = ("constrained", "checked", "unconstrained")  # the one list of modes; th
 SCOPES = ("file", "block")  # the first is the default
 # strict: the constrained mode refuses a middle that loads a name nothing binds (`Language.judging_names`)
 NAMES = ("off", "strict")  # the first is the default
+CONTEXTS = ("auto", "off", "file", "workspace")  # the first is the default (`fimlsp.context.effective`)
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,16 @@ class DecodingOptions:
               "longer, in proportion), with no clock but the completion's --timeout: the middles are the same on a "
               "busy machine as on an idle one (eval's runs); none: searches end after their share of a second, for "
               "an editor's latency", metavar="NODES", bounds=Bounds(1, 10**9))
+    # auto: workspace where the model's window has room for it (fimlsp.context.WORKSPACE_WINDOW), else off
+    context: str = _option(
+        CONTEXTS[0], "what other files put into the prompt: workspace: the declarations of the names the code around "
+                     "the cursor uses that other files of the project or its installed packages define, recently "
+                     "edited regions of other open files, and similar code found in the project; file: only those "
+                     "declarations; off: nothing; auto: workspace for a model with a window of 2,048 tokens or more, "
+                     "else off. A model server receives it with the prompt", choices=CONTEXTS, setting="context")
+    context_exclude: str = _option(
+        "", "paths the context never reads, as comma-separated .gitignore-style globs (files that .gitignore "
+            "ignores are never read)", metavar="GLOBS", setting="contextExclude")
 
     def __post_init__(self):
         if self.mode not in MODES:
