@@ -24,11 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from fimlsp.python import lexemes as lx
+from fimlsp.python.facts import STATEMENT_ENDS
 
 FUNCTION, ASYNC_FUNCTION, CLASS, LOOP, OTHER = "def", "async def", "class", "loop", "other"
 _SCOPES = (FUNCTION, ASYNC_FUNCTION, CLASS)
 _HEADERS = {"def": FUNCTION, "class": CLASS, "for": LOOP, "while": LOOP}
-_STATEMENT_ENDS = frozenset({lx.NEWLINE, lx.INDENT, lx.DEDENT, ";"})
 _WATCHED = frozenset({"return", "yield", "await", "break", "continue", "nonlocal", "for", "with"})
 
 
@@ -91,7 +91,7 @@ class Blocks:
                        lambda_line=self.lambda_line or terminal == "lambda", previous=terminal)
 
     def _statement_start(self) -> bool:
-        return self.previous in _STATEMENT_ENDS or self.opened is not None
+        return self.previous in STATEMENT_ENDS or self.opened is not None
 
     def _scope(self) -> str | None:
         """The innermost function or class around the next terminal: its kind, None for the module, `OTHER`

@@ -31,6 +31,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from fimlsp.python import lexemes as lx
+from fimlsp.python.facts import TRY_CLAUSE
 from fimlsp.python.lexer import indentation_column
 
 if TYPE_CHECKING:
@@ -63,7 +64,6 @@ _REST_OF_FOR = re.compile(r"([ \t]*)in\b")
 _DEF_REST = re.compile(r"[^\W\d]\w*[ \t]*\(")
 _BUILTINS = frozenset(dir(builtins))
 _WORD = re.compile(r"(?<![.\w])[^\W\d]\w*")
-_CLAUSE = re.compile(r"(except|finally)\b")
 _OPENER = {")": "(", "]": "[", "}": "{"}
 # Lines of the right context in which a header's rest is looked for.
 HEADER_LINES = 8
@@ -437,7 +437,7 @@ def _clause_at(text: str, column: int) -> bool:
         code = line.lstrip(" ")
         if not code or code.startswith("#") or len(line) - len(code) > column:
             continue
-        return len(line) - len(code) == column and _CLAUSE.match(code) is not None
+        return len(line) - len(code) == column and TRY_CLAUSE.match(code) is not None
     return False
 
 

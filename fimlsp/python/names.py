@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 
 from fimlsp.python import lexemes as lx
 from fimlsp.python.blocks import ASYNC_FUNCTION, FUNCTION, OTHER, Blocks
+from fimlsp.python.facts import STATEMENT_ENDS as _STATEMENT_ENDS
 from fimlsp.python.lexer import INITIAL, advance
 
 # Names through which a module's names are made or read in ways its text does not show.
@@ -48,7 +49,6 @@ LEXED_CHARS = 1_000_000
 _STAR_IMPORT = re.compile(r"\bimport\s*\(?\s*\*")
 _DYNAMIC = re.compile(r"\b(?:(globals|locals|vars|exec|eval)\s*\(|(__builtins__)\b)")
 _MODULE_GETATTR = re.compile(r"^(async\s+)?def\s+__getattr__\b", re.MULTILINE)
-_STATEMENT_ENDS = frozenset({lx.NEWLINE, lx.INDENT, lx.DEDENT, ";"})
 _FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del", "match", "case"})
 _BINDING_NEXT = frozenset({"=", ":=", ",", ":", ")", "]"})
 _BINDING_NEXT_IN_CALL = frozenset({"=", ":="})

@@ -30,6 +30,7 @@ from earley import NFA, Regex, alt, opt, repeat, star, sym, union_of_sequences
 from earley.deadline import check_deadline
 from fimlsp.lines import line_offsets, line_start, normalize
 from fimlsp.python import lexemes as lx
+from fimlsp.python.facts import CODE_LINE, CONTINUING, CONTINUING_CLAUSE, DECORATABLE
 from fimlsp.python.grammar import load_grammar
 from fimlsp.python.lexer import (
     MAX_BRACKET_DEPTH, MAX_INDENT_LEVELS, indentation_column, string_is_valid,
@@ -162,12 +163,6 @@ def _classify(text: str, first: int, start: int, end: int) -> list[_Token]:
     return [_Token(None, start, end)]
 
 
-# A column-0 statement starting with one of these continues the statement before it.
-_CONTINUING = frozenset({"else", "elif", "except", "finally"})
-# A statement starting with one of these can be decorated by the line before it.
-_DECORATABLE = frozenset({"def", "class", "async", "@"})
-
-
 class _StandaloneCache:
     """What the text from an index of the right context to the end of the file is, when it is whole statements
     (memoized): whether it is a valid module by itself (from a line at column 0), and what can stand in for it
@@ -230,7 +225,7 @@ class _StandaloneCache:
         known = bisect.bisect_right(self.statement_starts, line)
         end = self.statement_starts[known] if known < len(self.statement_starts) else len(self.right)
         levels = _lowest_lines(self.right, line, end)
-        clause = next((start for start, code in levels[1:] if _CLAUSE.match(self.right, code)), None)
+        clause = next((start for start, code in levels[1:] if CONTINUING_CLAUSE.match(self.right, code)), None)
         if clause is not None:  # it continues a statement before the cut: give up until past it, unparsed
             self.hopeless_before = max(self.hopeless_before, self.right.find("\n", clause) + 1 or len(self.right))
             self.stand_ins[index] = None
@@ -258,9 +253,7 @@ class _StandaloneCache:
 _TAILS_TRIED = 4
 # Tokens of a window between two looks at the clock (a token costs up to 20 microseconds).
 _TOKENS_BETWEEN_CLOCKS = 256
-_CLAUSE = re.compile(r"(?:else|elif|except|finally)\b")
 _MAYBE_DEEP = re.compile(r"^(?: {98}|[ \f]*\t)", re.MULTILINE)
-_CODE_LINE = re.compile(r"^[ \t\f]*(?=[^ \t\f#\n)\]}])", re.MULTILINE)
 
 
 def _lowest_lines(text: str, line: int, end: int) -> list[tuple[int, int]]:
@@ -269,7 +262,7 @@ def _lowest_lines(text: str, line: int, end: int) -> list[tuple[int, int]]:
     a header made from one is harmless when no statement dedents to it, and fails the proof otherwise."""
     lowest: list[tuple[int, int]] = []
     column = None
-    for match in _CODE_LINE.finditer(text, line, end):
+    for match in CODE_LINE.finditer(text, line, end):
         found = indentation_column(match.group())
         if column is None or found < column:
             lowest.append((match.start(), match.end()))
@@ -423,9 +416,9 @@ def _window_tokens(
         indent = None if standalone is None or token.terminal is None else _line_indent(text, start, window, token)
         if indent == "":
             if (
-                token.terminal not in _CONTINUING
+                token.terminal not in CONTINUING
                 and standalone(token.start)
-                and (token.terminal not in _DECORATABLE or _follows_undecorated(text, earlier_lines, standalone))
+                and (token.terminal not in DECORATABLE or _follows_undecorated(text, earlier_lines, standalone))
             ):
                 return window, text, token.start
             earlier_lines.append(token.start)
@@ -462,7 +455,7 @@ def _may_start_statement(before: str | None, token: _Token) -> bool:
     to spare `_StandaloneCache.tails` a parse where it would fail: not a continuation word or a closing bracket,
     not after a token that leaves the expression open, and not a string after a string (inside brackets, lines
     of adjacent strings join). Only ever a guess against: every cut is proved by the parse."""
-    if token.terminal in _CONTINUING or token.terminal in lx.CLOSING_BRACKETS:
+    if token.terminal in CONTINUING or token.terminal in lx.CLOSING_BRACKETS:
         return False
     return before not in _CONTINUED_BY and not (before == lx.STRING and token.terminal == lx.STRING)
 
@@ -517,9 +510,9 @@ def statement_ends(
             first = not ends and decoratable_first is None and closer is None
             if token.terminal in lx.CLOSING_BRACKETS and in_brackets:
                 closer = line if closer is None else closer
-            elif first and token.terminal in _DECORATABLE:
+            elif first and token.terminal in DECORATABLE:
                 decoratable_first = line
-            elif token.terminal not in _CONTINUING and not (decorated and token.terminal in _DECORATABLE):
+            elif token.terminal not in CONTINUING and not (decorated and token.terminal in DECORATABLE):
                 ends.append(line)
             decorated = token.terminal == "@"
         window.append(token)

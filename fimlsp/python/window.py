@@ -29,23 +29,20 @@ from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from fimlsp.lines import after_line, first_line, line_of, line_offsets, line_start, line_starts_backwards
+from fimlsp.python.facts import CONTINUING_CLAUSE, CONTINUING_WORDS, NOT_A_STATEMENT, STATEMENT_LINE
 from fimlsp.python.lexer import indentation_column
 from fimlsp.python.syntax import blamed_line, module_or_error, module_or_error_line
-
-_CONTINUING_WORDS = ("else", "elif", "except", "finally")
-_CONTINUING = re.compile(r"(?:else|elif|except|finally)\b")
-
 
 def _continues(left: str, start: int, following: str = "") -> bool:
     """True if the line at `start` continues the statement before (`else:` …). On the cursor's own line the
     word may still be growing: `e` can become `else` by the middle, so any start of such a word continues."""
-    if _CONTINUING.match(left, start):
+    if CONTINUING_CLAUSE.match(left, start):
         return True
     if left.find("\n", start) >= 0 or left.find("\r", start) >= 0:
         return False
     line = left[start:]
-    return bool(_CONTINUING.match(line + following[:9])) or (
-        line.isidentifier() and any(word.startswith(line) for word in _CONTINUING_WORDS)
+    return bool(CONTINUING_CLAUSE.match(line + following[:9])) or (
+        line.isidentifier() and any(word.startswith(line) for word in CONTINUING_WORDS)
     )
 
 
@@ -101,7 +98,7 @@ def _candidates_backwards(left: str) -> Iterator[tuple[int, int]]:
     end = len(left)
     while end > 0:
         begin = left.rfind("\n", 0, max(0, end - _CHUNK)) + 1  # a line start: the scan of a chunk is the scan of all
-        found = [(match.start(), match.end()) for match in _CODE_LINE.finditer(left, begin, end) if match.start()]
+        found = [(match.start(), match.end()) for match in STATEMENT_LINE.finditer(left, begin, end) if match.start()]
         yield from reversed(found)
         end = begin
 
@@ -185,9 +182,6 @@ _PROBES_AT_ANY_INDENT = 3
 _OPEN_TRY = "expected 'except' or 'finally' block"
 _OPEN_TRIES_COMPLETED = 3
 _TRY_HEADER = re.compile(r"try[ \t\f]*:")
-# A line that can start a statement: after a line break, its indentation and then code (no comment, no closer,
-# no backslash: a continuation at a line's start joins it to the next, which the probe's `pass` would not show).
-_CODE_LINE = re.compile(r"(?:^|(?<=\r))[ \t\f]*(?=[^ \t\f#\r\n)\]}\\])", re.MULTILINE)
 
 
 def _probe(left: str, start: int, cut: int, code: int) -> tuple[ast.Module, str] | int:
@@ -313,9 +307,6 @@ def _line_starts(text: str, lines: list[int]) -> dict[int, int]:
     return dict(zip(ordered, line_offsets(text, ordered)))
 
 
-_NOT_A_STATEMENT = frozenset(" \t\f#\r\n)]}\\")
-
-
 def statement_starts_by_block(
     left: str, limit: int, following: str = "", strings: Container[int] = frozenset()
 ) -> list[tuple[str, list[int]]]:
@@ -370,7 +361,7 @@ class _Block:
     full: bool = False
 
     def see(self, left: str, start: int, code: int, following: str) -> None:
-        if self.full or left[code] in _NOT_A_STATEMENT or _continues(left, code, following):
+        if self.full or left[code] in NOT_A_STATEMENT or _continues(left, code, following):
             return
         if self.pending is not None and left[code] != "@":
             self.starts.append(self.pending)
@@ -421,6 +412,6 @@ def _code_resumes_at(left: str, following: str, indent: str) -> bool:
         code = line.lstrip(" \t\f")
         if code and not code.startswith("#"):
             indented = len(line) - len(code) == len(indent) and line.startswith(indent)
-            return indented and code[0] not in _NOT_A_STATEMENT
+            return indented and code[0] not in NOT_A_STATEMENT
         start = after_line(text, start)
     return True
