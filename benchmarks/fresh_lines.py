@@ -14,31 +14,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
+import sys
 from pathlib import Path
 
-from fimlsp.decoding import DecodingOptions, complete_middles
-from fimlsp.language import Caches
-from fimlsp.model.loading import load_model
-from fimlsp.models import default_model_path
-from fimlsp.training import corpus
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
-
-def fresh_lines(files: list[Path], count: int, seed: int):
-    """(left, right, code) at `count` code lines of `files`: the cursor after the line's indentation."""
-    rng = random.Random(seed)
-    found = 0
-    while found < count:
-        lines = rng.choice(files).read_text(encoding="utf-8").splitlines(keepends=True)
-        candidates = [index for index, line in enumerate(lines) if line.startswith("    ")
-                      and 8 < len(line.strip()) < 70 and not line.strip().startswith(("#", '"', "'"))]
-        if not candidates:
-            continue
-        index = rng.choice(candidates)
-        line = lines[index]
-        indentation = line[:len(line) - len(line.lstrip())]
-        yield "".join(lines[:index]) + indentation, "\n" + "".join(lines[index + 1:]), line.strip()
-        found += 1
+from fimlsp.decoding import DecodingOptions, complete_middles  # noqa: E402
+from fimlsp.language import Caches  # noqa: E402
+from fimlsp.model.loading import load_model  # noqa: E402
+from fimlsp.models import default_model_path  # noqa: E402
+from fimlsp.training import corpus  # noqa: E402
+from harness.corpus import fresh_lines  # noqa: E402
 
 
 def main() -> None:

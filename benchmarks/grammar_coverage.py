@@ -48,7 +48,7 @@ if str(ROOT) not in sys.path:
 from earley import Recognizer  # noqa: E402
 from fimlsp.python.grammar import load_grammar  # noqa: E402
 from fimlsp.python.lexemes import KEYWORDS, OPERATORS, SOFT_KEYWORDS  # noqa: E402
-from tests.tokens_bridge import BridgeError, Terminal, tokens  # noqa: E402
+from harness.tokens_bridge import BridgeError, Terminal, tokens  # noqa: E402
 
 _RECOGNIZER: Recognizer | None = None
 

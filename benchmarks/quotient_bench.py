@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from benchmarks.quotient_correctness import stdlib_files
 from fimlsp.evaluation import bench
 from fimlsp.evaluation.dataset import build_cases
+from harness.corpus import stdlib_files
 
 
 def main() -> int:

@@ -16,58 +16,17 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import sysconfig
 import time
 from pathlib import Path
 
-from fimlsp.cases import boundary_cases, random_span_cases
-from fimlsp import quotient
-from fimlsp.python.syntax import compiles
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
-MAX_FILE_BYTES = 100_000
-
-
-def stdlib_files() -> list[tuple[str, str]]:
-    root = Path(sysconfig.get_paths()["stdlib"])
-    files = []
-    for path in sorted(root.rglob("*.py")):
-        relative = path.relative_to(root).as_posix()
-        if "site-packages" in relative or path.stat().st_size > MAX_FILE_BYTES:
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue
-        if compiles(text):
-            files.append((relative, text))
-    return files
-
-
-def mutate(middle: str, rng: random.Random) -> str:
-    kind = rng.choice(["delete", "insert", "replace", "drop_closer", "add_closer", "indent"])
-    position = rng.randrange(len(middle) + 1)
-    if kind == "delete" and middle:
-        position = min(position, len(middle) - 1)
-        return middle[:position] + middle[position + 1:]
-    if kind == "insert":
-        return middle[:position] + rng.choice("()[]{}:,.'\"\n =+#\\ab1") + middle[position:]
-    if kind == "replace" and middle:
-        position = min(position, len(middle) - 1)
-        return middle[:position] + rng.choice("()[]{}:,.'\"\n =+ab1") + middle[position + 1:]
-    if kind == "drop_closer":
-        closers = [i for i, c in enumerate(middle) if c in ")]}"]
-        if closers:
-            i = rng.choice(closers)
-            return middle[:i] + middle[i + 1:]
-    if kind == "add_closer":
-        return middle[:position] + rng.choice(")]}") + middle[position:]
-    if kind == "indent":
-        lines = middle.split("\n")
-        if len(lines) > 1:
-            i = rng.randrange(1, len(lines))
-            lines[i] = (" " * rng.choice([1, 2, 4])) + lines[i] if rng.random() < 0.5 else lines[i][1:]
-            return "\n".join(lines)
-    return middle + rng.choice(")]}:")
+from fimlsp import quotient  # noqa: E402
+from fimlsp.cases import boundary_cases, random_span_cases  # noqa: E402
+from fimlsp.python.syntax import compiles  # noqa: E402
+from harness.corpus import MAX_FILE_BYTES, mutate, stdlib_files  # noqa: E402
 
 
 def feed_by_characters(state, text: str):

@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from fimlsp.decoding import DecodingOptions, complete_middles  # noqa: E402
 from fimlsp.model.remote import connect  # noqa: E402
-from tests.llama_server import LLAMA_CPP_ENGINE, PYTHON_ENGINE, llama_server, split, stdlib_cuts  # noqa: E402
+from harness.corpus import split, stdlib_cuts  # noqa: E402
+from harness.llama_server import LLAMA_CPP_ENGINE, PYTHON_ENGINE, llama_server  # noqa: E402
 
 
 def main() -> None:

@@ -21,8 +21,8 @@ import statistics
 import sys
 import time
 
-from benchmarks.quotient_correctness import stdlib_files
 from fimlsp.python.quotient import RightContext, python_quotients
+from harness.corpus import stdlib_files
 
 
 def small_files(count: int, max_chars: int) -> list[str]:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds llama.cpp's own HTTP server, `llama-server`, into tests/.llama-server/bin/ for the tests and benchmarks that
-# drive a real llama.cpp server (tests/llama_server.py). The sources are the llama.cpp that the installed
+# drive a real llama.cpp server (harness/llama_server.py). The sources are the llama.cpp that the installed
 # llama-cpp-python vendors, from its source package on PyPI (the one place these machines download from), so the
 # server and the Python package are the same llama.cpp. Needs CMake and a C++ compiler (about 10 minutes on two
 # cores); the web UI is left out (its assets would come from the network). Does nothing when built.

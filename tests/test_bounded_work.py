@@ -16,7 +16,7 @@ from lsprotocol import types
 
 from fimlsp.server.documents import Cursor, Document, Documents
 from fimlsp.server.positions import ENCODINGS, apply_change, offset_at
-from tests.rpc_client import document_params, position_params
+from harness.rpc_client import document_params, position_params
 from tests.test_protocol import change, edit, served, shut_down
 from tests.test_server import SOURCE
 

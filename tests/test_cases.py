@@ -84,14 +84,11 @@ def test_boundary_cuts_fall_on_tokens_after_a_form_feed():
 # Line and syntax-node cuts ---------------------------------------------------------------------------------------
 
 import ast
-import sysconfig
 import textwrap
-from pathlib import Path
 
 from fimlsp.cases import MAX_NODE_CHARS, NODE_KINDS, line_case, node_case, node_spans
 from fimlsp.lines import split_lines
-
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
+from harness.corpus import stdlib_text
 
 
 @settings(max_examples=300, deadline=None)
@@ -110,7 +107,7 @@ def test_line_cut_is_the_rest_of_a_line_or_whole_lines(text, seed):
 
 
 def test_line_cuts_of_a_real_file_mix_partial_and_whole_lines():
-    text = (STDLIB / "textwrap.py").read_text()
+    text = stdlib_text("textwrap.py")
     cuts = [line_case(text, random.Random(seed)) for seed in range(200)]
     mid_line = [left for left, middle, _right in cuts if left[-1:] not in ("", "\n") and left.rsplit("\n", 1)[-1].strip()]
     assert 80 <= len(mid_line) <= 160  # about MID_LINE_SHARE of the cuts start inside a line's code
@@ -127,7 +124,7 @@ def parses_as_expression(text):
 
 @pytest.mark.parametrize("name", ["argparse.py", "json/decoder.py", "email/_header_value_parser.py"])
 def test_node_spans_cut_out_exactly_the_nodes_text(name):
-    text = (STDLIB / name).read_text()
+    text = stdlib_text(name)
     spans = node_spans(text)
     assert {kind for kind, _share in NODE_KINDS} == set(spans)
     for start, end in spans["expression"]:  # a slice parses in brackets, a starred expression in arguments
@@ -151,7 +148,7 @@ def test_node_offsets_count_characters_not_utf8_bytes():
 
 
 def test_node_cut_keeps_to_the_size_limit_and_reassembles():
-    text = (STDLIB / "argparse.py").read_text()
+    text = stdlib_text("argparse.py")
     for seed in range(100):
         left, middle, right = node_case(text, random.Random(seed))
         assert left + middle + right == text and 0 < len(middle) <= MAX_NODE_CHARS

@@ -873,7 +873,7 @@ def test_the_blanks_before_the_rest_of_the_line_are_the_languages(tiny, python_w
 
 
 def test_the_fresh_line_benchmark_takes_a_line_out_and_puts_the_cursor_after_its_indentation():
-    from benchmarks.fresh_lines import fresh_lines
+    from harness.corpus import fresh_lines
 
     files = [Path(os.__file__).parent / name for name in ("textwrap.py", "argparse.py")]
     texts = {path.read_text(encoding="utf-8") for path in files}

@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import sysconfig
-from pathlib import Path
 from types import SimpleNamespace
 
 from hypothesis import HealthCheck, given, settings
@@ -25,8 +23,9 @@ from fimlsp import quotient
 from fimlsp.python.syntax import compiles
 from fimlsp.server.documents import Documents
 from fimlsp.server.positions import ENCODINGS
+from harness.corpus import stdlib_text
+from harness.rpc_client import RpcClient, document_params, position_params
 from tests.oracles import compilable
-from tests.rpc_client import RpcClient, document_params, position_params
 from tests.test_protocol import shut_down
 from tests.test_server import POSITIONS, SOURCE, URI
 
@@ -123,14 +122,13 @@ def valid_modules(draw) -> str:
     return text.replace("\n", ending)
 
 
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
 STDLIB_FILES = ["bisect.py", "colorsys.py", "secrets.py", "signal.py", "token.py", "_weakrefset.py"]
 
 
 @st.composite
 def stdlib_modules(draw) -> str:
     """A small standard-library module, with its line ends optionally changed (still a valid module)."""
-    text = (STDLIB / draw(st.sampled_from(STDLIB_FILES))).read_text(encoding="utf-8")
+    text = stdlib_text(draw(st.sampled_from(STDLIB_FILES)))
     return text.replace("\n", draw(st.sampled_from(["\n", "\r\n", "\r"])))
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.rpc_client import RpcClient, document_params, position_params
+from harness.rpc_client import RpcClient, document_params, position_params
 from tests.test_protocol import URI, shut_down
 from tests.test_server import SOURCE
 

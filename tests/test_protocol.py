@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from tests.rpc_client import TIMEOUT, RpcClient, SocketClient, document_params, position_params
+from harness.rpc_client import TIMEOUT, RpcClient, SocketClient, document_params, position_params
 from tests.test_hostile_input import peak_rss
 from tests.test_server import SOURCE
 

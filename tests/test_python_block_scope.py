@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from benchmarks.block_scope import function_end_cuts, lowest_new_line, relexes
+from harness.block_scope import function_end_cuts, lowest_new_line, relexes
 from fimlsp import quotient
 from fimlsp.python.region import constrain
 from fimlsp.python.syntax import parses
@@ -93,7 +93,7 @@ def test_block_scoped_finishes_stay_in_the_block_and_keep_the_right_context_toke
 
 
 def test_block_scoped_finishes_at_the_end_of_function_bodies_stay_in_the_function():
-    from benchmarks.quotient_correctness import stdlib_files
+    from harness.corpus import stdlib_files
 
     files = [item for item in stdlib_files() if len(item[1]) < 30_000][:40]
     for name, left, right, indentation in function_end_cuts(files, 15, seed=1):

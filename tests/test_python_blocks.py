@@ -107,7 +107,7 @@ def test_complete_confirms_what_the_windows_leave_out():
 
 @functools.lru_cache(maxsize=1)
 def _small_stdlib_files() -> tuple[str, ...]:
-    from benchmarks.quotient_correctness import stdlib_files
+    from harness.corpus import stdlib_files
 
     return tuple(text for _name, text in stdlib_files() if len(text) < 20_000 and "\t" not in text)
 

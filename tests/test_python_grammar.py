@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from earley import Recognizer
 from fimlsp.python.grammar import load_grammar
 from fimlsp.python.lexemes import KEYWORDS, OPERATORS, SOFT_KEYWORDS, TERMINALS
-from tests.tokens_bridge import BridgeError, terminals
+from harness.tokens_bridge import BridgeError, terminals
 
 # The oracle, ast.parse and tokenize of the running interpreter, is only right for 3.11 (3.12 has new syntax and
 # tokenizes f-strings into parts).

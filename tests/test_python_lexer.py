@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import INITIAL, advance, tokenize
 from fimlsp.python.syntax import parses
-from tests.tokens_bridge import tokens as reference_tokens
+from harness.tokens_bridge import tokens as reference_tokens
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 SAMPLE_FILES = [

@@ -133,7 +133,7 @@ def test_complete_is_exact_and_valid_middles_are_never_rejected(name, cut, piece
 
 
 def _stdlib_sample(kind: str, count: int):
-    from benchmarks.quotient_correctness import stdlib_files
+    from harness.corpus import stdlib_files
 
     files = [item for item in stdlib_files() if len(item[1]) < 30_000]
     make = random_span_cases if kind == "randspan" else boundary_cases

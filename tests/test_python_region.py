@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.broken_elsewhere import evaluate, is_statement_boundary
+from harness.broken_elsewhere import evaluate, is_statement_boundary
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python import region
 from fimlsp.python.quotient import RightContextCache

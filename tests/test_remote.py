@@ -29,10 +29,11 @@ from fimlsp.model import ModelError
 from fimlsp.model.backend import FimModel, PromptPass, Session
 from fimlsp.model.remote import PROBE, RemoteModel, connect
 from fimlsp.models import default_model_path
+from harness.corpus import STDLIB, split, stdlib_cuts
+from harness.llama_server import (INSTALL_LLAMA_SERVER, LLAMA_CPP_ENGINE, LLAMA_SERVER, PYTHON_ENGINE, free_port,
+                                  llama_server)
+from harness.rpc_client import RpcClient, document_params, position_params
 from tests.hostile_server import DRIP, FLOOD, REDIRECT, ROWS, STALL, hostile_server
-from tests.rpc_client import RpcClient, document_params, position_params
-from tests.llama_server import (INSTALL_LLAMA_SERVER, LLAMA_CPP_ENGINE, LLAMA_SERVER, PYTHON_ENGINE, STDLIB, free_port,
-                                llama_server, split, stdlib_cuts)
 
 ROOT = Path(__file__).resolve().parent.parent
 

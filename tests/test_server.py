@@ -484,7 +484,7 @@ async def test_the_status_after_a_completion_says_where_its_time_went(tiny_model
     """`fimlsp/status` carries the request's stages in milliseconds (benchmarks/keystroke.py sums them): each a
     non-negative number, together within the request's total; an answer from the last suggestion runs no stage of
     decoding."""
-    from tests.rpc_client import RpcClient, document_params, position_params
+    from harness.rpc_client import RpcClient, document_params, position_params
 
     stages = ("document", "waiting", "setup", "prompt", "tokens", "judges", "start", "searches", "checks")
     with RpcClient("--model", str(tiny_model_path), "--device", "cpu") as client:

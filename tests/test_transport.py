@@ -13,7 +13,7 @@ from fimlsp.server.completion import NoSuggestion
 from fimlsp.server.config import Settings
 from fimlsp.server.server import build_server
 from fimlsp.server.transport import BadFrame, FrameReader, Message, Skipped, dispatch
-from tests.rpc_client import document_params
+from harness.rpc_client import document_params
 from tests.test_protocol import URI, change, edit
 
 

@@ -1,5 +1,5 @@
 """Real llama.cpp servers serving the shipped model as a GGUF file on 127.0.0.1, for the tests and the benchmark of
-the server backend (`fimlsp.model.remote`), and the cursors they complete at. Two engines: the Python package's
+the server backend (`fimlsp.model.remote`). Two engines: the Python package's
 `python -m llama_cpp.server` (OpenAI-compatible API only) and llama.cpp's own `llama-server` (its `/completion` API
 too), which `tests/install-llama-server.sh` builds into tests/.llama-server/."""
 
@@ -7,22 +7,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import random
 import socket
 import subprocess
 import sys
-import sysconfig
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
-FILES = ("textwrap.py", "shlex.py", "fnmatch.py", "colorsys.py", "bisect.py", "glob.py")
 STARTUP_SECONDS = 120  # loading the model and importing the server's web stack, on a busy machine
 PYTHON_ENGINE, LLAMA_CPP_ENGINE = "llama_cpp.server", "llama-server"
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parent.parent / "tests"
 LLAMA_SERVER = TESTS / ".llama-server" / "bin" / "llama-server"
 INSTALL_LLAMA_SERVER = TESTS / "install-llama-server.sh"
 
@@ -74,25 +70,3 @@ def llama_server(folder: Path, engine: str = PYTHON_ENGINE) -> Iterator[str]:
             process.kill()
             process.wait()
         log.close()
-
-
-def stdlib_cuts(count: int, seed: int = 0) -> list[tuple[Path, int, int]]:
-    """(file, line, column) cursors after `return ` or `= ` in lines of CPython's standard library (1-based)."""
-    chooser = random.Random(seed)
-    cuts = []
-    for index in range(count):
-        path = STDLIB / FILES[index % len(FILES)]
-        lines = path.read_text(encoding="utf-8").splitlines()
-        candidates = [(number, line) for number, line in enumerate(lines, 1)
-                      if line.strip().startswith("return ") or (" = " in line and not line.strip().startswith("#"))]
-        number, line = chooser.choice(candidates)
-        marker = "return " if line.strip().startswith("return ") else " = "
-        cuts.append((path, number, line.index(marker) + len(marker) + 1))
-    return cuts
-
-
-def split(path: Path, line: int, column: int) -> tuple[str, str]:
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines(keepends=True)
-    offset = sum(len(each) for each in lines[:line - 1]) + column - 1
-    return text[:offset], text[offset:]
