@@ -255,7 +255,7 @@ def test_a_middle_that_ends_inside_a_string_does_not_read_the_rest_of_the_file_i
     """Right before a docstring, the middle may end inside a string that the docstring's quotes close; the file's
     text is then read as code and its code as strings, and that reading is dead at the first two terminals that
     Python never puts side by side (`A record`): it must not be lexed to the end of the file."""
-    import fimlsp.python.right_context as module
+    import fimlsp.python.right_tokens as module
 
     record = 'class Record:\n    """A record with a name."""\n\n    def name(self):\n        return self.x\n\n\n'
     lexed = []

@@ -16,8 +16,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fimlsp.python import window
+from fimlsp.python.facts import STATEMENT_LINE
 from fimlsp.python.quotient import RightContext
-from fimlsp.python.right_context import _Scanner, _StandaloneCache, _window_tokens
+from fimlsp.python.right_context import _window_tokens
+from fimlsp.python.right_tokens import Scanner
+from fimlsp.python.right_window import StandaloneCache
 from fimlsp.python.syntax import parses
 from fimlsp.python.window import left_window, module_statement_starts
 from tests.oracles import compilable
@@ -176,21 +179,21 @@ def test_a_line_that_begins_with_a_continuation_is_no_cut():
 def test_the_right_context_stops_at_one_line_per_level():
     right = ("x)\n        y = 2\n        if y:\n            z = 3\n    def g(self):\n        pass\n\n"
              "    @property\n    def h(self): return 1\nclass B:\n    pass\n")
-    window, text, _ = _window_tokens(_Scanner(right), 0, _StandaloneCache(right))
+    window, text, _ = _window_tokens(Scanner(right), 0, StandaloneCache(right))
     assert text == "x)\n        pass\n    pass\npass\n"
     assert [token.terminal for token in window] == ["NAME", ")", "pass", "pass", "pass"]
 
 
 def test_no_stand_in_before_a_clause_of_an_enclosing_statement():
     right = "x\n        y = 2\n    else:\n        z = 3\nw = 1\n"
-    window, text, _ = _window_tokens(_Scanner(right), 0, _StandaloneCache(right))
+    window, text, _ = _window_tokens(Scanner(right), 0, StandaloneCache(right))
     assert text == "x\n        y = 2\n    else:\n        pass\npass\n"
 
 
 def test_a_definition_stands_in_for_a_definition():
     """A decorator the middle ends with may decorate the statement after the cut: the stand-in keeps that."""
     right = "\n    def g(self):\n        pass\nx = 1\n"
-    window, text, _ = _window_tokens(_Scanner(right), 0, _StandaloneCache(right))
+    window, text, _ = _window_tokens(Scanner(right), 0, StandaloneCache(right))
     assert text == "\n    class _: pass\npass\n"
     assert_same_quotient("class A:\n    ", "@d", right)
 
@@ -203,7 +206,7 @@ _LINES = st.lists(st.tuples(st.sampled_from(["", " ", "   ", "\t", "\f "]), st.s
 def test_candidate_lines_scanned_in_chunks_from_the_end_are_those_of_one_scan(left, chunk):
     """The left window's candidate lines, found a chunk at a time from the end (lines of any length, `\\r` and
     `\\r\\n` breaks), are the lines one scan of the whole text finds, from the last up."""
-    everything = [(match.start(), match.end()) for match in window._CODE_LINE.finditer(left) if match.start()]
+    everything = [(match.start(), match.end()) for match in STATEMENT_LINE.finditer(left) if match.start()]
     with patch.object(window, "_CHUNK", chunk):
         assert list(window._candidates_backwards(left)) == everything[::-1]
 

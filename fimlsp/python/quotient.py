@@ -35,7 +35,8 @@ from fimlsp.python.grammar import load_grammar
 from fimlsp.lines import normalize
 from fimlsp.python.names import FileNames, Names
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token, indentation_column
-from fimlsp.python.right_context import reversed_right_context_nfa, token_end
+from fimlsp.python.right_context import reversed_right_context_nfa
+from fimlsp.python.right_tokens import token_end
 from fimlsp.python.syntax import compiles, compiles_standing_in, parses_statements
 from fimlsp.python.window import StatementStarts, left_window
 

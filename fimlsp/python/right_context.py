@@ -18,25 +18,20 @@ valid middle; `fimlsp.python.quotient` confirms membership exactly.
 
 from __future__ import annotations
 
-import ast
-import bisect
-import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
 from earley import NFA, Regex, alt, opt, repeat, star, sym, union_of_sequences
 from earley.deadline import check_deadline
-from fimlsp.lines import line_offsets, line_start, normalize
+from fimlsp.lines import line_start, normalize
 from fimlsp.python import lexemes as lx
-from fimlsp.python.facts import CODE_LINE, CONTINUING, CONTINUING_CLAUSE, DECORATABLE
+from fimlsp.python.facts import CONTINUING, DECORATABLE
 from fimlsp.python.grammar import load_grammar
-from fimlsp.python.lexer import (
-    MAX_BRACKET_DEPTH, MAX_INDENT_LEVELS, indentation_column, string_is_valid,
-)
-from fimlsp.python.syntax import module_or_error_line, parses_statements, syntax_error_line
-from fimlsp.python.window import statement_line
+from fimlsp.python.lexer import MAX_BRACKET_DEPTH, MAX_INDENT_LEVELS, indentation_column
+from fimlsp.python.right_tokens import Scanner, Token, token_end
+from fimlsp.python.right_window import StandaloneCache
+from fimlsp.python.syntax import parses_statements
 
 
 def boundary_indices(right: str) -> list[int]:
@@ -51,34 +46,6 @@ def boundary_indices(right: str) -> list[int]:
     if right.startswith("\n"):  # the middle ended in "\r": this "\n" completes its line break
         ends |= {1, _line_start_end(right, 1, memo)}
     return sorted(index for index in ends if index is not None)
-
-
-def token_end(text: str, state: int, index: int, memo: dict[tuple[int, int], int | None]) -> int | None:
-    """Where a token in `state` before `text[index]` ends; None if it cannot end validly."""
-    path = []
-    result: int | None = None
-    while True:
-        key = (state, index)
-        if key in memo:
-            result = memo[key]
-            break
-        path.append(key)
-        skip = lx.SKIP_TO.get(state)
-        if skip is not None:  # inside a string or comment: jump to the next character that matters
-            found = skip.search(text, index)
-            index = found.start() if found else len(text)
-        following = lx.step(state, text[index]) if index < len(text) else lx.DEAD
-        if following != lx.DEAD:
-            state, index = following, index + 1
-            continue
-        if state in lx.BACK_UP:  # the last character starts a token of its own
-            state = lx.BACK_UP[state][1]
-            continue
-        result = index if lx.KIND[state] is not None else None
-        break
-    for key in path:
-        memo[key] = result
-    return result
 
 
 def _line_start_end(text: str, index: int, memo: dict[tuple[int, int], int | None]) -> int | None:
@@ -98,200 +65,8 @@ def _line_start_end(text: str, index: int, memo: dict[tuple[int, int], int | Non
         return None if first == lx.DEAD else token_end(text, first, index + 1, memo)
 
 
-@dataclass
-class _Token:
-    terminal: str | None  # None for comments and line continuations
-    start: int
-    end: int
-
-
-class _Scanner:
-    """Tokens of the right context from any index, lexed lazily and shared between indices.
-
-    Lexing from a token boundary is deterministic, so the tokens found at a position are the same whichever
-    index the scan began from: they are memoized by position, scans from different indices join as soon as they
-    meet, and a stream cut short by windowing never lexes the rest of the file.
-    """
-
-    def __init__(self, text: str):
-        self.text = text
-        self.ends: dict[tuple[int, int], int | None] = {}
-        self.at: dict[int, tuple[list[_Token], int] | None] = {}  # token start -> (its tokens, next position)
-
-    def tokens_from(self, index: int) -> Iterator[_Token | None]:
-        """The tokens of `text[index:]` lexed from a token boundary; a final None if the text does not lex."""
-        text = self.text
-        while index < len(text):
-            char = text[index]
-            if char in lx.WHITESPACE or char == "\n":
-                index += 1
-                continue
-            found = self.at.get(index, False)
-            if found is False:
-                first = lx.step(lx.START, char)
-                end = None if first == lx.DEAD else token_end(text, first, index + 1, self.ends)
-                found = self.at[index] = None if end is None else (_classify(text, first, index, end), end)
-            if found is None:
-                yield None
-                return
-            yield from found[0]
-            index = found[1]
-
-
-def _classify(text: str, first: int, start: int, end: int) -> list[_Token]:
-    """Terminals of the text `text[start:end]`, a token begun in automaton state `first`."""
-    state = first
-    for index in range(start + 1, end):
-        following = lx.step(state, text[index])
-        if following == lx.DEAD:  # backed up: the last character starts a token of its own
-            terminal, restart = lx.BACK_UP[state]
-            return [_Token(terminal, start, index - 1), *_classify(text, restart, index - 1, end)]
-        state = following
-    if state in lx.BACK_UP and lx.KIND[state] is None:  # `..` (`1e`) at the token's end: `.` then `.`
-        terminal, restart = lx.BACK_UP[state]
-        return [_Token(terminal, start, end - 1), *_classify(text, restart, end - 1, end)]
-    kind = lx.KIND[state]
-    token_text = text[start:end]
-    if kind == lx.KIND_NAME:
-        return [_Token(lx.word_terminal(token_text), start, end)]
-    if kind == lx.KIND_NUMBER:
-        return [_Token(lx.NUMBER, start, end)]
-    if kind == lx.KIND_STRING:
-        return [_Token(lx.STRING if string_is_valid(token_text) else "", start, end)]
-    if kind == lx.KIND_OPERATOR:
-        return [_Token(token_text, start, end)]
-    return [_Token(None, start, end)]
-
-
-class _StandaloneCache:
-    """What the text from an index of the right context to the end of the file is, when it is whole statements
-    (memoized): whether it is a valid module by itself (from a line at column 0), and what can stand in for it
-    (from an indented line, `tails`).
-
-    When that text does not parse, the candidates before the line of the error are given up without parsing
-    them: at worst the window is wider than it could be, and a broken right context costs one parse per error
-    instead of one per statement. That holds for the candidates of one stream (`start_stream`): another may lex
-    the same text another way (a middle that ends inside a string reads the file's strings as code, and
-    CPython's error from one of its candidates can lie thousands of lines on), and known starts are proofs that
-    no guess overrides.
-    """
-
-    def __init__(self, right: str, statement_starts: Sequence[int] = ()):
-        self.right = right
-        # Known starts of top-level statements, ascending, from which the rest is known to be whole statements.
-        self.statement_starts = statement_starts
-        self.known: dict[int, bool] = dict.fromkeys(statement_starts, True)
-        self.hopeless_before = 0
-        self.stand_ins: dict[int, str | None] = {}
-        self.failed_tails = 0
-        # Indented cuts need every column below 98: a stack of 100 levels, CPython's limit, is then out of reach
-        # on both sides of a cut, so cutting cannot hide a line that is too deep (a tab may reach any column:
-        # a file indented with tabs gets no indented cuts).
-        self.shallow = _MAYBE_DEEP.search(right) is None
-
-    def start_stream(self) -> None:
-        """Candidates given up for the stream before stay memoized as parsed, but not as hopeless."""
-        self.hopeless_before = 0
-
-    def __call__(self, index: int) -> bool:
-        found = self.known.get(index)
-        if found is None:
-            if index < self.hopeless_before:
-                return False
-            error_line = syntax_error_line(self.right[index:])
-            found = self.known[index] = error_line is None
-            if error_line is not None:
-                self._give_up_before(error_line, index)
-        return found
-
-    def tails(self, index: int, indent: str) -> str | None:
-        """What can stand in for `right[index - len(indent):]`, the rest of the file from a line indented by
-        `indent`, whatever comes before it; None if nothing is proved.
-
-        The rest of the file is statements of the block at that indentation, then of each block it dedents to,
-        down to the last one; statements of a block may be replaced by any others, so one statement per level
-        stands in for it: `pass` (`class _: pass` at the first line when the rest starts with a definition,
-        which a decorator before it may decorate), with the indentation of the line that dedents to the level.
-        The proof is CPython's: the rest of the file must parse after one `with _:` header per level below the
-        first (taken from the lowest lines, as they come), which shows that it is whole statements, that
-        nothing in it continues a statement before it (`else` …), and which levels it reaches.
-        """
-        if index < self.hopeless_before or not self.shallow or self.failed_tails >= _TAILS_TRIED:
-            return None
-        found = self.stand_ins.get(index, False)
-        if found is not False:
-            return found
-        line = index - len(indent)
-        known = bisect.bisect_right(self.statement_starts, line)
-        end = self.statement_starts[known] if known < len(self.statement_starts) else len(self.right)
-        levels = _lowest_lines(self.right, line, end)
-        clause = next((start for start, code in levels[1:] if CONTINUING_CLAUSE.match(self.right, code)), None)
-        if clause is not None:  # it continues a statement before the cut: give up until past it, unparsed
-            self.hopeless_before = max(self.hopeless_before, self.right.find("\n", clause) + 1 or len(self.right))
-            self.stand_ins[index] = None
-            return None
-        headers = "".join(f"{self.right[start:code]}with _:\n" for start, code in reversed(levels[1:]))
-        if levels[-1][1] > levels[-1][0]:  # no line at column 0: the lowest level needs a header of its own
-            headers = "with _:\n" + headers
-        module = module_or_error_line(headers + self.right[line:end])
-        if isinstance(module, int):
-            self.failed_tails += 1
-            self._give_up_before(module - headers.count("\n"), line)
-            found = None
-        else:
-            found = _stand_in(module, headers.count("\n"), self.right, line, indent)
-            if end < len(self.right):  # from a known statement start on, whole top-level statements
-                found += "pass\n"
-        self.stand_ins[index] = found
-        return found
-
-    def _give_up_before(self, error_line: int, index: int) -> None:
-        """Give up every candidate up to the line after the blamed one (1-based, in `right[index:]`)."""
-        self.hopeless_before = max(self.hopeless_before, line_start(self.right, max(1, error_line) + 1, index))
-
-
-_TAILS_TRIED = 4
 # Tokens of a window between two looks at the clock (a token costs up to 20 microseconds).
 _TOKENS_BETWEEN_CLOCKS = 256
-_MAYBE_DEEP = re.compile(r"^(?: {98}|[ \f]*\t)", re.MULTILINE)
-
-
-def _lowest_lines(text: str, line: int, end: int) -> list[tuple[int, int]]:
-    """Where the line at `line` and each later line of code before `end` indented less than all before it start,
-    and where their code starts, up to the first at column 0. Lines inside strings or brackets may be among them:
-    a header made from one is harmless when no statement dedents to it, and fails the proof otherwise."""
-    lowest: list[tuple[int, int]] = []
-    column = None
-    for match in CODE_LINE.finditer(text, line, end):
-        found = indentation_column(match.group())
-        if column is None or found < column:
-            lowest.append((match.start(), match.end()))
-            column = found
-            if not found:
-                break
-    return lowest
-
-
-def _stand_in(module: ast.Module, header_lines: int, right: str, line: int, indent: str) -> str:
-    """The text that stands in for `right[line:]`, read off the tree of the headers (one `with` per level,
-    outermost first) followed by it: a level is reached when its header's block holds more than the next
-    header, and its first such statement is where the text dedents to it."""
-    levels = []
-    statements = module.body
-    while statements and isinstance(statements[0], ast.With) and statements[0].lineno <= header_lines:
-        levels.append(statements)
-        statements = statements[0].body
-    first = statements[0]
-    decoratable = isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-    stand_in = [indent + ("class _: pass\n" if decoratable else "pass\n")]
-    dedents = [level[1] for level in reversed(levels) if len(level) > 1]
-    starts = line_offsets(right, [statement_line(statement) - header_lines for statement in dedents], line)
-    for start in starts:
-        code = start
-        while right[code] in " \t\f":
-            code += 1
-        stand_in.append(right[start:code] + "pass\n")
-    return "".join(stand_in)
 
 
 class Stream(NamedTuple):
@@ -305,7 +80,7 @@ class Stream(NamedTuple):
 
 
 def stream(
-    scanner: _Scanner, start: int, standalone: _StandaloneCache | None = None, deadline: float | None = None,
+    scanner: Scanner, start: int, standalone: StandaloneCache | None = None, deadline: float | None = None,
     floor: int = 0,
 ) -> Stream | None:
     """The terminals that `right[start:]`, lexed from a token boundary after an unknown middle, can produce.
@@ -315,7 +90,7 @@ def stream(
     after which the rest of the file is a valid module that the text before cannot continue or decorate: there
     every block is closed and the bracket depth is 0, so the language there is the same as at the end of the
     file; or, sooner, at an indented line from which one `pass` per level stands in for the rest of the file
-    (`_StandaloneCache.tails`). Windowing bounds the one-time cost by the statement around the cursor, not the
+    (`StandaloneCache.tails`). Windowing bounds the one-time cost by the statement around the cursor, not the
     file. `floor` is the lowest column a line may start at: the indentation of a block whose statements the
     text ends.
     """
@@ -379,8 +154,8 @@ def stream(
 
 
 def _window_tokens(
-    scanner: _Scanner, start: int, standalone: _StandaloneCache | None, deadline: float | None = None
-) -> tuple[list[_Token] | None, str, int]:
+    scanner: Scanner, start: int, standalone: StandaloneCache | None, deadline: float | None = None
+) -> tuple[list[Token] | None, str, int]:
     """The tokens from `start` up to the window's cut (the end of the file if there is none), or None if they
     do not lex; the text they index, which past an indented cut ends with its stand-in; and where in it the
     window ends (the cut, or the end of the text).
@@ -389,13 +164,13 @@ def _window_tokens(
     …), after which the rest of the file parses, and which no decorator precedes: a `def`, `class`, `async` or
     `@` line is a cut only if the nearest earlier column-0 line that starts a statement (the rest of the file
     parses from there too) is not a decorator. Lines inside brackets (a decorator's closing `)`) start none.
-    An indented line is a cut where `_StandaloneCache.tails` finds a stand-in for the rest of the file, whose
+    An indented line is a cut where `StandaloneCache.tails` finds a stand-in for the rest of the file, whose
     tokens then end the window.
     """
     text = scanner.text
     if standalone is not None:
         standalone.start_stream()
-    window: list[_Token] = []
+    window: list[Token] = []
     earlier_lines: list[int] = []  # column-0 token lines seen since `start`
     change = lowest_change = 0  # brackets opened minus closed since `start`, and the least it has been
     last: str | None = None  # the last terminal before `token`
@@ -426,7 +201,7 @@ def _window_tokens(
             stand_in = standalone.tails(token.start, indent)
             if stand_in is not None:
                 windowed = text[:token.start - len(indent)] + stand_in
-                window.extend(_Scanner(windowed).tokens_from(token.start - len(indent)))
+                window.extend(Scanner(windowed).tokens_from(token.start - len(indent)))
                 return window, windowed, len(windowed)
         if token.terminal in lx.OPENING_BRACKETS:
             change += 1
@@ -450,9 +225,9 @@ _CONTINUED_BY = frozenset({",", "(", "[", "{", "=", "+", "-", "*", "/", "%", "|"
                            "in", "is", "if", "else", "lambda", ".", "@", "->", ":=", "**", "//", "<", ">", "==", "!="})
 
 
-def _may_start_statement(before: str | None, token: _Token) -> bool:
+def _may_start_statement(before: str | None, token: Token) -> bool:
     """A cheap guess of whether a line that begins with `token` after the terminal `before` starts a statement,
-    to spare `_StandaloneCache.tails` a parse where it would fail: not a continuation word or a closing bracket,
+    to spare `StandaloneCache.tails` a parse where it would fail: not a continuation word or a closing bracket,
     not after a token that leaves the expression open, and not a string after a string (inside brackets, lines
     of adjacent strings join). Only ever a guess against: every cut is proved by the parse."""
     if token.terminal in CONTINUING or token.terminal in lx.CLOSING_BRACKETS:
@@ -485,12 +260,12 @@ def statement_ends(
     truncated = within is not None and within < len(right)
     right = right[:within] if truncated else right
     text = normalize(right)
-    scanner = _Scanner(text)
+    scanner = Scanner(text)
     resume = token_end(text, pending, 0, {}) if pending != lx.START else 0
     if resume is None or not _lexes_through_its_line(scanner, resume):
         resume = text.find("\n") + 1  # the middle opens what the cursor's line closes: read on from the next line
     floor = indentation_column(indent)
-    window: list[_Token] = []
+    window: list[Token] = []
     decorated = False
     ends: list[int] = []
     decoratable_first: int | None = None
@@ -541,7 +316,7 @@ def _by_hope(text: str, ends: list[int], indent: str) -> tuple[list[int], list[i
     return ends, []
 
 
-def _lexes_through_its_line(scanner: _Scanner, index: int) -> bool:
+def _lexes_through_its_line(scanner: Scanner, index: int) -> bool:
     """True if the text from `index` lexes at least to the end of its line (a token may run on past it)."""
     line_end = scanner.text.find("\n", index)
     for token in scanner.tokens_from(index):
@@ -557,7 +332,7 @@ def _offset_in(right: str, normalized: str, offset: int) -> int:
     return len(right) if offset == len(normalized) else line_start(right, normalized.count("\n", 0, offset) + 1)
 
 
-def _follows_undecorated(text: str, earlier_lines: list[int], standalone: _StandaloneCache) -> bool:
+def _follows_undecorated(text: str, earlier_lines: list[int], standalone: StandaloneCache) -> bool:
     """True if the statement before the line being cut is known and is not a decorator."""
     for line in reversed(earlier_lines):
         if standalone(line):
@@ -565,7 +340,7 @@ def _follows_undecorated(text: str, earlier_lines: list[int], standalone: _Stand
     return False
 
 
-def _line_indent(text: str, start: int, window: list[_Token], token: _Token) -> str | None:
+def _line_indent(text: str, start: int, window: list[Token], token: Token) -> str | None:
     """The indentation of `token`'s line when the token is the first on a line after `start` that does not
     continue the line before (`window`: the tokens before it); None otherwise."""
     newline = text.rfind("\n", start, token.start)
@@ -609,8 +384,8 @@ def reversed_right_context_nfa(
     `floor`: see `stream`. `statement_starts`, ascending: known starts of top-level statements of `right` from
     which the rest of it is whole statements (the window's proofs then parse no further).
     """
-    standalone = _StandaloneCache(right, statement_starts) if window else None
-    scanner = _Scanner(right)
+    standalone = StandaloneCache(right, statement_starts) if window else None
+    scanner = Scanner(right)
     reversed_streams = []
     used: dict[int, str | None] = {}
     for index in boundary_indices(right):
