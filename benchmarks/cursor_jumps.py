@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 
 from fimlsp.lines import split_lines
-from fimlsp.python.quotient import RightContextCache, python_quotients, quotient
+from fimlsp.python.context_cache import RightContextCache
+from fimlsp.python.quotient import python_quotients, quotient
 
 # What the user types at the cursor after the jump: the document no longer parses, and is not parsed again when
 # the cache knows the version before the edit (`StatementStarts.edited`).

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from earley import Deadline, DeadlineExceeded, Stopped
 from fimlsp import quotient
 from fimlsp.python import quotient as python_quotient
-from fimlsp.python.quotient import RightContext, RightContextCache
+from fimlsp.python.context_cache import RightContextCache
+from fimlsp.python.quotient import RightContext
 from fimlsp.python.region import constrain
 from fimlsp.cases import boundary_cases, random_span_cases
 from fimlsp.python.syntax import compiles, parses

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from harness.broken_elsewhere import evaluate, is_statement_boundary
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python import region
-from fimlsp.python.quotient import RightContextCache
+from fimlsp.python.context_cache import RightContextCache
 from fimlsp.python.region import FILE, NONE, REGION, constrain
 from fimlsp.python.right_context import statement_ends
 from fimlsp.python.syntax import parses

@@ -31,8 +31,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from fimlsp.python import lexemes as lx
-from fimlsp.python.facts import TRY_CLAUSE
-from fimlsp.python.lexer import indentation_column
+from fimlsp.python.openings import compound_openings, header, indentations, written_indentation
 
 if TYPE_CHECKING:
     from earley import RecognizerState
@@ -58,16 +57,8 @@ WANTED_NAMES = 3
 # The most names the file binds that a name in progress is completed to (`e` to `env`, `environment`), the shortest
 # first: with the name judge on, a name the cursor is inside must end as one that is bound.
 NAME_COMPLETIONS = 6
-# The right context's first line goes on a `for` header; a clause that needs a `try` before it; how far after the
-# right context's first line such a clause is looked for.
-_REST_OF_FOR = re.compile(r"([ \t]*)in\b")
-_DEF_REST = re.compile(r"[^\W\d]\w*[ \t]*\(")
 _BUILTINS = frozenset(dir(builtins))
 _WORD = re.compile(r"(?<![.\w])[^\W\d]\w*")
-_OPENER = {")": "(", "]": "[", "}": "{"}
-# Lines of the right context in which a header's rest is looked for.
-HEADER_LINES = 8
-CLAUSE_LOOKAHEAD = 2000
 # Characters of the right context that a token of the middle can run on into (the longest keyword is 8 long).
 MERGE_LOOKAHEAD = 8
 TERMINAL_COSTS = {terminal: len(text) for terminal, text in lx.SHORTEST_TEXT.items()}
@@ -237,7 +228,7 @@ def _binds(state: FimState, name: str) -> bool:
 
 def _pieces(state: FimState, wanted: list[str] = ()) -> tuple[list[str], set[str], set[str]]:
     """The texts the search may write next: those it may go on from, those that can only end a finish, and the
-    starts of a compound statement that the right context goes on with (`_openings`).
+    starts of a compound statement that the right context goes on with (`compound_openings`).
 
     Going on: what closes the token in progress, or else what extends it into a longer terminal (`im` to
     `import`), a shortest lexeme of each terminal that may follow (after a space where it would merge with the
@@ -278,24 +269,24 @@ def _pieces(state: FimState, wanted: list[str] = ()) -> tuple[list[str], set[str
     right, right_indentation = state.context.right, state.context.indentation
     final = {_separated(lexer.token, text) for text in RUNNING_ON}
     openings = set()
-    fresh_lines = _indentations(lexer.indents, "")
+    fresh_lines = indentations(lexer.indents, "")
     at_statement_line = lexer.at_line_start and lexer.depth == 0 and lexer.token == lx.START
     if lx.NEWLINE in following:
         pieces.extend("\n" + indentation for indentation in fresh_lines)
-        final.update("\n" + indentation for indentation in _indentations(lexer.indents, "", right_indentation))
+        final.update("\n" + indentation for indentation in indentations(lexer.indents, "", right_indentation))
         if right.startswith(":", len(right_indentation)):  # the right context ends a block's header: write its start
-            openings.update("\n" + indentation + _header(name) for indentation in fresh_lines)
+            openings.update("\n" + indentation + header(name) for indentation in fresh_lines)
     if (lx.NEWLINE in following and lexer.depth == 0) or at_statement_line:
         # after a line's end, or on a line blank so far (a statement left of its indentation starts on the next)
         openings.update("\n" + indentation + opening for indentation in fresh_lines
-                        for opening in _openings(right, lexer.indents, indentation, name))
+                        for opening in compound_openings(right, lexer.indents, indentation, name))
     if at_statement_line:
-        written = _written_indentation(lexer.column, lexer.alt_column)
+        written = written_indentation(lexer.column, lexer.alt_column)
         if written is not None:
-            pieces.extend(_indentations(lexer.indents, written))
-            final.update(_indentations(lexer.indents, written, right_indentation))
-            openings.update(indentation + opening for indentation in _indentations(lexer.indents, written)
-                            for opening in _openings(right, lexer.indents, written + indentation, name))
+            pieces.extend(indentations(lexer.indents, written))
+            final.update(indentations(lexer.indents, written, right_indentation))
+            openings.update(indentation + opening for indentation in indentations(lexer.indents, written)
+                            for opening in compound_openings(right, lexer.indents, written + indentation, name))
     if lexer.token == lx.START:
         final.update(_merging(right[:MERGE_LOOKAHEAD]))
     else:
@@ -322,123 +313,6 @@ def _completions(state: FimState) -> list[str]:
                      if len(name) > len(begun) and name.startswith(begun)), key=lambda name: (len(name), name))
     own = [name for name in longer if name not in _BUILTINS]
     return [name[len(begun):] for name in (own or longer)[:NAME_COMPLETIONS]]
-
-
-def _header(name: str) -> str:
-    """The start of a compound statement's header, for a right context that begins with the header's colon or with
-    a line indented deeper than any open block (then with the colon)."""
-    return "if " + name
-
-
-def _openings(right: str, indents: tuple[tuple[int, int], ...], indentation: str, name: str = NAME) -> list[str]:
-    """Starts of a compound statement, written on a line indented by `indentation`, that the right context goes on
-    with validly (`name`: the name written where one is needed, `x` below):
-
-    - `if x:` before a first line of code deeper than every open block;
-    - `if `, `if x` or `for x` before the rest of a header (`all(y):`, `or y:`, ` in y:`), and `if x(` before the
-      rest of a header whose bracket the middle must open (`y,\n    z):`);
-    - a header and a deeper line before a statement that a line deeper than the header follows (`if x:`) or an
-      `except` or `finally` at the header's column (`try:`), and `except:` and a deeper line left of the
-      innermost block (a `try` body the middle must close); the deeper line starts with a name where the right
-      context goes on with an operator (`= f(y)`).
-
-    The recognizer's estimate cannot lead a search to them (it does not see the right context's indentation
-    until the left is known), and without them a finish before such a right context is rarely found."""
-    line_end = right.find("\n")
-    first_line = right if line_end < 0 else right[:line_end]
-    openings = []
-    code = first_line.strip(" \t\f")
-    if not code:
-        if line_end >= 0 and _first_code_column(right, line_end + 1) > indents[-1][0]:
-            openings.append(_header(name) + ":")
-    elif not code.startswith("#") and "#" not in first_line and code.endswith(":"):
-        rest_of_for = _REST_OF_FOR.match(first_line)
-        openings.append(("for x" if rest_of_for.group(1) else "for x ") if rest_of_for else "if ")
-        if lx.is_identifier_char(first_line[0]):  # `or y:` goes on `if x` as `if xor y:`
-            openings.append(_header(name))
-        if _DEF_REST.match(first_line):  # `from_dict(config):` is a `def` header whose parameters the body loads
-            openings.append("def ")
-        elif _header_openers(right[:CLAUSE_LOOKAHEAD]) == "(":  # `**kwargs):`: the rest of its parameters
-            openings.append("def " + name + "(")
-    else:
-        openers = _header_openers(right[:CLAUSE_LOOKAHEAD])
-        if openers:  # `y,\n    z):` ends a header whose bracket the middle opens: `if x(`
-            openings.append("if " + "".join(("" if opener == "{" else name) + opener for opener in openers))
-            if openers == "(":  # or the parameters of a `def` (`**kwargs):` and a body that loads them)
-                openings.append("def " + name + "(")
-    if code and line_end >= 0 and " " * len(indentation) == indentation:
-        column = len(indentation)
-        unit = indents[-1][0] - indents[-2][0] if len(indents) > 1 else 4  # the innermost block's step
-        body = "\n" + indentation + " " * max(1, unit)
-        bodies = [body]
-        if not (lx.is_identifier_char(code[0]) or code[0] in "\"'"):  # `= f(x)`, `.append(y)`: a name before it
-            bodies.append(body + name + " ")
-        if _clause_at(right[line_end + 1:line_end + 1 + CLAUSE_LOOKAHEAD], column):
-            openings.extend("try:" + body for body in bodies)
-        elif _first_code_column(right, line_end + 1) > column:  # the right context's first lines are a body
-            openings.extend(_header(name) + ":" + body for body in bodies)
-        if column < indents[-1][0]:  # a `try` body open deeper may need its clause before the right context
-            openings.extend("except:" + body for body in bodies)
-    return openings
-
-
-def _header_openers(text: str) -> str:
-    """The brackets a middle must open for `text` to be the rest of a header (`a, b):` and then its body: `(`),
-    outermost first; empty when `text` closes none within its first lines, or the logical line that closes them
-    does not end with a colon. Strings and comments are skipped roughly: the recognizer checks the opening."""
-    stack: list[str] = []
-    openers, last, lines = "", "", 0
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if char in "([{":
-            stack.append(char)
-        elif char in ")]}":
-            if stack:
-                stack.pop()
-            else:
-                openers = _OPENER[char] + openers
-        elif char in "\"'#":
-            index = text.find("\n" if char == "#" else char, index + 1)
-            if index < 0:
-                return ""
-            if char == "#":
-                continue
-        elif char == "\n":
-            if openers and not stack:
-                return openers if last == ":" else ""
-            lines += 1
-            if lines > HEADER_LINES:
-                return ""
-        if not char.isspace():
-            last = char
-        index += 1
-    return ""
-
-
-def _first_code_column(text: str, start: int = 0) -> int:
-    """The column of the first line of `text` from `start` that holds code; -1 when none does. Line by line, as
-    far as that line: the search asks it at every line break it considers, and a right context may be long."""
-    while True:
-        end = text.find("\n", start)
-        line = text[start:] if end < 0 else text[start:end]
-        code = line.lstrip(" \t\f")
-        if code and not code.startswith("#"):
-            return indentation_column(line[:len(line) - len(code)])
-        if end < 0:
-            return -1
-        start = end + 1
-
-
-def _clause_at(text: str, column: int) -> bool:
-    """Whether a line of `text` at `column` (spaces) starts an `except` or `finally` clause, before any other line
-    at or left of that column."""
-    for line in text.split("\n"):
-        code = line.lstrip(" ")
-        if not code or code.startswith("#") or len(line) - len(code) > column:
-            continue
-        return len(line) - len(code) == column and TRY_CLAUSE.match(code) is not None
-    return False
 
 
 def _after_indentation(parser: RecognizerState) -> frozenset[str]:
@@ -473,37 +347,3 @@ def _merging(right: str) -> tuple[str, ...]:
 
 def _would_merge(token: int, char: str) -> bool:
     return lx.step(token, char) != lx.DEAD or (lx.KIND[token] == lx.KIND_NUMBER and lx.is_identifier_start(char))
-
-
-def _indentations(indents: tuple[tuple[int, int], ...], written: str, following: str = "") -> list[str]:
-    """Texts that, between the indentation `written` so far on a line and `following` (the right context's, for a
-    finish that ends there), reach an open block's column or one unit deeper than the innermost: spaces where the
-    file indents with spaces, tabs where it indents with tabs only."""
-    (column, alt_column) = indents[-1]
-    unit = column - indents[-2][0] if len(indents) > 1 else 4
-    tabs = column != alt_column
-    targets = set(indents) | {(column + 8, alt_column + 1) if tabs else (column + unit, alt_column + unit)}
-    texts = []
-    for level, alt_level in sorted(targets):
-        for count in range(level + 1):
-            text = "\t" * count if tabs else " " * count
-            line = written + text + following
-            if indentation_column(line) == level and _alt_column(line) == alt_level:
-                texts.append(text)
-                break
-    return texts
-
-
-def _written_indentation(column: int, alt_column: int) -> str | None:
-    """The indentation a line holds so far, where it is all spaces or all tabs."""
-    if column == alt_column:
-        return " " * column
-    return "\t" * alt_column if column == 8 * alt_column else None
-
-
-def _alt_column(whitespace: str) -> int:
-    """The column with tabs as one column, as CPython's consistency check counts it."""
-    column = 0
-    for char in whitespace:
-        column = 0 if char == "\f" else column + 1
-    return column

@@ -8,7 +8,8 @@ from dataclasses import replace
 from fimlsp.language import DEFAULT_BUDGET, Caches, Guarantee, Language
 from fimlsp.python.finish import comma_spaced, ends_a_comma
 from fimlsp.python.names import FileNames
-from fimlsp.python.quotient import RightContext, RightContextCache
+from fimlsp.python.context_cache import RightContextCache
+from fimlsp.python.quotient import RightContext
 from fimlsp.python.region import PythonGuarantee, constrain
 from fimlsp.python.syntax import compiles
 
