@@ -159,6 +159,12 @@ class Language(ABC):
         written. True in a language without a name judge, and where the judge is off."""
         return True
 
+    def undefined_names(self, text: str) -> set[str] | None:
+        """The names a static checker reports undefined in the whole `text` (for Python, pyflakes'), for the
+        evaluation's measure of what a parser lets through; None where that is not measured (no checker, a text
+        that does not parse, a language without one)."""
+        return None
+
     @abstractmethod
     def parses(self, text: str) -> bool:
         """Whether `text` is a valid file of the language: the final judge of a middle (for Python, that CPython

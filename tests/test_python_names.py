@@ -128,7 +128,7 @@ def test_an_end_that_leaves_a_name_of_the_right_context_unbound_is_refused(left,
 @functools.lru_cache(maxsize=1)
 def _clean_stdlib_files() -> tuple[tuple[str, str], ...]:
     from harness.corpus import stdlib_files
-    from fimlsp.evaluation.names import undefined_names
+    from fimlsp.python.names import undefined_names
 
     files = [(name, text) for name, text in stdlib_files() if len(text) < 20_000]
     random.Random(35).shuffle(files)

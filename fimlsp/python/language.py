@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from fimlsp.language import DEFAULT_BUDGET, Caches, Guarantee, Language
 from fimlsp.python.finish import comma_spaced, ends_a_comma
-from fimlsp.python.names import FileNames
+from fimlsp.python.names import FileNames, undefined_names
 from fimlsp.python.context_cache import RightContextCache
 from fimlsp.python.quotient import RightContext
 from fimlsp.python.region import PythonGuarantee, constrain
@@ -42,6 +42,9 @@ class Python(Language):
 
     def parses(self, text: str) -> bool:
         return compiles(text)
+
+    def undefined_names(self, text: str) -> set[str] | None:
+        return undefined_names(text)
 
     def spaces_after_comma(self, state) -> bool:
         return ends_a_comma(state) and comma_spaced(state.text)
