@@ -1,4 +1,4 @@
-"""The server backend (`fimlsp complete --server URL`): round trips per completion and the share of tokens that
+"""The server backend (`fimlsp complete --model-server URL`): round trips per completion and the share of tokens that
 speculation answered without a request, against a real llama.cpp server (`python -m llama_cpp.server`, or with
 `--engine llama-server` llama.cpp's own, built by tests/install-llama-server.sh) serving the shipped model as GGUF,
 at seeded cursors in CPython's standard library (after `return ` or `= `).
@@ -62,8 +62,8 @@ def main() -> None:
                          "wall": wall, "ending": result.ending})
         path, line, column = cuts[0]
         clock = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "fimlsp", "complete", f"{path}:{line}:{column}", "--server", url],
-                              capture_output=True, text=True, cwd=ROOT,
+        done = subprocess.run([sys.executable, "-m", "fimlsp", "complete", f"{path}:{line}:{column}",
+                               "--model-server", url], capture_output=True, text=True, cwd=ROOT,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
         cli_seconds = time.perf_counter() - clock
         model.close()

@@ -51,7 +51,7 @@ def test_complete_help_names_the_exit_statuses_and_the_context_window(capsys):
 def test_json_gives_the_token_limit_that_the_context_window_left(tmp_path, capsys):
     long_file = tmp_path / "long.py"
     long_file.write_text("".join(f"value_{index} = {index} * 2\n" for index in range(400)) + "total = \n")
-    assert main(["complete", f"{long_file}:401:9", "--json", "--max-tokens", "500", "--timeout", "20"]) == 0
+    assert main(["complete", f"{long_file}:401:9", "--json", "--max-tokens", "500", "--time-budget", "20"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert 128 <= result["max_tokens"] < 500  # the shipped model's 512-token window, shared with the prompt
     assert result["tokens"] <= result["max_tokens"]
@@ -167,11 +167,11 @@ async def test_complete_gives_the_middle_that_a_default_server_suggests(capsys):
     for line, column in EDITOR_POSITIONS:
         assert main(["complete", f"{example}:{line}:{column}", "--json"]) == 0
         result = json.loads(capsys.readouterr().out)
-        assert result["differs_from_editors"] == {"timeout": {"here": None, "editors": budget}}
+        assert result["differs_from_editors"] == {"time_budget": {"here": None, "editors": budget}}
         printed.append(result["middle"])
     assert main(["complete", f"{example}:10:12", "--json", "--names", "off", "--max-tokens", "500"]) == 0
     assert json.loads(capsys.readouterr().out)["differs_from_editors"] == {
-        "timeout": {"here": None, "editors": budget}, "names": {"here": "off", "editors": "strict"},
+        "time_budget": {"here": None, "editors": budget}, "names": {"here": "off", "editors": "strict"},
         "max_tokens": {"here": 500, "editors": 128}}
     uri = example.as_uri()
     async with serve({"fimlsp": {"timeBudget": 60}}) as client:

@@ -122,7 +122,7 @@ def cli_runs(tiny_model_path, tmp_path_factory):
         path = folder / f"{case.name}.py"
         path.write_bytes(case.data)
         command = [sys.executable, "-m", "fimlsp", "complete", f"{path}:{case.target}", "--model",
-                   str(tiny_model_path), "--json", "--max-tokens", "8", "--timeout", str(CLI_TIMEOUT)]
+                   str(tiny_model_path), "--json", "--max-tokens", "8", "--time-budget", str(CLI_TIMEOUT)]
         try:
             done = subprocess.run(command, capture_output=True, text=True, errors="replace",
                                   timeout=CLI_TIMEOUT + HANG_GUARD)

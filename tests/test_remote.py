@@ -77,7 +77,7 @@ def model(server):
 def test_cli_completes_stdlib_cuts_through_the_server_in_fewer_round_trips_than_tokens(server, engine):
     steps = round_trips = 0
     for path, line, column in stdlib_cuts(3):
-        done = fimlsp("complete", f"{path}:{line}:{column}", "--server", server, "--json")
+        done = fimlsp("complete", f"{path}:{line}:{column}", "--model-server", server, "--json")
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)
         left, right = split(path, line, column)
@@ -110,7 +110,7 @@ def test_llama_servers_openai_api_gives_the_middles_of_its_own_api(server):
 def test_the_vocabulary_may_come_from_the_gguf_file_the_server_runs(server, server_folder):
     gguf = server_folder / "default.gguf"
     path, line, column = stdlib_cuts(2, seed=5)[1]
-    done = fimlsp("complete", f"{path}:{line}:{column}", "--server", server, "--model", str(gguf), "--json")
+    done = fimlsp("complete", f"{path}:{line}:{column}", "--model-server", server, "--model", str(gguf), "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["model"] == str(gguf) and result["guarantee"] == "file"
@@ -226,7 +226,7 @@ def test_a_server_that_tokenizes_otherwise_is_refused(server, tmp_path):
 
 def test_no_server_is_one_line_and_exit_status_2():
     url = f"http://127.0.0.1:{free_port()}"
-    done = fimlsp("complete", f"{STDLIB / 'textwrap.py'}:10:1", "--server", url)
+    done = fimlsp("complete", f"{STDLIB / 'textwrap.py'}:10:1", "--model-server", url)
     assert done.returncode == 2
     assert done.stderr.strip() == f"fimlsp complete: error: no server at {url} (connection refused)"
 
@@ -257,7 +257,7 @@ def test_a_server_without_log_probabilities_is_refused_clearly():
     threading.Thread(target=stub.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{stub.server_address[1]}"
     try:
-        done = fimlsp("complete", f"{STDLIB / 'textwrap.py'}:10:1", "--server", url)
+        done = fimlsp("complete", f"{STDLIB / 'textwrap.py'}:10:1", "--model-server", url)
     finally:
         stub.shutdown()
         stub.server_close()
@@ -317,7 +317,7 @@ def test_a_server_that_stops_answering_ends_the_decoding_within_its_budget(serve
     left, right = split(path, line, column)
     try:
         proxy.stall = True
-        result = complete_middles(model, left, right, DecodingOptions(timeout=budget, max_tokens=32))[0]
+        result = complete_middles(model, left, right, DecodingOptions(time_budget=budget, max_tokens=32))[0]
     finally:
         proxy.released.set()
         proxy.shutdown()
@@ -350,7 +350,7 @@ async def test_the_language_server_completes_through_the_model_server(server):
 
 # Hostile servers: dripping, stalling, flooding ---------------------------------------------------------------
 
-TIMEOUT = 5.0  # `fimlsp complete --timeout`
+TIMEOUT = 5.0  # `fimlsp complete --time-budget`
 BUDGET = 2.0  # `fimlsp serve --time-budget`
 MARGIN = 1.0  # what an answer, or the process's exit, may take past its budget
 MEMORY = 600 * 2**20  # bytes of resident memory fimlsp may reach against any server
@@ -397,20 +397,20 @@ def timed_complete(*args: str) -> tuple[subprocess.CompletedProcess, float, int]
 
 
 def startup_seconds() -> float:
-    """What `fimlsp complete --server` takes against no server at all: Python's start and the imports."""
-    done, seconds, _peak = timed_complete("--server", f"http://127.0.0.1:{free_port()}")
+    """What `fimlsp complete --model-server` takes against no server at all: Python's start and the imports."""
+    done, seconds, _peak = timed_complete("--model-server", f"http://127.0.0.1:{free_port()}")
     assert done.returncode == 2, done.stderr
     return seconds
 
 
 @pytest.mark.parametrize("mode", [DRIP, STALL, FLOOD, REDIRECT])
 def test_complete_against_a_hostile_server_fails_in_one_line_within_its_timeout(mode):
-    """One byte a second used to hold `fimlsp complete --server URL --timeout 5` forever (the HTTP timeout was per
+    """One byte a second used to hold `fimlsp complete --model-server URL --time-budget 5` forever (the HTTP timeout was per
     read), a 200 MB body was read whole, a redirect's body was taken as the answer. Each is now one line and exit
     status 2 within the timeout (and the second Python takes to start), in bounded memory."""
     startup = startup_seconds()
     with hostile_server(mode) as server:
-        done, seconds, peak = timed_complete("--server", server.url, "--timeout", str(TIMEOUT))
+        done, seconds, peak = timed_complete("--model-server", server.url, "--time-budget", str(TIMEOUT))
     assert done.returncode == 2, (done.returncode, done.stderr)
     error = done.stderr.strip()
     assert error.startswith(f"fimlsp complete: error: the server at {server.url} ") and "\n" not in error, error
@@ -429,7 +429,7 @@ def test_complete_meeting_a_hostile_server_mid_decoding_ends_within_its_timeout(
     startup = startup_seconds()
     with hostile_server(mode, upstream=server) as proxy:
         proxy.hostile.set()
-        done, seconds, peak = timed_complete("--server", proxy.url, "--timeout", str(TIMEOUT), "--json")
+        done, seconds, peak = timed_complete("--model-server", proxy.url, "--time-budget", str(TIMEOUT), "--json")
     assert seconds - startup < TIMEOUT + MARGIN, (seconds, startup, done.stderr)
     assert peak < MEMORY, f"{peak / 2**20:.0f} MiB"
     if mode in (FLOOD, REDIRECT):

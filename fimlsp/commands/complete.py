@@ -10,10 +10,9 @@ parses with it: a middle that may break the file is never printed.
 By default the middle is the one an editor suggests when asked for one: the flags' defaults are the language
 server's default settings (its name judge, scope, attempts, token limit, loop repeats, ...), so the middle stays in
 the block that holds the cursor and ends where the cursor's statement does (`--scope file --no-statement-end` for
-the paper's setup). One default differs: no time budget here (the editors have their `timeBudget`), so that the
-middle does not depend on the machine's speed; while typing, the editors also stop at the line end
-(`--single-line`). `--json` names what differs from the editors, the flags given included, under
-"differs_from_editors".
+the paper's setup). One default differs: no time budget here (the editors' is 2 s), so that the middle does not
+depend on the machine's speed; while typing, the editors also stop at the line end (`--single-line always`).
+`--json` names the settings that differ from the editors', the flags given included, under "differs_from_editors".
 
 The prompt and the middle share the model's context window, so fewer tokens than `--max-tokens` may fit (128 with
 the shipped 512-token model on a long file); the JSON's max_tokens is the limit that applied.
@@ -30,48 +29,43 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 
+from fimlsp import settings
 from fimlsp.cli import UserError
-from fimlsp.decoding import Completion, DecodingOptions, options
-from fimlsp.language import for_path, languages, named
+from fimlsp.decoding import Completion, DecodingOptions
+from fimlsp.language import DEFAULT_LANGUAGE, for_path, languages, named
 from fimlsp.model.remote import PROTOCOLS
-from fimlsp.server.config import Settings
 from fimlsp.source import SourceError, read_source, split_at
 
-EDITORS = Settings()  # the editors' defaults: the one declaration the CLI's are read from
-DEFAULTS = EDITORS.decoding_options(statement_end=True)  # a suggestion asked for, with no time budget
+SETTINGS = settings.offered_by("complete")
+# The editors' defaults, but no time budget: a middle that does not depend on the machine's speed.
+DEFAULTS = {"time_budget": None}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="FILE:LINE:COL", help="the file and the cursor position (FILE may be -)")
-    options.add_arguments(parser, DEFAULTS)
+    settings.add_flags(parser, SETTINGS, DEFAULTS)
     parser.add_argument("--language", choices=[language.name for language in languages()],
-                        help="the file's language (default: from its suffix, else %s)" % DEFAULTS.language)
-    parser.add_argument("--model", help="model folder, hub id (OWNER/NAME), or .gguf file run by llama.cpp "
-                        "(default: the model shipped with fimlsp); a relative path is read from the current folder, "
-                        "and a name that is both a folder here and a hub id is refused: write ./OWNER/NAME for the "
-                        "folder, hf:OWNER/NAME for the hub's model; with --server, the folder or .gguf file with the "
-                        "served model's vocabulary")
-    parser.add_argument("--server", metavar="URL",
-                        help="complete with the model served at URL (vLLM, llama.cpp's server, python -m "
-                             "llama_cpp.server: http://HOST:PORT); the constraint runs here")
-    parser.add_argument("--server-api", choices=PROTOCOLS, default="auto",
-                        help="the server's API: openai (/v1/completions) or llamacpp (/completion) (default: "
+                        help="the file's language (default: from its suffix, else %s)" % DEFAULT_LANGUAGE)
+    parser.add_argument("--model-server-api", choices=PROTOCOLS, default="auto",
+                        help="the model server's API: openai (/v1/completions) or llamacpp (/completion) (default: "
                              "detected)")
-    parser.add_argument("--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if present)")
     parser.add_argument("--format", dest="fim_format", help="FIM prompt format (default: detected from the model)")
     parser.add_argument("--order", choices=("psm", "spm"), default=None,
                         help="FIM prompt order (default: the one the model folder names in fim.json, else psm)")
-    parser.add_argument("--n", type=int, default=1, metavar="K",
-                        help="up to K distinct middles, the best first (see --attempts): with --json, a list under "
-                             "\"completions\"; plain output prints the first (default: 1)")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object with the middle and its costs; \"timings\" holds the seconds spent "
                              "loading the model, in the constraint's setup, in the model, in the constraint while "
                              "decoding (with the finish searches, also given apart) and in total")
     parser.add_argument("--verbose", action="store_true", help="print the timings of --json on stderr")
+
+
+def decoding_options(values: dict, language: str) -> DecodingOptions:
+    """The options of a completion with the settings `values`: a request made on purpose, not while typing, so
+    several lines unless single_line is always."""
+    return settings.decoding_options(values, language=language, single_line=values["single_line"] == "always")
 
 
 def parse_target(target: str) -> tuple[str, int, int]:
@@ -94,28 +88,28 @@ def run(args: argparse.Namespace) -> int:
     try:
         text = read_source(sys.stdin.buffer.read() if path == "-" else _read_file(path), path)
         left, right = split_at(text, line, column)
-        language = named(args.language) if args.language else for_path(path) or named(DEFAULTS.language)
-        decoding = options.from_arguments(args, language=language.name)
-        if args.n < 1:
-            raise ValueError("--n must be at least 1")
+        language = named(args.language) if args.language else for_path(path) or named(DEFAULT_LANGUAGE)
+        values = settings.given(args, SETTINGS)
+        decoding = decoding_options(values, language.name)
     except (SourceError, ValueError) as error:
         raise UserError(str(error)) from error
     loading = time.perf_counter()
     try:
-        if args.server:
+        if args.model_server:
             from fimlsp.model.remote import TIMEOUT, connect
 
             # the whole completion's time budget covers connecting to the server and its answers
-            within = TIMEOUT if decoding.timeout is None else min(TIMEOUT, decoding.timeout)
-            model = connect(args.server, args.model, args.fim_format, args.order, args.server_api, within)
+            within = TIMEOUT if decoding.time_budget is None else min(TIMEOUT, decoding.time_budget)
+            model = connect(args.model_server, args.model, args.fim_format, args.order, args.model_server_api,
+                            within)
             if model.status:
                 print(f"fimlsp complete: {model.status}", file=sys.stderr)
         else:
             model = load_model(args.model, args.device, args.fim_format, args.order)
         loaded = time.perf_counter()
-        if args.server and decoding.timeout is not None:
-            decoding = replace(decoding, timeout=max(0.0, decoding.timeout - (loaded - loading)))
-        results = complete_middles(model, left, right, decoding, args.n)
+        if args.model_server and decoding.time_budget is not None:
+            decoding = replace(decoding, time_budget=max(0.0, decoding.time_budget - (loaded - loading)))
+        results = complete_middles(model, left, right, decoding, args.alternatives)
     except ModelError as error:  # a server can also fail during the completion
         raise UserError(str(error)) from error
     result = results[0]
@@ -126,11 +120,11 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     if args.json:
         where = {"file": path, "line": line, "column": column, "model": model.name,
-                 "differs_from_editors": differs_from_editors(decoding), "timings": spent}
-        if args.server:
+                 "differs_from_editors": settings.differing_from_editors(values), "timings": spent}
+        if args.model_server:
             where["server"] = {"url": model.url, "api": model.protocol, "round_trips": model.round_trips,
                                "steps": model.steps, "speculated": model.speculated}
-        if args.n == 1:
+        if args.alternatives == 1:
             print(json.dumps({**where, **result.to_json(), "shown": succeeded}))
         else:
             print(json.dumps({**where, "completions": [{**each.to_json(), "shown": shown(each)} for each in results]}))
@@ -159,15 +153,6 @@ def timings(result: Completion, load: float, total: float) -> dict[str, float]:
     up to at most the total."""
     return {"load": load, "setup": result.setup_seconds, "model": result.model_seconds,
             "constraint": result.constraint_seconds, "searches": result.search_seconds, "total": total}
-
-
-def differs_from_editors(decoding: DecodingOptions) -> dict:
-    """The decoding options whose value here is not the one an editor with the default settings decodes a
-    suggestion asked for with, as {"option": {"here": value, "editors": value}}."""
-    editors = EDITORS.decoding_options(timeout=EDITORS.time_budget, single_line=False, statement_end=True,
-                                       language=decoding.language)
-    return {each.name: {"here": getattr(decoding, each.name), "editors": getattr(editors, each.name)}
-            for each in fields(DecodingOptions) if getattr(decoding, each.name) != getattr(editors, each.name)}
 
 
 def _read_file(path: str) -> bytes:

@@ -27,10 +27,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fimlsp.decoding import options
+from fimlsp import settings
 from fimlsp.evaluation.dataset import KINDS as KIND_NAMES
-from fimlsp.evaluation.runner import DECODING, SEARCH_BUDGET
+from fimlsp.evaluation.runner import DECODING, RunSettings
 from fimlsp.evaluation.runner import MODES as MODE_NAMES
+
+SETTINGS = (*settings.offered_by("eval"), *DECODING)  # the model's, and the decoding options a run records
 
 
 def _list_of(choices: tuple[str, ...]):
@@ -136,13 +138,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("decoding")
     group.add_argument("--modes", type=_list_of(MODE_NAMES), default=list(MODE_NAMES),
                        help="comma-separated modes to run (default: unconstrained,checked,constrained)")
-    group.add_argument("--model", help="model folder, hub id, or .gguf file run by llama.cpp (default: the model "
-                       "shipped with fimlsp)")
-    group.add_argument("--device", help="torch device (default: a GPU if present)")
-    group.add_argument("--server", metavar="URL",
-                       help="run the model on the shared server at URL (see `fimlsp complete --server`); --model then "
-                            "names the folder with its vocabulary; the cases run one at a time")
-    options.add_arguments(group, options.DecodingOptions(search_budget=SEARCH_BUDGET), only=DECODING)
+    # a run's defaults are its own (`RunSettings`): the paper's setup and a search budget rather than a time budget
+    settings.add_flags(group, SETTINGS, {name: getattr(RunSettings(), name) for name in SETTINGS})
     group = parser.add_argument_group("running and reporting")
     group.add_argument("--out", type=Path, default=Path("eval-results.jsonl"),
                        help="results file, JSON lines; an existing one is resumed (default: eval-results.jsonl)")
@@ -160,13 +157,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def decoding_header(args: argparse.Namespace) -> str:
     """The run's decoding options, and those that are not the editors' (eval keeps its own defaults: a search budget
     rather than a time budget, so that a run's figures do not move with the machine's load)."""
-    from fimlsp.server.config import Settings
-
-    editors = Settings()
-    editors = editors.decoding_options(timeout=editors.time_budget)
-    differing = [f"{name} (editors: {getattr(editors, name)})" for name in DECODING
-                 if getattr(args, name) != getattr(editors, name)]
-    return (f"decoding: {', '.join(f'{name}={getattr(args, name)}' for name in DECODING)}"
+    values = {name: getattr(args, name) for name in DECODING}
+    differing = [f"{name} (editors: {both['editors']})"
+                 for name, both in settings.differing_from_editors(values).items()]
+    return (f"decoding: {', '.join(f'{name}={value}' for name, value in values.items())}"
             + (f"; not the editors' defaults: {', '.join(differing)}" if differing else ""))
 
 
@@ -192,36 +186,35 @@ def run(args: argparse.Namespace) -> int:
     from fimlsp.evaluation import runner
     from fimlsp.model import ModelError, load_model
 
-    device = args.device
-    if device is None and not args.server:
-        from fimlsp.model.loading import default_device
-
-        device = default_device()
-    try:
-        options.from_arguments(args, DECODING)  # bad options fail here, with one line, rather than in every case
+    try:  # bad settings fail here, with one line, rather than in every case
+        values = settings.given(args, SETTINGS)
+        settings.decoding_options(values)
     except ValueError as error:
         raise UserError(str(error)) from None
+    if values["device"] is None and not args.model_server:
+        from fimlsp.model.loading import default_device
+
+        values["device"] = default_device()
     print(decoding_header(args))
     threads = args.threads or runner.default_threads(args.workers)
-    settings = runner.RunSettings(args.model, device=device, threads=threads, server=args.server,
-                                  **{name: getattr(args, name) for name in DECODING})
+    run_settings = runner.RunSettings(**values, threads=threads)
     try:
-        if args.server:
+        if args.model_server:
             from fimlsp.model.remote import connect
 
-            model = connect(args.server, args.model)  # one connection: the server runs the cases' model passes
+            model = connect(args.model_server, args.model)  # one connection: the server runs the cases' model passes
         else:
-            model = load_model(args.model, device)  # fail here, with one line, rather than in every worker
+            model = load_model(args.model, values["device"])  # fail here, with one line, rather than in every worker
     except ModelError as error:
         raise UserError(str(error)) from None
-    if not args.server and args.workers > 1:
+    if not args.model_server and args.workers > 1:
         model = None  # each worker loads its own
-    elif not args.server:
+    elif not args.model_server:
         import torch
 
-        torch.set_num_threads(settings.threads)
+        torch.set_num_threads(run_settings.threads)
     try:
-        ran, skipped = runner.run_cases(cases, args.modes, settings, args.out, args.workers,
+        ran, skipped = runner.run_cases(cases, args.modes, run_settings, args.out, args.workers,
                                         progress=not args.no_progress, model=model)
     except runner.ResumeError as error:
         raise UserError(str(error)) from None

@@ -6,7 +6,7 @@ decodes `attempts` greedy middles, each from another of the best valid first tok
 `top_k`: further down they are noise), all going on from one forward pass over the prompt, and returns first the
 one that ended best (`preference`). `attempts=1` is plain greedy decoding. The attempts are decoded side by side
 (`_decode_side_by_side`): one forward pass a step for a batch of their sequences, where the model's key-value
-cache keeps a row per sequence (`FimModel.batches`), else one after another. Within a time budget (`timeout`)
+cache keeps a row per sequence (`FimModel.batches`), else one after another. Within a time budget (`time_budget`)
 they share it: the prompt is cut to what the model reads in `PROMPT_SHARE` of it, the token loops end
 `FALLBACK_SHARE` before its end, and when it ends a middle already finished is offered, or else the first
 unfinished one ended by a fallback.
@@ -85,7 +85,7 @@ def complete_middles(
         raise ValueError("n must be at least 1")
     stages = {} if stages is None else stages
     started = time.perf_counter()
-    deadline = None if options.timeout is None else started + options.timeout
+    deadline = None if options.time_budget is None else started + options.time_budget
     mode, setup_seconds, names_reason = options.mode, 0.0, ""
     if mode == "constrained":
         if guarantee is None:
@@ -185,7 +185,7 @@ def complete_middles(
         # worth more than none (and an empty middle is no suggestion at all).
         remaining = None if budget_end is None else budget_end - time.perf_counter()
         if remaining is None or remaining > 0:
-            again = complete_middles(model, left, right, replace(options, names="off", timeout=remaining), n,
+            again = complete_middles(model, left, right, replace(options, names="off", time_budget=remaining), n,
                                      should_stop, plain, caches, stages)
             language = named(options.language)
             binding = [result.valid and language.binds_names(left, result.middle, right) for result in again]

@@ -1,18 +1,19 @@
 """What a completion is asked for: the decoding options, the one declaration of each.
 
 Each option's field says how the commands and the editors show it: its help, its choices, the metavar of its
-flag, `bounds`, the values a number may take, and `setting`, the camelCase key of the server's setting where the
-editors expose it. The CLI's flags (`add_arguments`, `from_arguments`), the server's settings
-(`fimlsp.server.config`) and, through them, the VS Code schema's `minimum` and `maximum` are made from it.
+flag, `bounds`, the values a number may take, `setting`, the camelCase key of the server's setting where the
+editors expose it, and `editors`, its value in an editor's suggestion where that is not the library's default
+(with `editors_bounds` where the server refuses what the library allows). `fimlsp.settings` makes from it, and from
+the server's own settings declared the same way, the commands' flags, the server's settings and checks
+(`fimlsp.server.config`), the VS Code schema, the Neovim plugin's list and docs/settings.md: a new option is one
+field here (then `python -m fimlsp.settings write`).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Iterable, Mapping
 from dataclasses import Field, dataclass, field, fields, replace
-from types import MappingProxyType
 
 from fimlsp.language import DEFAULT_BUDGET, DEFAULT_LANGUAGE, named
 
@@ -71,47 +72,58 @@ class Bounds:
         return replace(self, least=least, off=None if self.off is not None and self.off < least else self.off)
 
 
-# Seconds: a command-line run may take minutes (a big model on a CPU), not hours; the server's timeBudget has its
-# own, tighter bound (`fimlsp.server.config`).
+# Seconds: a command-line run may take minutes (a big model on a CPU), not hours.
 SECONDS = Bounds(0, 600, integer=False, above=True)
+_LIBRARY = object()  # `editors` not given: the editors use the library's default
 
 
 def _option(default, help: str, *, choices: tuple[str, ...] = (), metavar: str | None = None,
-            setting: str | None = None, bounds: Bounds | None = None):
-    """A decoding option that the commands offer as a flag (and, with `setting`, the editors as a setting)."""
-    return field(default=default, metadata={"help": help, "choices": choices, "metavar": metavar, "setting": setting,
-                                             "bounds": bounds})
+            setting: str | None = None, bounds: Bounds | None = None, editors=_LIBRARY,
+            editors_bounds: Bounds | None = None, **more):
+    """An option that the commands offer as a flag and, with `setting`, the editors as a setting; `editors` is its
+    value in an editor's suggestion (and `fimlsp complete`'s default), `editors_bounds` the server's bounds. `more`:
+    what a server setting adds (`fimlsp.settings`)."""
+    return field(default=default, metadata={
+        "help": help, "choices": choices, "metavar": metavar, "setting": setting, "bounds": bounds,
+        "editors": default if editors is _LIBRARY else editors, "editors_bounds": editors_bounds or bounds, **more})
 
 
 @dataclass(frozen=True)
 class DecodingOptions:
-    mode: str = _option(MODES[0], "decoding mode", choices=MODES, setting="mode")
+    mode: str = _option(MODES[0], "decoding mode: constrained keeps every middle valid; checked generates freely and "
+                                  "keeps a middle only if the file compiles with it; unconstrained checks nothing",
+                        choices=MODES, setting="mode")
+    # 4,096: 8 times the shipped model's whole window; a suggestion of 0 tokens is none
     max_tokens: int = _option(
         500, "most tokens to generate; the prompt and the middle share the model's context window, so fewer may fit",
-        setting="maxTokens", bounds=Bounds(0, 4096))  # 4,096: 8 times the shipped model's whole window
+        setting="maxTokens", bounds=Bounds(0, 4096), editors=128, editors_bounds=Bounds(1, 4096))
     top_k: int = _option(50, "candidates checked per token, the model's first; the rest of the vocabulary is tried "
                              "only when none of them is valid", setting="topK",
                      bounds=Bounds(1, 1000))
     temperature: float = _option(0.0, "sampling temperature; 0 is greedy", bounds=Bounds(0, 2, integer=False))
     top_p: float = _option(1.0, "nucleus sampling mass", bounds=Bounds(0, 1, integer=False, above=True))
-    timeout: float | None = _option(None, "time budget in seconds for the whole completion", metavar="SECONDS",
-                                    bounds=SECONDS)
+    # the editors' budget is a suggestion's, a minute at most; a command's may be minutes (a big model on a CPU)
+    time_budget: float | None = _option(
+        None, "seconds for the whole completion, from the request's arrival (waiting and connecting to a model "
+              "server included); when they run out, a shorter valid middle or none", metavar="SECONDS",
+        setting="timeBudget", bounds=SECONDS, editors=2.0, editors_bounds=Bounds(0, 60, integer=False, above=True))
     seed: int = _option(0, "seed for sampling", bounds=Bounds(0, 2**32 - 1))
-    single_line: bool = _option(False, "stop at the first line end where the file is valid")
+    single_line: bool = False  # stop at the first line end where the file is valid: the setting single_line's
     statement_end: bool = _option(
         False, "stop where the statement or block that holds the cursor ends, if the file is valid there "
                "(constrained mode; what the editors do for a multi-line suggestion); off, the middle runs on to "
-               "the model's end")
+               "the model's end", editors=True)
     # at most 4 M: CPython's proofs of the text outside the window take ~0.3 ms per 1,000 characters
     size_budget: int = _option(DEFAULT_BUDGET, "files with more characters are checked only around the cursor",
                                metavar="CHARS", setting="sizeBudget", bounds=Bounds(1, 4_000_000))
     setup_timeout: float = _option(
-        10.0, "time to build the constraint (within --timeout); past it the middle is generated unconstrained and "
-              "shown only if the file compiles with it", metavar="SECONDS", bounds=SECONDS)
+        10.0, "time to build the constraint (within the time budget); past it the middle is generated unconstrained "
+              "and shown only if the file compiles with it", metavar="SECONDS", bounds=SECONDS)
     scope: str = _option(
         SCOPES[0], "block: the middle stays in the block that holds the cursor and leaves the code after it as it "
                    "reads (falls back to the file when the block admits no middle), as the editors ask; file: any "
-                   "middle that makes the file valid, the paper's setup", choices=SCOPES, setting="scope")
+                   "middle that makes the file valid, the paper's setup", choices=SCOPES, setting="scope",
+        editors="block")
     language: str = DEFAULT_LANGUAGE  # the name of a `fimlsp.language.Language`
     loop_repeats: int = _option(
         3, "a middle that comes to end in the same chunk of text N times in a row is stopped and cut back after the "
@@ -127,10 +139,12 @@ class DecodingOptions:
         bounds=Bounds(1, 10))
     names: str = _option(
         NAMES[0], "strict: a constrained middle may not load a name that nothing in the file or the middle binds "
-                  "(off in files with star imports, globals(), exec, eval, ...)", choices=NAMES, setting="names")
+                  "(off in files with star imports, globals(), exec, eval, ...); off: only the file's syntax and "
+                  "compile are checked", choices=NAMES, setting="names",
+        editors="strict")  # 1 of 48 held-out constrained middles adds an undefined name with it, 14 without
     search_budget: int | None = _option(
         None, "nodes a finish search of the token loop may expand (a fallback's and the start's, which may take "
-              "longer, in proportion), with no clock but the completion's --timeout: the middles are the same on a "
+              "longer, in proportion), with no clock but the completion's time budget: the middles are the same on a "
               "busy machine as on an idle one (eval's runs); none: searches end after their share of a second, for "
               "an editor's latency", metavar="NODES", bounds=Bounds(1, 10**9))
     # auto: workspace where the model's window has room for it (fimlsp.context.WORKSPACE_WINDOW), else off
@@ -162,38 +176,10 @@ class DecodingOptions:
 
 
 def offered() -> tuple[Field, ...]:
-    """The options that the commands offer as flags, in their order."""
+    """The options that the commands offer as flags, in their order (`language` is the command's own flag)."""
     return tuple(each for each in fields(DecodingOptions) if "help" in each.metadata)
 
 
 def option(name: str) -> Field:
     """The declaration of the option `name`."""
     return next(each for each in offered() if each.name == name)
-
-
-def add_arguments(parser, defaults: DecodingOptions = DecodingOptions(), only: Iterable[str] | None = None,
-                  bounds: Mapping[str, Bounds] = MappingProxyType({})) -> None:
-    """A flag for each offered option (or those in `only`), `--max-tokens` for `max_tokens`, with `defaults`' value
-    as its default (a command's defaults may be the editors', not the library's) and its value checked against the
-    declared bounds or those in `bounds` (the server's, which may be narrower); on/off options get `--x` and
-    `--no-x`."""
-    for each in offered():
-        if only is not None and each.name not in only:
-            continue
-        flag, default, meta = "--" + each.name.replace("_", "-"), getattr(defaults, each.name), each.metadata
-        if each.type == "bool":
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default,
-                                help=f"{meta['help']} (default: {'on' if default else 'off'})")
-        else:
-            within = bounds.get(each.name, meta["bounds"])
-            kind = str if within is None else within.parse  # every number option has bounds
-            parser.add_argument(flag, type=kind, choices=meta["choices"] or None, default=default,
-                                metavar=meta["metavar"], help=meta["help"] + (
-                                    " (default: none)" if default is None else " (default: %(default)s)"))
-
-
-def from_arguments(args: argparse.Namespace, only: Iterable[str] | None = None, **given) -> DecodingOptions:
-    """The options of flags that `add_arguments` added (with the same `only`), with `given` on top; ValueError if
-    one is bad."""
-    parsed = {each.name: getattr(args, each.name) for each in offered() if only is None or each.name in only}
-    return DecodingOptions(**{**parsed, **given})

@@ -22,18 +22,21 @@ from typing import Iterable, Iterator
 from fimlsp import decoding
 from fimlsp.evaluation.dataset import EvalCase
 from fimlsp.evaluation.names import added_undefined_names
+from fimlsp.decoding.options import option
 from fimlsp.language import Caches
 from fimlsp.model import FimModel, load_model
 from fimlsp.model.remote import RemoteModel
 
 MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
 # The decoding options a run takes (its other options are the library's defaults: file scope, no statement end).
-DECODING = ("max_tokens", "top_k", "timeout", "scope", "loop_repeats", "token_healing", "attempts", "names",
+DECODING = ("max_tokens", "top_k", "time_budget", "scope", "loop_repeats", "token_healing", "attempts", "names",
             "search_budget")
 # A run's finish searches are bounded by nodes expanded, not by the clock: the same cases give the same middles on a
 # busy machine as on an idle one, and two runs compare (about what an editor's searches expand in their seconds).
 SEARCH_BUDGET = 20
-SETTING_KEYS = ("model", *DECODING, "server")
+# The keys of a results file's header for the settings that were named otherwise when the format was set.
+_HEADER_KEYS = {"time_budget": "timeout", "model_server": "server"}
+SETTING_KEYS = tuple(_HEADER_KEYS.get(name, name) for name in ("model", *DECODING, "model_server"))
 # Settings that results files written before them lack, with the value those runs had.
 _SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0], "loop_repeats": 0, "token_healing": False, "attempts": 1,
                          "names": decoding.NAMES[0], "server": None, "search_budget": None}
@@ -43,27 +46,34 @@ class ResumeError(Exception):
     """The results file cannot be resumed with these settings."""
 
 
+def _declared(name: str):
+    """The library's default of the decoding option `name` (`fimlsp.decoding.options`)."""
+    return option(name).default
+
+
 @dataclasses.dataclass(frozen=True)
 class RunSettings:
+    """A run's settings: those of its model, and its decoding options with the library's defaults (the paper's
+    setup: file scope, no name judge) but for the search budget."""
+
     model: str | None = None  # folder or hub id; None: the shipped default model
-    max_tokens: int = 500
-    top_k: int = 50
-    device: str | None = "cpu"
+    max_tokens: int = _declared("max_tokens")
+    top_k: int = _declared("top_k")
+    device: str | None = None  # None: as the setting device's default
     threads: int | None = None  # torch threads per process
-    timeout: float | None = None  # seconds per completion
-    scope: str = decoding.SCOPES[0]  # of the constrained mode
-    loop_repeats: int = decoding.DecodingOptions.loop_repeats
-    token_healing: bool = decoding.DecodingOptions.token_healing
-    attempts: int = decoding.DecodingOptions.attempts
-    names: str = decoding.NAMES[0]  # of the constrained mode
+    time_budget: float | None = _declared("time_budget")
+    scope: str = _declared("scope")
+    loop_repeats: int = _declared("loop_repeats")
+    token_healing: bool = _declared("token_healing")
+    attempts: int = _declared("attempts")
+    names: str = _declared("names")
     search_budget: int | None = SEARCH_BUDGET  # nodes a finish search expands; None: the clock bounds it too
-    server: str | None = None  # the URL of a shared server that runs the model (`fimlsp.model.remote`)
+    model_server: str | None = None  # the URL of a shared server that runs the model (`fimlsp.model.remote`)
 
     def header(self) -> dict:
-        return {"type": "run", "model": self.model_name, "max_tokens": self.max_tokens, "top_k": self.top_k,
-                "timeout": self.timeout, "scope": self.scope, "loop_repeats": self.loop_repeats,
-                "token_healing": self.token_healing, "attempts": self.attempts,
-                "names": self.names, "search_budget": self.search_budget, "server": self.server}
+        held = {"model": self.model_name, **{name: getattr(self, name) for name in DECODING},
+                "model_server": self.model_server}
+        return {"type": "run", **{_HEADER_KEYS.get(name, name): value for name, value in held.items()}}
 
     def decoding_options(self, mode: str) -> decoding.DecodingOptions:
         """The options of a completion in `mode` under these settings."""
@@ -156,10 +166,10 @@ class _Worker:
 
     @classmethod
     def loading(cls, settings: RunSettings) -> _Worker:
-        if settings.server:
+        if settings.model_server:
             from fimlsp.model.remote import connect
 
-            return cls(connect(settings.server, settings.model), settings)
+            return cls(connect(settings.model_server, settings.model), settings)
         import torch
 
         if settings.threads:

@@ -139,7 +139,7 @@ class _Worker:
 
         try:
             budget = WARM_UP_SECONDS if self.remote else None  # a model server may stall
-            options = DecodingOptions(max_tokens=2, attempts=1, timeout=budget)
+            options = DecodingOptions(max_tokens=2, attempts=1, time_budget=budget)
             complete_middle(self.model, _WARM_UP_LEFT, "\n", options, should_stop=self.abandoned.is_set)
         except Exception as error:  # the first request will say what is wrong
             log.debug("warming up failed: %s: %s", type(error).__name__, error)
@@ -379,7 +379,7 @@ class CompletionEngine:
         # A window of a big document does not show every name the document binds: a name judge reading it would
         # refuse names bound outside it, so names are judged only where the decoder reads the whole document.
         names = settings.names if window is None else "off"
-        options = settings.decoding_options(timeout=remaining, single_line=request.single_line,
+        options = settings.decoding_options(time_budget=remaining, single_line=request.single_line,
                                             statement_end=not request.single_line, language=request.language,
                                             names=names)
         if names != settings.names:
