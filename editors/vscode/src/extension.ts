@@ -17,15 +17,11 @@ import {
   LanguageClientOptions,
   ServerOptions,
 } from "vscode-languageclient/node";
+import { SERVER_SETTINGS } from "./settings";
 
 const SECTION = "fimlsp";
 const MODEL_STATUS = "fimlsp.modelStatus";
 const REQUEST_STATUS = "fimlsp/status";
-// The server's settings (fimlsp/server/config.py), in its order; tests/test_settings_list.py checks this copy.
-const SERVER_SETTINGS = [
-  "model", "device", "mode", "scope", "names", "maxTokens", "timeBudget", "singleLine", "topK", "cache", "sizeBudget", "alternatives",
-  "attempts", "loopRepeats", "modelServer",
-] as const;
 
 interface ModelStatus {
   ready: boolean;
