@@ -82,7 +82,8 @@ class ServerOptions:
         machine=True)
     model_server: str | None = _setting(
         None, "URL of a shared server that runs the model (vLLM, llama.cpp's server, python -m llama_cpp.server: "
-              "http://HOST:PORT); the constraint runs here, and model names the folder with the model's vocabulary",
+              "http://HOST:PORT); the code around the cursor is sent there, the constraint runs here, and model "
+              "names the folder with the model's vocabulary",
         metavar="URL", setting="modelServer", commands=COMMANDS, check=server_url, values="`http://HOST:PORT`",
         unset="none: the model runs in fimlsp", machine=True)
     device: str | None = _setting(

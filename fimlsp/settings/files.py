@@ -1,7 +1,7 @@
 """The files made from the declaration of the settings (`fimlsp.settings`), as pylsp makes its CONFIGURATION.md from
-its schema: the VS Code extension's `contributes.configuration` and list of keys, the Neovim plugin's defaults and
-docs/settings.md. `python -m fimlsp.settings write` writes them; `python -m fimlsp.settings check` names those that
-differ from what the declaration makes, as tests/test_settings_list.py does.
+its schema: the VS Code extension's `contributes.configuration`, list of keys and README table, the Neovim plugin's
+defaults and docs/settings.md. `python -m fimlsp.settings write` writes them; `python -m fimlsp.settings check`
+names those that differ from what the declaration makes, as tests/test_settings_list.py does.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from fimlsp.settings import DECLARED, editors_only, flag, offered_by, server_set
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_JSON = ROOT / "editors" / "vscode" / "package.json"
 EXTENSION_KEYS = ROOT / "editors" / "vscode" / "src" / "settings.ts"
+EXTENSION_README = ROOT / "editors" / "vscode" / "README.md"
 NEOVIM = ROOT / "editors" / "nvim" / "lua" / "fimlsp" / "init.lua"
 REFERENCE = ROOT / "docs" / "settings.md"
 SECTION = "fimlsp"
@@ -42,6 +43,11 @@ def _sentence(each: Field) -> str:
     return text if text.endswith(".") else text + "."
 
 
+def _description(each: Field) -> str:
+    """The help as an editor shows it: a sentence, and whether a workspace may set it."""
+    return _sentence(each) + (f" {USER_ONLY}" if each.metadata.get("machine") else "")
+
+
 def json_schema(each: Field) -> dict[str, Any]:
     """The setting as a VS Code configuration property (JSON Schema), with the editors' default."""
     meta = each.metadata
@@ -56,7 +62,7 @@ def json_schema(each: Field) -> dict[str, Any]:
     schema["default"] = default
     if meta.get("machine"):
         schema["scope"] = "machine"
-    schema["description"] = _sentence(each) + (f" {USER_ONLY}" if meta.get("machine") else "")
+    schema["description"] = _description(each)
     return schema
 
 
@@ -78,9 +84,21 @@ def package_json(current: str) -> str:
 def extension_keys(_current: str) -> str:
     keys = "".join(f'  "{each.metadata["setting"]}",\n' for each in server_settings())
     return ("// Made by `python -m fimlsp.settings write` from the declaration of fimlsp's settings\n"
-            "// (fimlsp/settings): do not edit. The settings the language server takes, in its order, sent under these\n"
-            "// keys.\n"
+            "// (fimlsp/settings): do not edit. The settings the language server takes, in its order, sent under\n"
+            "// these keys.\n"
             f"export const SERVER_SETTINGS = [\n{keys}] as const;\n")
+
+
+def extension_readme(current: str) -> str:
+    """`current`, the extension's README, with its table of the settings made from the declaration."""
+    rows = "".join(f"| `{_key(each)}` | {_cell(_default(each.metadata))} | {_cell(_description(each))} |\n"
+                   for each in editor_settings())
+    table = f"| setting | default | meaning |\n| --- | --- | --- |\n{rows}"
+    made, count = re.subn(r"(?s)(<!-- the settings: made by .*? -->\n).*?(<!-- end of the settings -->)",
+                          lambda found: found.group(1) + table + found.group(2), current)
+    if count != 1:
+        raise ValueError(f"{EXTENSION_README}: expected the settings' table between its two markers")
+    return made
 
 
 def neovim_plugin(current: str) -> str:
@@ -173,7 +191,8 @@ def reference(_current: str) -> str:
 
 
 FILES: dict[Path, Callable[[str], str]] = {
-    PACKAGE_JSON: package_json, EXTENSION_KEYS: extension_keys, NEOVIM: neovim_plugin, REFERENCE: reference}
+    PACKAGE_JSON: package_json, EXTENSION_KEYS: extension_keys, EXTENSION_README: extension_readme,
+    NEOVIM: neovim_plugin, REFERENCE: reference}
 
 
 def made(path: Path) -> str:

@@ -1,6 +1,6 @@
 // Made by `python -m fimlsp.settings write` from the declaration of fimlsp's settings
-// (fimlsp/settings): do not edit. The settings the language server takes, in its order, sent under these
-// keys.
+// (fimlsp/settings): do not edit. The settings the language server takes, in its order, sent under
+// these keys.
 export const SERVER_SETTINGS = [
   "model",
   "modelServer",
