@@ -174,7 +174,7 @@ def test_a_name_bound_outside_a_big_documents_window_is_not_refused(tiny_model_p
     from fimlsp.model import load_model
     from fimlsp.server.completion import CompletionEngine, NoSuggestion, Request
     from fimlsp.server.config import Settings
-    from tests.test_decoding import ScriptedModel, byte_token
+    from tests.decoding_fixtures import ScriptedModel, byte_token
 
     filler = "".join(f"value_{index} = {index}\n" for index in range(400))
     text = "def far_helper():\n    return 1\n\n\n" + filler + "result = \n"

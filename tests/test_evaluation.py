@@ -123,13 +123,6 @@ def test_discover_keeps_parsable_files_and_case_files_round_trip(tmp_path):
         dataset.load_cases(path)
 
 
-@pytest.fixture(scope="module")
-def tiny(tiny_model_path):
-    from fimlsp.model import load_model
-
-    return load_model(tiny_model_path, "cpu")
-
-
 def _lines(path):
     return path.read_text().splitlines()
 

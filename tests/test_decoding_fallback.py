@@ -1,0 +1,64 @@
+"""The fallback (`fimlsp.decoding.fallback`): what is shown when the model does not end a middle itself."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from fimlsp.decoding import DecodingOptions, complete_middle
+from tests.decoding_fixtures import scripted_text
+
+
+def test_a_cancelled_completion_runs_no_fallback_search(tiny):
+    """A superseded request's middle is not wanted: it ends at once, without searching finishes for it."""
+    calls = iter(range(10**6))
+    result = complete_middle(tiny, "x = f(1, [2", "\n", DecodingOptions(max_tokens=40),
+                             should_stop=lambda: next(calls) >= 3)
+    assert result.stop == "cancelled" and result.ending == "none" and not result.valid, result
+
+
+def test_a_fallback_that_would_invent_code_ends_at_the_last_valid_line_instead(tiny):
+    """The loop is cut inside an `if` header: its finish would write a condition's end and a body (`:x`), code
+    the model never wrote; the line before it is a valid end as it is, and is the middle."""
+    left, right = "def f(items):\n    ", "\n    return total\n"
+    script = "total = len(items)\n    if total and " + "total and " * 8
+    result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=60, attempts=1))
+    assert result.stop == "loop" and result.ending == "fallback", result
+    assert result.middle == "total = len(items)" and result.finish_chars == 0 and result.parses
+
+
+def test_a_constrained_fallback_keeps_what_the_model_wrote_rather_than_nothing(tiny, monkeypatch):
+    """When no late prefix can be finished in the tokens left (as when a real model's multi-character tokens ran
+    into a string at the token limit), a valid prefix the model wrote is the suggestion, not the empty middle that the
+    file is also valid with (after `open(`: `path`, not nothing)."""
+    from fimlsp.decoding import fallback
+
+    finish = fallback._fitting_finish
+    monkeypatch.setattr(fallback, "_fitting_finish",
+                        lambda steering, prefix: finish(steering, prefix) if not prefix.text else None)
+    left, right = "with open(", ") as handle:\n    pass\n"
+    script = 'path, "' + "spam " * 12  # a loop, cut inside the string
+    result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=80, attempts=1))
+    assert result.stop == "loop" and result.ending == "fallback", result
+    assert result.middle and script.startswith(result.middle) and result.finish_chars == 0 and result.parses, result
+
+
+@pytest.mark.parametrize("python_with", [{"closers": frozenset(map(chr, range(128)))}], indirect=True)
+def test_what_a_fallbacks_finish_may_write_is_the_languages(tiny, python_with, monkeypatch):
+    """Where every character counts as closing, the finish that writes an `if` header's end and a body is taken
+    as closing what the middle opened, and ends the middle, instead of the valid line before it. (The finish
+    searches get all the time they need: one cut by its clock on a busy machine changes the middle.)"""
+    from fimlsp.decoding import attempts, fallback, steering
+
+    for module, name in ((steering, "SEARCH_SECONDS"), (attempts, "START_SEARCH_SECONDS"),
+                         (fallback, "FALLBACK_SEARCH_SECONDS")):
+        monkeypatch.setattr(module, name, 600.0)
+    left, right = "def f(items):\n    ", "\n    return total\n"
+    script = "total = len(items)\n    if total and " + "total and " * 8
+    options = DecodingOptions(max_tokens=60, attempts=1)
+    python = complete_middle(scripted_text(tiny, script), left, right, options)
+    other = complete_middle(scripted_text(tiny, script), left, right, dataclasses.replace(options, language=python_with))
+    assert python.middle == "total = len(items)" and python.finish_chars == 0, python
+    assert other.ending == "fallback" and other.finish_chars > 0 and other.parses, other
+    assert other.middle.startswith("total = len(items)\n    if total and"), other
