@@ -1,7 +1,6 @@
 """The package's layout rules (issue 47), read from the source with `ast`: no import cycle between modules or
-between fimlsp's subpackages, the core knows nothing
-of fimlsp, nothing above the language seam imports the Python package, and modules and functions a reader takes
-in whole.
+between fimlsp's subpackages, the core knows nothing of fimlsp, nothing above the language seam imports the Python
+package, modules and functions a reader takes in whole, and tests and benchmarks share only `harness`.
 
 Imports are counted wherever they stand, at module level or inside a function (a deferred import is still a
 dependency, and the cycles this guards against hid in functions), except under `if TYPE_CHECKING:`.
@@ -188,3 +187,25 @@ def test_few_functions_are_long_and_none_very_long():
     very_long = {name: length for name, length in lengths.items() if length > MAX_FUNCTION_LINES}
     assert not very_long, "; ".join(f"{name}: {lines} lines" for name, lines in sorted(very_long.items()))
     assert len(lengths) <= MAX_LONG_FUNCTIONS, "; ".join(f"{name}: {lines} lines" for name, lines in sorted(lengths.items()))
+
+
+def top_level_imports(path: Path) -> set[str]:
+    """The top-level packages that the file at `path` imports (`tests` for `from tests.oracles import x`)."""
+    found = set()
+    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_tests_and_benchmarks_share_only_the_harness():
+    """Tests do not import benchmarks nor benchmarks tests; what both need is in `harness`, which imports neither
+    (and the package imports none of the three)."""
+    forbidden = {"tests": {"benchmarks"}, "benchmarks": {"tests"}, "harness": {"tests", "benchmarks"},
+                 "fimlsp": {"tests", "benchmarks", "harness"}, "earley": {"tests", "benchmarks", "harness"}}
+    crossings = {_relative(path): sorted(top_level_imports(path) & banned)
+                 for folder, banned in forbidden.items() for path in sorted((ROOT / folder).rglob("*.py"))}
+    crossings = {path: found for path, found in crossings.items() if found}
+    assert not crossings, crossings
