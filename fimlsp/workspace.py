@@ -41,6 +41,11 @@ def project_root(path: str | os.PathLike) -> Path:
     return folder
 
 
+def globs(text: str) -> list[str]:
+    """The exclude globs of a setting: comma-separated, .gitignore's syntax."""
+    return [each.strip() for each in text.split(",") if each.strip()]
+
+
 def path_from_uri(uri: str) -> Path | None:
     """The local path of a `file:` URI; None for any other scheme (an untitled buffer, a remote file)."""
     parsed = urlparse(uri)
