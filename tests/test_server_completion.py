@@ -1,9 +1,11 @@
-"""The server's completion engine on its own: the time budget counts from a request's arrival."""
+"""The server's completion engine on its own (`fimlsp.server.completion`): the time budget counts from a request's
+arrival, a right context is compiled once, and what the user is told when there is no middle."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from types import SimpleNamespace
 
 import pytest
 
@@ -11,13 +13,12 @@ from fimlsp.python import quotient
 from fimlsp.server.completion import CompletionEngine, NoSuggestion, Request
 from fimlsp.server.config import Settings
 
-pytestmark = pytest.mark.asyncio
-
 LEFT = "def area(width, height):\n    return "
 RIGHT = "\n\n\nprint(area(2, 3))\n"
 HANG_GUARD = 60.0  # seconds: only proves that a wait ended (the budget here is half a second)
 
 
+@pytest.mark.asyncio
 async def test_time_spent_queued_counts_against_the_budget_and_is_reported_apart(tiny_model_path):
     engine = CompletionEngine(Settings(model=str(tiny_model_path), device="cpu", time_budget=0.5, max_tokens=8))
     late = Request("file:///area.py", LEFT, RIGHT, single_line=False, where="area.py:2:12")
@@ -43,6 +44,7 @@ async def test_time_spent_queued_counts_against_the_budget_and_is_reported_apart
     assert late.timings["waiting"] >= 500 and "tokens" not in late.timings, late.timings
 
 
+@pytest.mark.asyncio
 @pytest.mark.parametrize("cache", [True, False])
 async def test_the_server_compiles_a_right_context_once_for_its_requests(tiny_model_path, monkeypatch, cache):
     """Two requests with the same right context, the second not an extension of the first: both build their
@@ -67,3 +69,15 @@ async def test_the_server_compiles_a_right_context_once_for_its_requests(tiny_mo
         engine.shutdown()
     assert all("setup" in request.timings for request in requests)
     assert built.count(RIGHT) == (1 if cache else 2)
+
+
+def test_the_server_says_why_a_middle_that_looped_has_no_valid_end():
+    from fimlsp.server.completion import _why_invalid
+    from fimlsp.server.config import Settings
+
+    looped = SimpleNamespace(stop="loop", loop_chars=18, tokens=5, refusal="", unchecked=False)
+    assert _why_invalid(looped, Settings()) == (
+        "the model fell into a loop (18 characters cut) and no valid end was found before it")
+    refused = SimpleNamespace(stop="no_candidate", loop_chars=0, tokens=3, unchecked=False,
+                              refusal="after 'x' (1 characters into the middle)")
+    assert _why_invalid(refused, Settings()).endswith(": after 'x' (1 characters into the middle)")
