@@ -12,6 +12,7 @@ import threading
 import time
 import tracemalloc
 
+import pytest
 from lsprotocol import types
 
 from fimlsp.server.documents import Cursor, Document, Documents
@@ -29,6 +30,7 @@ def warnings(client) -> list[str]:
     return [params["message"] for params in client.notifications("window/logMessage") if params["type"] == WARNING]
 
 
+@pytest.mark.slow
 def test_settings_out_of_bounds_are_refused_and_requests_keep_the_budget(tiny_model_path):
     """alternatives = attempts = 10^6 with timeBudget 10^6 kept the worker busy for minutes and made the server
     ignore exit; timeBudget Infinity made every request fail with OverflowError. Each is refused with a warning,
@@ -58,6 +60,7 @@ def twenty_megabytes() -> tuple[str, int]:
     return SOURCE * copies, copies // 2 * SOURCE.count("\n")
 
 
+@pytest.mark.slow
 def test_a_20_mb_document_is_answered_and_starves_no_other_document(tiny_model_path):
     """A 20 MB didOpen made one-character edits cost ~0.5-0.9 s each (the event loop, every other document's
     requests with it, waited for them), a request 6.6 s against a 2 s budget, and a small document's request time

@@ -149,6 +149,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 EDITOR_POSITIONS = [(10, 12), (13, 1), (14, 12)]
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_complete_gives_the_middle_that_a_default_server_suggests(capsys):
     """`fimlsp complete`'s defaults are the editors' (the server's `Settings`): at each position it prints what a

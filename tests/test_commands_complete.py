@@ -16,6 +16,7 @@ from fimlsp.python.syntax import parses
 from tests.decoding_fixtures import BROKEN_LEFT, BROKEN_RIGHT, GREET_LEFT, GREET_RIGHT
 
 
+@pytest.mark.slow
 def test_cli_says_what_was_checked(tiny_model_path, tmp_path):
     broken = tmp_path / "broken.py"
     broken.write_text(BROKEN_LEFT + BROKEN_RIGHT)
@@ -31,6 +32,7 @@ def test_cli_says_what_was_checked(tiny_model_path, tmp_path):
                                 "the middle generated unconstrained does not compile (try --mode unconstrained)\n")
 
 
+@pytest.mark.slow
 def test_cli_prints_no_middle_decoded_past_the_setup_deadline_that_breaks_the_file(tiny_model_path, tmp_path):
     source = tmp_path / "greet.py"
     source.write_text(GREET_LEFT + GREET_RIGHT)
@@ -50,6 +52,7 @@ def test_cli_prints_no_middle_decoded_past_the_setup_deadline_that_breaks_the_fi
 NEEDS_A_LINE_BREAK = ["import os", "x = 1def g():", "    return x", ""]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line_break", ["\r\n", "\r"])
 def test_cli_writes_the_middle_s_line_breaks_as_the_file_s(tiny_model_path, tmp_path, line_break):
     source = tmp_path / "breaks.py"
@@ -68,6 +71,7 @@ def run_cli(*args, stdin=None):
     return subprocess.run([sys.executable, "-m", "fimlsp", *args], capture_output=True, text=True, input=stdin)
 
 
+@pytest.mark.slow
 def test_cli_json_and_errors(tiny_model_path, tmp_path):
     source = tmp_path / "example.py"
     source.write_text("def f(x):\n    return x + \n")
@@ -110,6 +114,7 @@ def test_shipped_model_completes_the_readme_fixture_offline():
     assert parses(text[:offset] + data["middle"] + text[offset:])
 
 
+@pytest.mark.slow
 def test_cli_gives_a_list_of_alternatives(tiny_model_path, tmp_path):
     source = tmp_path / "example.py"
     source.write_text("def f(x):\n    return x + \n")
@@ -121,6 +126,7 @@ def test_cli_gives_a_list_of_alternatives(tiny_model_path, tmp_path):
     assert bad.returncode == 2 and "--alternatives: expected an integer from 1 to 10" in bad.stderr
 
 
+@pytest.mark.slow
 def test_cli_scope_option(tiny_model_path, tmp_path):
     source = tmp_path / "example.py"
     source.write_text("def f(x):\n    y = x\n\n\ndef g():\n    pass\n")
@@ -132,6 +138,7 @@ def test_cli_scope_option(tiny_model_path, tmp_path):
     assert bad.returncode == 2 and "scope" in bad.stderr
 
 
+@pytest.mark.slow
 def test_the_cli_error_for_no_valid_middle_carries_the_refusal(tiny_model_path, tmp_path):
     source = tmp_path / "deep.py"
     source.write_text("x = " + "(" * 30 + "\n")

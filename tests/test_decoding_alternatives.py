@@ -113,6 +113,7 @@ def test_attempts_share_the_prompts_forward_pass(tiny, monkeypatch):
         (r.middle, round(r.log_probability, 4)) for r in again]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["tiny", "shipped"])
 def test_attempts_decoded_as_one_batch_give_the_middles_decoded_one_after_another(tiny, which, monkeypatch):
     """The attempts go through the model side by side, one forward pass of a batch of sequences a step, and give

@@ -261,6 +261,7 @@ def test_cli_dump_cases_eval_report_and_bench(tiny_model_path, tmp_path, capsys)
     assert main(["eval"]) == 2
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_records(tiny_model_path, tmp_path):
     cases = dataset.build_cases(FILES, "randspan", seed=9, files_limit=2)
     settings = runner.RunSettings(str(tiny_model_path), max_tokens=2, top_k=5, device="cpu", threads=1)

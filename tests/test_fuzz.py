@@ -16,6 +16,7 @@ import os
 import random
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -392,6 +393,7 @@ VALID_EVERY = 12  # malformed messages between two valid requests
 WARM_UP = 300  # malformed messages before the memory that the end is compared with is read
 
 
+@pytest.mark.slow
 def test_the_server_survives_malformed_messages_of_every_kind(tiny_model_path):
     """2,400 malformed messages of every kind the protocol has, made from every method the server registers,
     interleaved with valid requests, against one `fimlsp serve`: every valid request is answered with a result,

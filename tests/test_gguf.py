@@ -158,6 +158,7 @@ def test_complete_with_a_gguf_model_gives_a_valid_middle_without_importing_torch
     ast.parse(text[:offset] + completion["middle"] + text[offset:])
 
 
+@pytest.mark.slow
 def test_greedy_middles_mostly_agree_with_transformers(gguf_model, hf_model):
     files = [(name, (STDLIB / name).read_text()) for name in AGREEMENT_FILES]
     cases = list(line_cases(files, seed=3, count=10))
@@ -198,6 +199,7 @@ def test_export_refuses_a_model_llama_cpp_cannot_run_as_starcoder(tmp_path):
     assert not (tmp_path / "out.gguf").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_the_language_server_completes_with_a_gguf_model(gguf_path):
     from tests.test_server import (POSITIONS, SOURCE, inline_params, open_document, options_for, parses, serve,

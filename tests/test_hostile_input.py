@@ -134,6 +134,7 @@ def cli_runs(tiny_model_path, tmp_path_factory):
         return dict(zip([case.name for case in CASES], pool.map(run, CASES)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=ids)
 def test_cli_gives_a_one_line_error_or_a_json_result(case, cli_runs):
     status, out, err = cli_runs[case.name]
@@ -202,6 +203,7 @@ def has_surrogate(case: Hostile) -> bool:
     return any("\ud800" <= char <= "\udfff" for char in case.text)
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_server_answers_every_hostile_document_and_keeps_serving(tiny_model_path):
     """One session: every document opened, edited at the cursor, asked for both kinds of completion (an empty
@@ -225,6 +227,7 @@ async def test_server_answers_every_hostile_document_and_keeps_serving(tiny_mode
         assert peak < RSS_BOUND, f"the server peaked at {peak / 2**20:.0f} MiB"
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_server_completes_a_document_with_a_lone_surrogate(tiny_model_path):
     """JSON escapes carry lone surrogates, so a client can send one; the server answers and logs no error."""

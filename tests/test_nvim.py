@@ -22,8 +22,8 @@ import pytest
 PLUGIN = Path(__file__).resolve().parent.parent / "editors" / "nvim"
 NVIM = shutil.which("nvim")
 
-pytestmark = pytest.mark.skipif(
-    NVIM is None, reason="Neovim (`nvim`) is not installed: `apt-get install -y neovim` (CI's .ci/run installs it)")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+    NVIM is None, reason="Neovim (`nvim`) is not installed: `apt-get install -y neovim` (CI's .ci/run installs it)")]
 
 SOURCE = '''def area(width, height):
     return width * height

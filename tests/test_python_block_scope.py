@@ -66,6 +66,7 @@ def test_a_block_that_admits_no_middle_has_no_finish_while_the_file_has_one():
     assert state.in_block().finish(40) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["randspan", "boundary"])
 def test_block_scoped_finishes_stay_in_the_block_and_keep_the_right_context_tokens(kind):
     """Finishes after random prefixes of true middles: valid, no logical line below the cursor's block, and

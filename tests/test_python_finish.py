@@ -17,6 +17,7 @@ from tests.test_python_quotient import _stdlib_sample
 SHORT_REST = 12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["randspan", "boundary"])
 def test_finishing_random_prefixes_of_true_middles(kind):
     rng = random.Random(kind)
@@ -165,6 +166,7 @@ json.dump(finishes, sys.stdout)
 """
 
 
+@pytest.mark.slow
 def test_a_shortest_finish_is_the_same_in_every_process():
     """Between equally short finishes the search picks by a fixed order, not by the hash order of strings, which
     Python changes from one process to the next (PYTHONHASHSEED): a suggestion does not change when the editor

@@ -579,6 +579,7 @@ STDLIB_SAMPLE = [
 ]
 
 
+@pytest.mark.slow
 @requires_311
 @pytest.mark.parametrize("relative", STDLIB_SAMPLE)
 def test_stdlib_file_is_recognized(relative):

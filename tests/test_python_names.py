@@ -136,6 +136,7 @@ def _clean_stdlib_files() -> tuple[tuple[str, str], ...]:
     return tuple(itertools.islice(((name, text) for name, text in files if undefined_names(text) == set()), 60))
 
 
+@pytest.mark.slow
 def test_true_middles_of_real_files_are_never_refused():
     """The benchmark's property on a few dozen cuts of each kind (`benchmarks/names_soundness.py` runs 2,000)."""
     files = _clean_stdlib_files()

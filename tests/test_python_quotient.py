@@ -141,6 +141,7 @@ def _stdlib_sample(kind: str, count: int):
     return list(make(files, seed=7, count=count))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["randspan", "boundary"])
 def test_standard_library_sample_has_no_false_rejects(kind):
     """A CI-sized sample of the correctness script (`benchmarks/quotient_correctness.py` runs thousands)."""

@@ -234,6 +234,7 @@ def test_the_promise_holds_once_the_rest_of_the_file_is_repaired(module, data):
                 assert parses(repaired_left + candidate + repaired_right), (candidate, promise)
 
 
+@pytest.mark.slow
 def test_standard_library_files_broken_elsewhere():
     outcome = evaluate(count=25, mutations=2, seed=1)
     assert outcome.cases == 25

@@ -46,7 +46,7 @@ def fimlsp(*args: str) -> subprocess.CompletedProcess:
 API = {PYTHON_ENGINE: "openai", LLAMA_CPP_ENGINE: "llamacpp"}  # the protocol fimlsp detects on each
 
 
-@pytest.fixture(scope="module", params=[PYTHON_ENGINE, LLAMA_CPP_ENGINE])
+@pytest.fixture(scope="module", params=[pytest.param(name, marks=pytest.mark.slow) for name in API])
 def engine(request):
     if request.param == LLAMA_CPP_ENGINE and not LLAMA_SERVER.exists():
         message = f"llama-server is not built (run {INSTALL_LLAMA_SERVER.relative_to(ROOT)})"
@@ -89,6 +89,7 @@ def test_cli_completes_stdlib_cuts_through_the_server_in_fewer_round_trips_than_
     assert 0 < round_trips < steps  # runs answered steps without a request: speculation works
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", [LLAMA_CPP_ENGINE], indirect=True)
 def test_llama_servers_openai_api_gives_the_middles_of_its_own_api(server):
     """llama-server answers its OpenAI-compatible API with its own kind of entries (`logprobs.content`, ids and

@@ -35,6 +35,8 @@ from fimlsp.training.tokenizer import (
     train_tokenizer,
 )
 
+pytestmark = pytest.mark.slow
+
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 SAMPLE_MODULES = ["textwrap.py", "bisect.py", "string.py", "colorsys.py", "keyword.py", "this.py", "fnmatch.py",
                   "glob.py", "shlex.py", "heapq.py", "copy.py", "numbers.py", "abc.py", "types.py", "queue.py"]

@@ -54,7 +54,7 @@ SHIPPED_GGUF = ROOT / "fimlsp" / "models" / "default.gguf"  # what runs when no 
 STATUS_ITEM = '[id="fimlsp.fimlsp"]'  # the extension's status bar item: `<extension id>.<extension id>`
 SECONDS = 1000  # Playwright counts milliseconds
 
-pytestmark = pytest.mark.vscode
+pytestmark = [pytest.mark.vscode, pytest.mark.slow]
 
 
 def _missing() -> list[str]:
