@@ -53,7 +53,7 @@ def server_url(value: Any) -> str | None:
     return value
 
 
-def device(value: Any) -> str | None:
+def device_name(value: Any) -> str | None:
     value = _optional_text(value)
     if value is not None and not DEVICES.fullmatch(value):
         raise ValueError(f"expected {DEVICE_CHOICES}")
@@ -87,7 +87,7 @@ class ServerOptions:
         metavar="URL", setting="modelServer", commands=COMMANDS, check=server_url, values="`http://HOST:PORT`",
         unset="none: the model runs in fimlsp", machine=True)
     device: str | None = _setting(
-        None, f"torch device: {DEVICE_CHOICES}", setting="device", commands=COMMANDS, check=device,
+        None, f"torch device: {DEVICE_CHOICES}", setting="device", commands=COMMANDS, check=device_name,
         values=DEVICE_CHOICES,
         unset="the shipped model's GGUF on the CPU, a model folder on a GPU if present")
     single_line: str = _setting(
@@ -111,7 +111,8 @@ class ServerOptions:
 def _declared() -> dict[str, Field]:
     every = [*fields(ServerOptions), *offered()]
     by_name = {each.name: each for each in every}
-    assert len(by_name) == len(every), "a setting is declared twice"
+    if len(by_name) != len(every):
+        raise TypeError("a setting is declared twice: a name is one setting's")
     return by_name
 
 
