@@ -23,12 +23,16 @@ import os
 import statistics
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from pathlib import Path
 
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from harness.corpus import STDLIB  # noqa: E402
+
 FILES = ("textwrap.py", "shlex.py", "string.py", "fnmatch.py", "glob.py", "bisect.py", "colorsys.py", "heapq.py",
          "keyword.py", "copy.py", "graphlib.py", "numbers.py", "argparse.py", "difflib.py", "ast.py", "json/decoder.py")
 

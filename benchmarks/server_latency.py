@@ -46,7 +46,6 @@ import random
 import re
 import statistics
 import sys
-import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass
@@ -55,8 +54,13 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from fimlsp.python.syntax import compiles
-from fimlsp.server.config import Settings
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from fimlsp.python.syntax import compiles  # noqa: E402
+from fimlsp.server.config import Settings  # noqa: E402
+from harness.corpus import STDLIB  # noqa: E402
 
 URI = "file:///benchmark/big.py"
 TEMPLATE = '''
@@ -251,7 +255,6 @@ def _p95(values: list[float]) -> float:
 
 # --first-seconds ------------------------------------------------------------------------------------------------
 
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
 # A line whose middle is an expression: `name = <middle>` or `return <middle>` (the cursor after the space).
 _EXPRESSION_LINE = re.compile(r"^([ \t]*(?:return|[A-Za-z_][\w.]*[ \t]*=)[ \t])(\S.*)$")
 BUDGETS = (0.1, 0.25, 0.4)
