@@ -33,6 +33,7 @@ from fimlsp.python.grammar import load_grammar
 from fimlsp.lines import normalize
 from fimlsp.python.names import FileNames, Names
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token, indentation_column
+from fimlsp.python.meaning import prose_limit, runs_on_as_prose, writes_words
 from fimlsp.python.right_context import reversed_right_context_nfa
 from fimlsp.python.right_tokens import token_end
 from fimlsp.python.syntax import compiles, compiles_standing_in, parses_statements
@@ -92,7 +93,10 @@ class RightContext:
             # The headers stand for `left[:cut]`, the first chunk of the text.
             state = FimState(self, state.lexer, state.parser, (None, left[:cut]), state.blocks,
                              headers=headers if cut else None)
-            return _feed_in_chunks(state, left[cut:], deadline)
+            state = _feed_in_chunks(state, left[cut:], deadline)
+        if state is not None:  # a fresh state, not yet shared: the middles from it keep the right context's meaning
+            state.prose_limit = prose_limit(self.right, state.lexer.token, self.boundaries)
+        return state
 
     def valid(self, text: str) -> bool:
         """CPython's verdict on `text` followed by the right context: that it compiles, or for a block (whose
@@ -217,11 +221,11 @@ class FimState:
     A state `in_block()` admits only middles that stay in the block that holds the cursor (see `BlockScope`)."""
 
     __slots__ = ("context", "lexer", "parser", "_chunks", "blocks", "_complete", "scope", "headers", "names",
-                 "_unbound")
+                 "_unbound", "prose_limit")
 
     def __init__(self, context: RightContext, lexer: LexerState, parser: RecognizerState, chunks: tuple,
                  blocks: Blocks, scope: BlockScope | None = None, headers: str | None = None,
-                 names: Names | None = None):
+                 names: Names | None = None, prose_limit: int | None = None):
         self.context = context
         self.lexer = lexer
         self.parser = parser
@@ -232,6 +236,8 @@ class FimState:
         self.scope = scope
         self.headers = headers  # what stands for the text's first chunk (`RightContext.start`), if anything
         self.names = names  # the name judge of the middle written from here, if it is on
+        # How far the middle's last comment or string may run into the right context (`fimlsp.python.meaning`).
+        self.prose_limit = prose_limit
 
     def statement_column(self) -> int:
         """The column of the statement the text ends in: the indentation of its line, as far as it is written."""
@@ -246,7 +252,7 @@ class FimState:
     def in_block(self) -> FimState:
         """This state, with what may follow restricted to the block that holds the cursor here."""
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, BlockScope.at(self),
-                        self.headers, self.names)
+                        self.headers, self.names, self.prose_limit)
 
     def judging_names(self, file: FileNames) -> FimState:
         """This state, with the middle written from here refused where it loads a name that nothing in the file
@@ -257,7 +263,7 @@ class FimState:
         lexed = advance(self.context.initial, text) if len(text) <= _NAMES_PRIMED_CHARS else None
         names = Names.start(file, None if lexed is None else lexed[1], possible is not None and lx.NAME in possible)
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
-                        self.headers, names)
+                        self.headers, names, self.prose_limit)
 
     def feed(self, text: str) -> FimState | None:
         """The state after `text`, or None when no valid middle starts with everything fed so far."""
@@ -283,7 +289,8 @@ class FimState:
             names = names.feed(terminals, self.blocks, blocks)
             if names is None:
                 return None
-        return FimState(self.context, lexer, parser, (self._chunks, text), blocks, self.scope, self.headers, names)
+        return FimState(self.context, lexer, parser, (self._chunks, text), blocks, self.scope, self.headers, names,
+                        self.prose_limit)
 
     def expected(self) -> tuple[str, ...]:
         """The terminals that may come next: after the token being written when it can only be one terminal,
@@ -313,7 +320,8 @@ class FimState:
     @property
     def complete(self) -> bool:
         """True iff the text so far followed by the right context is a valid Python module: one that CPython
-        compiles.
+        compiles, and in which the middle has not turned the right context's code into a comment or string
+        (`fimlsp.python.meaning`).
 
         Where the quotient accepts (exact but for indentation), CPython judges the few statements that stand for
         the file in the windows, which give its parser's verdict on the whole file (`RightContext.valid_in_windows`):
@@ -362,6 +370,10 @@ class FimState:
         index, terminals = settled
         if index not in self.context.boundaries:
             return None
+        if (self.prose_limit is not None and index > self.prose_limit
+                and runs_on_as_prose(self.lexer.token, self.context.right)
+                and not writes_words(self.lexer.token, self.lexer.text, self._chunks)):
+            return None  # the middle's last comment or string would swallow code of the right context
         if self.scope is not None and not self.scope.admits_end(self.lexer, index, terminals):
             return None
         parser = self.parser.feed_all(terminals)
