@@ -1,0 +1,95 @@
+"""The repository context as the LSP server and the commands use it: a few calls from their handlers.
+
+The server's workspace is `initialize`'s (`workspaceFolders`, else `rootUri`); open documents feed it their text
+and where they changed. Nothing is indexed or resolved until a completion asks for context (the setting is `off`,
+or `auto` for a model whose window has no room, for the shipped model): then one background thread starts.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from fimlsp.context import RepositoryContext, Snippet, budget_for, effective
+from fimlsp.workspace import Workspace, globs, path_from_uri
+
+
+class EditorContext:
+    """One server's context: built on the first completion that wants it, rebuilt when the excludes change."""
+
+    def __init__(self):
+        self._folders: tuple = ((), None, None)
+        self._exclude = ""
+        self._context: RepositoryContext | None = None
+        self._texts: dict[Path, str] = {}
+        self._lock = threading.Lock()
+
+    def initialize(self, workspace_folders, root_uri: str | None, root_path: str | None = None) -> None:
+        self._folders = (tuple(workspace_folders or ()), root_uri, root_path)
+
+    def opened(self, uri: str, text: str) -> None:
+        self.changed(uri, text)
+
+    def changed(self, uri: str, text: str) -> None:
+        """An open document's whole new text (didOpen, didChange): the work is the background's."""
+        path = path_from_uri(uri)
+        if path is None:
+            return
+        path = path.resolve()
+        with self._lock:
+            previous = self._texts.get(path)
+            self._texts[path] = text
+            context = self._context
+        if context is not None:
+            context.changed(path, text, previous=previous)
+
+    def closed(self, uri: str) -> None:
+        path = path_from_uri(uri)
+        if path is None:
+            return
+        with self._lock:
+            self._texts.pop(path.resolve(), None)
+            context = self._context
+        if context is not None:
+            context.closed(path)
+
+    def snippets(self, uri: str, left: str, right: str, setting: str, exclude: str,
+                 context_window: int) -> list[Snippet]:
+        """The context for a completion in the document `uri`: what is ready now, never waiting."""
+        mode = effective(setting, context_window)
+        path = path_from_uri(uri)
+        if mode == "off" or path is None:
+            return []
+        return self._started(exclude).gather(path, left, right, mode, budget_for(context_window))
+
+    def _started(self, exclude: str) -> RepositoryContext:
+        with self._lock:
+            if self._context is not None and exclude == self._exclude:
+                return self._context
+            stale, self._exclude = self._context, exclude
+            folders, root_uri, root_path = self._folders
+            workspace = Workspace.from_initialize(folders, root_uri, root_path, exclude=globs(exclude))
+            context = self._context = RepositoryContext(workspace)
+            texts = dict(self._texts)
+        if stale is not None:
+            stale.close()
+        for path, text in texts.items():
+            context.opened(path, text)
+        context.start()
+        return context
+
+    def shutdown(self) -> None:
+        with self._lock:
+            context, self._context = self._context, None
+        if context is not None:
+            context.close()
+
+
+def for_command(path: str | Path | None, left: str, right: str, setting: str, exclude: str, context_window: int,
+                project: str | Path | None = None) -> list[Snippet]:
+    """The context of a one-shot completion (`fimlsp complete`, eval): resolved and indexed at once. The workspace
+    is `project`, else the file's project root; a file read from standard input has none."""
+    mode = effective(setting, context_window)
+    if mode == "off" or path is None:
+        return []
+    workspace = Workspace.for_file(path, project, exclude=globs(exclude))
+    return RepositoryContext(workspace).gather(path, left, right, mode, budget_for(context_window), wait=True)

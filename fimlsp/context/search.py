@@ -1,0 +1,168 @@
+"""Lexical search of the workspace's files (BM25 over identifier tokens) for chunks like the code around the cursor.
+
+The index is of whole files (a term's postings are the files holding it, with its count); a query ranks files, then
+finds the best chunk of lines in each of the few best. It is built once per workspace and kept up to date on
+change, in the background; a query takes what is indexed so far and never waits for the build (the lock is held
+for one file's update at a time). A query's work is bounded by the postings it may scan, the rarest terms first.
+"""
+from __future__ import annotations
+
+import keyword
+import math
+import re
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SKIPPED = frozenset(keyword.kwlist) | {"self", "cls", "None", "True", "False"}
+K1, B = 1.2, 0.75
+MAX_QUERY_TERMS = 16
+MAX_SCANNED_POSTINGS = 8000
+COMMON = 0.3  # a term in more of the files than this share says nothing about which
+CHUNK_LINES, CHUNK_STRIDE = 24, 12
+CACHED_FILES = 32
+
+
+def terms(text: str) -> list[str]:
+    """The identifiers of `text` worth searching by (no keywords, no one-letter names)."""
+    return [word for word in _IDENTIFIER.findall(text) if len(word) > 1 and word not in _SKIPPED]
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: Path
+    first_line: int  # 0-based
+    text: str
+    score: float
+
+
+class SearchIndex:
+    def __init__(self, read: Callable[[Path], str | None]):
+        self._read = read  # the workspace's reader: what may not be read is not indexed
+        self._postings: dict[str, dict[int, int]] = {}
+        self._files: dict[Path, int] = {}
+        self._paths: dict[int, Path] = {}
+        self._counts: dict[int, Counter] = {}
+        self._lengths: dict[int, int] = {}
+        self._total_length = 0
+        self._next_id = 0
+        self._lock = threading.Lock()
+        self._lines: OrderedDict[Path, tuple[list[str], list[frozenset[str]]]] = OrderedDict()
+        self.scanned = 0  # postings scanned by the last query (a counted bound for tests)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def update(self, path: Path, text: str | None = None) -> None:
+        """(Re)index one file from `text`, else from what the reader gives; a file that cannot be read leaves."""
+        text = self._read(path) if text is None else text
+        counts = Counter(terms(text)) if text is not None else None
+        with self._lock:
+            self._remove(path)
+            self._lines.pop(path, None)
+            if counts is None:
+                return
+            file_id, self._next_id = self._next_id, self._next_id + 1
+            self._files[path], self._paths[file_id] = file_id, path
+            self._counts[file_id] = counts
+            length = sum(counts.values())
+            self._lengths[file_id] = length
+            self._total_length += length
+            for term, count in counts.items():
+                self._postings.setdefault(term, {})[file_id] = count
+
+    def remove(self, path: Path) -> None:
+        with self._lock:
+            self._remove(path)
+            self._lines.pop(path, None)
+
+    def _remove(self, path: Path) -> None:
+        file_id = self._files.pop(path, None)
+        if file_id is None:
+            return
+        del self._paths[file_id]
+        self._total_length -= self._lengths.pop(file_id)
+        for term in self._counts.pop(file_id):
+            postings = self._postings[term]
+            del postings[file_id]
+            if not postings:
+                del self._postings[term]
+
+    def build(self, paths: Iterable[Path], should_stop: Callable[[], bool] = lambda: False) -> int:
+        """Index every file of `paths` (the background's work), one file under the lock at a time."""
+        count = 0
+        for path in paths:
+            if should_stop():
+                break
+            self.update(path)
+            count += 1
+        return count
+
+    def search(self, query: str, excluding: Path | None = None, files: int = 4) -> list[Hit]:
+        """The best chunk of each of the `files` files that score best for the identifiers of `query`."""
+        wanted = set(terms(query))
+        with self._lock:
+            total = len(self._files)
+            if not total or not wanted:
+                self.scanned = 0
+                return []
+            average = self._total_length / total
+            frequencies = {term: len(self._postings.get(term, ())) for term in wanted}
+            useful = sorted((term for term, df in frequencies.items() if 0 < df <= max(2, COMMON * total)),
+                            key=lambda term: frequencies[term])[:MAX_QUERY_TERMS]
+            weights = {term: math.log(1 + (total - frequencies[term] + 0.5) / (frequencies[term] + 0.5))
+                       for term in useful}
+            scores: dict[int, float] = {}
+            scanned = 0
+            for term in useful:
+                postings = self._postings[term]
+                if scanned + len(postings) > MAX_SCANNED_POSTINGS:
+                    break
+                scanned += len(postings)
+                weight = weights[term]
+                for file_id, count in postings.items():
+                    norm = count + K1 * (1 - B + B * self._lengths[file_id] / average)
+                    scores[file_id] = scores.get(file_id, 0.0) + weight * count * (K1 + 1) / norm
+            self.scanned = scanned
+            excluded = self._files.get(excluding) if excluding is not None else None
+            ranked = sorted((item for item in scores.items() if item[0] != excluded), key=lambda item: -item[1])
+            best = [self._paths[file_id] for file_id, _ in ranked[:files]]
+        hits = []
+        for path in best:
+            hit = self._best_chunk(path, weights)
+            if hit is not None:
+                hits.append(hit)
+        return sorted(hits, key=lambda hit: -hit.score)
+
+    def _best_chunk(self, path: Path, weights: dict[str, float]) -> Hit | None:
+        lines, line_terms = self._file_lines(path)
+        if not lines:
+            return None
+        best, best_first = 0.0, 0
+        for first in range(0, max(1, len(lines) - CHUNK_LINES + CHUNK_STRIDE), CHUNK_STRIDE):
+            counts = Counter(term for each in line_terms[first:first + CHUNK_LINES] for term in each)
+            score = sum(weight * counts[term] * (K1 + 1) / (counts[term] + K1)
+                        for term, weight in weights.items() if counts[term])
+            if score > best:
+                best, best_first = score, first
+        if best <= 0:
+            return None
+        return Hit(path, best_first, "\n".join(lines[best_first:best_first + CHUNK_LINES]) + "\n", best)
+
+    def _file_lines(self, path: Path) -> tuple[list[str], list[frozenset[str]]]:
+        with self._lock:
+            cached = self._lines.get(path)
+            if cached is not None:
+                self._lines.move_to_end(path)
+                return cached
+        text = self._read(path) or ""
+        lines = text.splitlines()
+        entry = (lines, [frozenset(terms(line)) for line in lines])
+        with self._lock:
+            self._lines[path] = entry
+            while len(self._lines) > CACHED_FILES:
+                self._lines.popitem(last=False)
+        return entry
