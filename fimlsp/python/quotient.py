@@ -19,7 +19,6 @@ import gc
 import math
 from collections.abc import Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -28,11 +27,12 @@ from earley.deadline import check_deadline
 from earley.reaper import discard_frames
 from fimlsp.python import finish as finishing
 from fimlsp.python import lexemes as lx
+from fimlsp.python.block_scope import BlockScope
 from fimlsp.python.blocks import Blocks
 from fimlsp.python.grammar import load_grammar
 from fimlsp.lines import normalize
 from fimlsp.python.names import FileNames, Names
-from fimlsp.python.lexer import LexerState, advance, block_start, close_token, indentation_column
+from fimlsp.python.lexer import LexerState, advance, block_start, close_token
 from fimlsp.python.meaning import prose_limit, runs_on_as_prose, writes_words
 from fimlsp.python.right_context import reversed_right_context_nfa
 from fimlsp.python.right_tokens import token_end
@@ -385,40 +385,6 @@ class FimState:
 
     def __repr__(self) -> str:
         return f"<FimState fed={len(self.text)} chars, terminals={self.parser.position}>"
-
-
-@dataclass(frozen=True)
-class BlockScope:
-    """Where a middle in block scope must stay, so that a suggestion keeps to its place in the file.
-
-    - `floor`: no logical line of the middle, nor the right context's line that the middle's last line break
-      starts, begins at a column below it: the column of the cursor's line (its indentation so far when the
-      cursor is in it), so a middle cannot close the enclosing blocks and write past them.
-    - `right_limit`: the middle's last token may run on into the right context's first token, as the buffer lexes
-      it now (a cursor inside a name, a string, a comment), but not past it: no comment, string or continuation
-      that swallows the code after the cursor.
-    """
-
-    floor: int
-    right_limit: int
-
-    @staticmethod
-    def at(state: FimState) -> BlockScope:
-        lexer, right = state.lexer, state.context.right
-        floor = state.statement_column()
-        if lexer.at_line_start:  # the cursor in a line's indentation: the line's whole indentation
-            indentation = state.context.indentation
-            if right[len(indentation):len(indentation) + 1] not in ("", "\n"):  # (tab stops depend on the column)
-                floor = indentation_column(" " * floor + indentation)
-        return BlockScope(floor, state.context.first_token_end(lexer.token))
-
-    def admits_end(self, lexer: LexerState, index: int, terminals: list[str]) -> bool:
-        """Whether a middle that leaves `lexer` and settles at `index` of the right context with `terminals` stays
-        in the block."""
-        if index > self.right_limit:
-            return False
-        dedents = terminals.count(lx.DEDENT)
-        return dedents == 0 or (dedents < len(lexer.indents) and lexer.indents[-1 - dedents][0] >= self.floor)
 
 
 def quotient(left: str, right: str, deadline: float | None = None, block_indent: str = "",
