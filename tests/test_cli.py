@@ -185,6 +185,7 @@ async def test_complete_gives_the_middle_that_a_default_server_suggests(capsys):
     assert suggested == printed
 
 
+@pytest.mark.slow
 def test_a_middle_that_goes_on_a_list_writes_commas_as_the_file_does(tmp_path, capsys):
     """The shipped model's parameters for `copy(source` were written `source,shutil,target` (the finish that binds
     the names the body loads): in a file that writes `, `, so does the middle. (A file that writes `a,b` keeps its

@@ -87,6 +87,7 @@ def test_tied_candidates_go_to_the_lower_ids_on_every_cpu():
     assert list(ranked) == [63, 65, *range(48)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["randspan", "boundary"])
 def test_a_random_model_always_ends_valid_on_standard_library_cuts(tiny, kind):
     """The tiny model is randomly initialised and never chooses to stop: every constrained middle is still

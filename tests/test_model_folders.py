@@ -111,6 +111,7 @@ def test_cli_says_a_file_is_not_a_model_folder(tmp_path):
     assert_one_line_error(complete("--model", str(file)), "is a file, not a model folder")
 
 
+@pytest.mark.slow
 def test_server_keeps_its_model_when_a_new_model_or_device_setting_is_refused(tiny_model_path, tmp_path):
     file = tmp_path / "passwd"
     file.write_text("root:x:0:0:root:/root:/bin/bash\n")
@@ -182,6 +183,7 @@ CRAFTED = {  # config.json as crafted, and what the one line must say
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("crafted", CRAFTED)
 def test_cli_refuses_a_crafted_model_folder_in_one_line_before_building_it(crafted, tmp_path):
     edit, says = CRAFTED[crafted]
@@ -281,6 +283,7 @@ def hub_listener():
             connection.close()
 
 
+@pytest.mark.slow
 def test_cli_refuses_a_name_that_is_both_a_folder_here_and_a_hub_id(tmp_path, hub_listener):
     endpoint, connections = hub_listener
     shipped_copy(tmp_path / HUB_LOOKALIKE)

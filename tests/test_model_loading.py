@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
+
 from fimlsp.model.loading import HUB_TIMEOUT
 from tests.test_model_folders import CRAFTED, REFUSAL_ADDRESS_SPACE, SMALL_PROCESS, shipped_copy
 
@@ -62,6 +64,7 @@ def test_a_hub_id_fails_at_once_when_the_hub_refuses_and_the_cache_lacks_it(tmp_
     assert seconds < 5, seconds  # without the probe: 23 s of retries to a refused port, 48 s with no DNS
 
 
+@pytest.mark.slow
 def test_a_silent_hub_is_given_up_after_the_hub_timeout(tmp_path):
     with socket.socket() as silent:  # accepts connections into its backlog and never answers
         silent.bind(("127.0.0.1", 0))
@@ -80,6 +83,7 @@ def test_offline_mode_fails_without_trying_the_hub(tmp_path):
     assert "HF_HUB_OFFLINE is set" in process.stderr and seconds < 5
 
 
+@pytest.mark.slow
 def test_a_hub_id_in_the_cache_loads_without_the_hub(tmp_path, tiny_model_path):
     commit = "0123456789abcdef0123456789abcdef01234567"
     repository = tmp_path / "hub" / "models--someone--tiny-fim"
@@ -167,6 +171,7 @@ def loopback_hub(repo_id: str, folder: Path) -> Iterator[tuple[str, list[str]]]:
         thread.join()
 
 
+@pytest.mark.slow
 def test_a_hub_model_is_downloaded_without_pickles_and_checked_before_it_is_built(tmp_path):
     crafted = shipped_copy(tmp_path / "crafted", CRAFTED["a million layers"][0])
     (crafted / "pytorch_model.bin").write_bytes(b"not fetched")

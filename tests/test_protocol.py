@@ -19,6 +19,8 @@ from harness.rpc_client import TIMEOUT, RpcClient, SocketClient, document_params
 from tests.test_hostile_input import peak_rss
 from tests.test_server import SOURCE
 
+pytestmark = pytest.mark.slow  # every test here runs a whole fimlsp serve
+
 URI = "file:///work/example.py"
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, SERVER_NOT_INITIALIZED = -32700, -32600, -32602, -32002
 

@@ -75,6 +75,7 @@ def test_before_a_line_deeper_than_every_open_block_the_finish_ends_with_a_heade
     assert compiles(left + finish + right)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("left, right, openings", [
     # the right context is the rest of a header: the finish starts one
     ("def f(p):\n    x = 1\n    y = g(", "all(q) and p:\n        return 1\n", ("if ",)),

@@ -404,6 +404,7 @@ def startup_seconds() -> float:
     return seconds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [DRIP, STALL, FLOOD, REDIRECT])
 def test_complete_against_a_hostile_server_fails_in_one_line_within_its_timeout(mode):
     """One byte a second used to hold `fimlsp complete --model-server URL --time-budget 5` forever (the HTTP timeout was per
@@ -492,6 +493,7 @@ def test_the_language_server_keeps_its_budget_and_exits_at_once_against_a_hostil
         assert exits_at_once(client) < MARGIN
 
 
+@pytest.mark.slow
 def test_a_server_that_stalls_from_the_start_holds_up_no_request_no_other_model_and_no_exit():
     """A model server that accepts and never answers, named in the settings: requests answer within their budget
     and a second while fimlsp connects, switching modelServer off loads the shipped model without waiting for the
