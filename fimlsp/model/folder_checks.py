@@ -14,10 +14,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-CONFIG = "config.json"
-WEIGHTS = "model.safetensors"
-WEIGHTS_INDEX = "model.safetensors.index.json"
-PICKLED_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json", "model.ckpt", "model.pt")
+from fimlsp.model.folder import CONFIG, PICKLED_WEIGHTS, WEIGHTS, WEIGHTS_INDEX
 
 # Config keys by what they count, with the largest value a real model has with room to spare (the largest models
 # have about 130 layers, 256k tokens, widths of 50k and contexts of 10M); every value must be a positive integer.

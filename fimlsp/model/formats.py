@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fimlsp.model.folder import FIM_SETTINGS
+
 LEFT, RIGHT = "{left}", "{right}"
 
 
@@ -102,7 +104,6 @@ def detect_format(vocabulary: set[str] | dict, name: str = "", model_type: str =
     return candidates[0]
 
 
-FIM_SETTINGS = "fim.json"  # in a model folder: the format and prompt order it was trained for
 FIM_FORMAT_KEY, FIM_ORDER_KEY = "fimlsp.fim.format", "fimlsp.fim.order"  # the same in a GGUF file's metadata
 
 

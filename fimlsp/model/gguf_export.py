@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fimlsp.model.folder import CONFIG, TOKENIZER, TOKENIZER_CONFIG
 from fimlsp.model.formats import FIM_FORMAT_KEY, FIM_ORDER_KEY, FIM_SETTINGS, FORMATS, detect_format, preferred_order
 from fimlsp.model.loading import ModelError
 
@@ -39,9 +40,9 @@ def export_gguf(model_dir: Path, out: Path) -> Path:
     import gguf
 
     model_dir, out = Path(model_dir), Path(out)
-    config = _json(model_dir, "config.json")
+    config = _json(model_dir, CONFIG)
     _check_convertible(config, model_dir)
-    tokenizer = _json(model_dir, "tokenizer.json")
+    tokenizer = _json(model_dir, TOKENIZER)
     tokens, types, merges, special = _vocabulary(tokenizer, int(config.get("vocab_size", 0)), model_dir)
     tensors = _tensors(model_dir, int(config["n_layer"]))
     fim_settings = _fim_settings(model_dir, set(tokens))
@@ -177,7 +178,7 @@ def _tensors(model_dir: Path, blocks: int) -> dict[str, np.ndarray]:
 
 def _token_name(model_dir: Path, key: str) -> str | None:
     """A special token's text as tokenizer_config.json names it (`eos_token`), if it does."""
-    path = model_dir / "tokenizer_config.json"
+    path = model_dir / TOKENIZER_CONFIG
     if not path.is_file():
         return None
     try:

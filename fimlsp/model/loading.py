@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from fimlsp.model.backend import FimModel, PromptPass, Session
+from fimlsp.model.folder import CONFIG, TOKENIZER_CONFIG
 from fimlsp.model.formats import FORMATS, FimFormat, detect_format, preferred_order
 from fimlsp.model.token_text import token_bytes
 
@@ -28,7 +29,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 DEVICES = re.compile(r"cpu|cuda(:\d+)?|mps")
 DEVICE_CHOICES = "cpu, cuda, cuda:N or mps"
 # Files of a model folder whose `auto_map` names the folder's own Python code, which `transformers` would import.
-CODE_MAPS = ("config.json", "tokenizer_config.json")
+CODE_MAPS = (CONFIG, TOKENIZER_CONFIG)
 
 # Seconds to wait for the hub when a hub id is not in the local cache: enough for a TLS handshake on a slow link,
 # short enough that an editor is not left waiting on a silent network.
@@ -197,7 +198,7 @@ def load_model(
         raise ModelError(f"{str(name)!r} is a file, not a model folder")
     if looks_local and not location.is_dir():
         raise ModelError(f"model folder {str(name)!r} does not exist")
-    if looks_local and not (location / "config.json").is_file():
+    if looks_local and not (location / CONFIG).is_file():
         raise ModelError(f"{str(name)!r} is not a model folder (it has no config.json)")
     if device is not None and not DEVICES.fullmatch(device):
         raise ModelError(f"device {device!r} is not one fimlsp can run a model on: use {DEVICE_CHOICES}")
@@ -300,7 +301,7 @@ def _hub_snapshot(repo_id: str) -> Path:
     from huggingface_hub.utils import disable_progress_bars
 
     if _hub_cached_or_reachable(repo_id):
-        return Path(try_to_load_from_cache(repo_id, "config.json")).parent
+        return Path(try_to_load_from_cache(repo_id, CONFIG)).parent
     disable_progress_bars()  # stderr is for errors: an editor shows every line of it as one
     try:
         return Path(snapshot_download(repo_id, allow_patterns=HUB_FILES))
@@ -365,7 +366,7 @@ def _hub_cached_or_reachable(repo_id: str) -> bool:
     from huggingface_hub.errors import HFValidationError, HfHubHTTPError, RepositoryNotFoundError
 
     try:
-        if isinstance(try_to_load_from_cache(repo_id, "config.json"), str):
+        if isinstance(try_to_load_from_cache(repo_id, CONFIG), str):
             return True
     except HFValidationError as error:
         raise ModelError(f"{repo_id!r} is neither a model folder nor a hub id: {_first_line(error)}") from None

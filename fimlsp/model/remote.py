@@ -38,6 +38,7 @@ import numpy as np
 
 from fimlsp.model import wire
 from fimlsp.model.backend import FimModel, PromptPass, Session
+from fimlsp.model.folder import CONFIG, TOKENIZER
 from fimlsp.model.formats import FIM_ORDER_KEY, FimFormat, preferred_order
 from fimlsp.model.loading import GGUF_SUFFIX, ModelError, OutOfTime, choose_format
 from fimlsp.model.token_text import token_bytes
@@ -547,15 +548,15 @@ def _local_vocabulary(name: str | os.PathLike | None, fim_format: str | None, or
 
 
 def _folder_vocabulary(folder: Path, label: str, fim_format: str | None, order: str | None) -> RemoteModel:
-    if not (folder / "tokenizer.json").is_file():
+    if not (folder / TOKENIZER).is_file():
         raise ModelError(f"{label!r} is neither a model folder with a tokenizer.json nor a .gguf file: --model-server takes "
                          "the served model's vocabulary from one (--model)")
     try:
-        tokenizer = _TokenizerFile(folder / "tokenizer.json")
+        tokenizer = _TokenizerFile(folder / TOKENIZER)
     except Exception as error:  # tokenizers' own exception types vary
         raise ModelError(f"cannot read the tokenizer of {label!r}: {error}") from None
     vocabulary = tokenizer.get_vocab()
-    config = _json(folder / "config.json")
+    config = _json(folder / CONFIG)
     chosen = choose_format(vocabulary, fim_format, label, str(config.get("model_type", "")))
     try:
         order = order or preferred_order(folder)
