@@ -22,6 +22,7 @@ from fimlsp.workspace import Workspace
 
 # A dotted chain of names (`models.Cart`, `self.items`); every prefix of it is resolved.
 _CHAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[ \t]*\.[ \t]*[A-Za-z_][A-Za-z0-9_]*)*")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STRING_OR_COMMENT = re.compile(r"#[^\n]*|'''[\s\S]*?'''|\"\"\"[\s\S]*?\"\"\"|'[^'\n]*'|\"[^\"\n]*\"")
 MAX_CLASS_LINES = 30
 MAX_VALUE_CHARS = 60
@@ -45,6 +46,10 @@ class Declaration:
     path: Path  # the defining file
     qualname: str  # within its module: `Order`, `Cart` (a method's class), `LIMIT`
     text: str
+
+
+def _blanked(match: re.Match) -> str:
+    return " " * len(match.group())
 
 
 def _tail_lines(text: str, count: int) -> str:
@@ -78,12 +83,12 @@ def uses_near(left: str, right: str, above: int = 30, below: int = 10) -> list[U
     found: dict[str, Use] = {}
     for index, line in enumerate(lines):
         number = first + index
-        masked = _STRING_OR_COMMENT.sub(lambda m: " " * len(m.group()), line)
+        masked = _STRING_OR_COMMENT.sub(_blanked, line) if "#" in line or "'" in line or '"' in line else line
         for match in _CHAIN.finditer(masked):
             if match.start() > 0 and (masked[match.start() - 1].isdigit() or masked[match.start() - 1] == "."):
                 continue
             parts, offset = [], match.start()
-            for segment in re.finditer(r"[A-Za-z_][A-Za-z0-9_]*", match.group()):
+            for segment in _NAME.finditer(match.group()):
                 if keyword.iskeyword(segment.group()):
                     break
                 parts.append(segment.group())

@@ -22,7 +22,7 @@ K1, B = 1.2, 0.75
 MAX_QUERY_TERMS = 16
 MAX_SCANNED_POSTINGS = 8000
 COMMON = 0.3  # a term in more of the files than this share says nothing about which
-CHUNK_LINES, CHUNK_STRIDE = 24, 12
+CHUNK_LINES, CHUNK_STRIDE = 24, 12  # a chunk's lines; a chunk starts a third of a stride above its first hit
 CACHED_FILES = 32
 
 
@@ -50,7 +50,7 @@ class SearchIndex:
         self._total_length = 0
         self._next_id = 0
         self._lock = threading.Lock()
-        self._lines: OrderedDict[Path, tuple[list[str], list[frozenset[str]]]] = OrderedDict()
+        self._lines: OrderedDict[Path, tuple[list[str], dict[str, list[int]]]] = OrderedDict()
         self.scanned = 0  # postings scanned by the last query (a counted bound for tests)
 
     def __len__(self) -> int:
@@ -138,21 +138,29 @@ class SearchIndex:
         return sorted(hits, key=lambda hit: -hit.score)
 
     def _best_chunk(self, path: Path, weights: dict[str, float]) -> Hit | None:
-        lines, line_terms = self._file_lines(path)
-        if not lines:
+        """The window of `CHUNK_LINES` lines whose lines hold the most weight of the query's terms (a term counted
+        once a line), found from the lines that hold them: the work is the query terms' occurrences in the file."""
+        lines, positions = self._file_lines(path)
+        scores: dict[int, float] = {}
+        for term, weight in weights.items():
+            for line in positions.get(term, ()):
+                scores[line] = scores.get(line, 0.0) + weight
+        if not scores:
             return None
-        best, best_first = 0.0, 0
-        for first in range(0, max(1, len(lines) - CHUNK_LINES + CHUNK_STRIDE), CHUNK_STRIDE):
-            counts = Counter(term for each in line_terms[first:first + CHUNK_LINES] for term in each)
-            score = sum(weight * counts[term] * (K1 + 1) / (counts[term] + K1)
-                        for term, weight in weights.items() if counts[term])
-            if score > best:
-                best, best_first = score, first
-        if best <= 0:
-            return None
-        return Hit(path, best_first, "\n".join(lines[best_first:best_first + CHUNK_LINES]) + "\n", best)
+        ordered = sorted(scores)
+        best, best_first, total, low = 0.0, 0, 0.0, 0
+        for high, line in enumerate(ordered):
+            total += scores[line]
+            while ordered[low] <= line - CHUNK_LINES:
+                total -= scores[ordered[low]]
+                low += 1
+            if total > best:
+                best, best_first = total, ordered[low]
+        first = max(0, min(best_first - CHUNK_STRIDE // 3, len(lines) - CHUNK_LINES))
+        return Hit(path, first, "\n".join(lines[first:first + CHUNK_LINES]) + "\n", best)
 
-    def _file_lines(self, path: Path) -> tuple[list[str], list[frozenset[str]]]:
+    def _file_lines(self, path: Path) -> tuple[list[str], dict[str, list[int]]]:
+        """A file's lines and, for each term, the lines that hold it (kept for the files searched last)."""
         with self._lock:
             cached = self._lines.get(path)
             if cached is not None:
@@ -160,7 +168,11 @@ class SearchIndex:
                 return cached
         text = self._read(path) or ""
         lines = text.splitlines()
-        entry = (lines, [frozenset(terms(line)) for line in lines])
+        positions: dict[str, list[int]] = {}
+        for number, line in enumerate(lines):
+            for term in set(terms(line)):
+                positions.setdefault(term, []).append(number)
+        entry = (lines, positions)
         with self._lock:
             self._lines[path] = entry
             while len(self._lines) > CACHED_FILES:
