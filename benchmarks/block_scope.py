@@ -24,7 +24,7 @@ def main() -> int:
     from fimlsp.evaluation.dataset import heldout_files, read_named
     from fimlsp.model import load_model
     from fimlsp.models import default_model_path
-    from fimlsp.training.tiny import build_tiny_model
+    from harness.tiny_model import build_tiny_model
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=100, help="function-end cuts")

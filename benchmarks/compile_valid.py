@@ -26,7 +26,8 @@ from fimlsp.decoding import DecodingOptions, complete_middles
 from fimlsp.language import Caches
 from fimlsp.model.loading import load_model
 from fimlsp.models import default_model_path
-from fimlsp.training import corpus
+from fimlsp.corpus_manifest import resolve_files
+from fimlsp.model.folder import CORPUS_MANIFEST
 
 KINDS = ("class body", "function body", "loop body")
 
@@ -85,8 +86,8 @@ def main() -> None:
     parser.add_argument("--show", action="store_true")
     args = parser.parse_args()
     model = load_model(args.model)
-    manifest = json.loads((args.model / "corpus.json").read_text(encoding="utf-8"))
-    files = [Path(path) for _name, path in corpus.resolve_files(manifest, "heldout")[0]]
+    manifest = json.loads((args.model / CORPUS_MANIFEST).read_text(encoding="utf-8"))
+    files = [Path(path) for _name, path in resolve_files(manifest, "heldout")[0]]
     options = DecodingOptions(max_tokens=args.max_tokens, attempts=args.attempts)
     caches = Caches()
     print("| cursor | cases | called valid | compile refuses | why |")

@@ -23,8 +23,12 @@ import sys
 import time
 from pathlib import Path
 
+from fimlsp.corpus_manifest import load_manifest, resolve_files
+from fimlsp.model.folder import EVALUATION, TRAINING_RECORD
 from fimlsp.training import corpus as corpus_module
-from fimlsp.training.train import MANIFEST, TOKENIZER_DIR, RunControl, TrainingRun, TrainOptions
+from fimlsp.training import prepare as preparation
+from fimlsp.training.options import RunControl, TrainOptions
+from fimlsp.training.run_folder import MANIFEST, TOKENIZER_DIR, Run
 
 SMALL_MODEL = ["--vocab-size", "4096", "--n-layer", "2", "--n-embd", "128", "--n-head", "4", "--seq-len", "256",
                "--batch-size", "16", "--lr", "0.002", "--warmup-steps", "50", "--precision", "fp32"]
@@ -54,26 +58,26 @@ def prepare(output: Path, sizes: list[float], tokens: int, tokenizer_mb: float) 
         manifests, tokenizer_texts = {}, {}
         for size in sizes:
             options = options_of(size_flags(size, tokens, tokenizer_mb))
-            run = TrainingRun(options, RunControl(output=output / f"{size:g}mb", export=output / f"{size:g}mb/model",
-                                                  roots=roots))
-            run.check_options()
-            manifests[size] = run.manifest()
-            tokenizer_texts[size] = tuple(run.tokenizer_texts())
+            run = Run.of(options, RunControl(output=output / f"{size:g}mb", export=output / f"{size:g}mb/model",
+                                             roots=roots))
+            preparation.check_options(run)
+            manifests[size] = preparation.manifest(run)
+            tokenizer_texts[size] = tuple(preparation.tokenizer_texts(run))
     finally:
         corpus_module.iter_candidates = scan
     heldout = {size: [row[0] for row in manifest["heldout"]] for size, manifest in manifests.items()}
     assert len({tuple(names) for names in heldout.values()}) == 1, "held-out files differ between sizes"
     assert len(set(tokenizer_texts.values())) == 1, "tokenizer files differ between sizes"
     first = sizes[0]
-    shared = TrainingRun(options_of(size_flags(first, tokens, tokenizer_mb)),
-                         RunControl(output=output / f"{first:g}mb", export=output / f"{first:g}mb/model", roots=roots))
-    tokenizer = shared.tokenizer()
+    shared = Run.of(options_of(size_flags(first, tokens, tokenizer_mb)),
+                    RunControl(output=output / f"{first:g}mb", export=output / f"{first:g}mb/model", roots=roots))
+    tokenizer = preparation.tokenizer(shared)
     for size in sizes[1:]:
         target = output / f"{size:g}mb" / TOKENIZER_DIR
         if not target.exists():
             shutil.copytree(output / f"{first:g}mb" / TOKENIZER_DIR, target)
     sample = "".join(path.read_text(encoding="utf-8")
-                     for _name, path in corpus_module.resolve_files(manifests[first], "train")[0][:200])
+                     for _name, path in resolve_files(manifests[first], "train")[0][:200])
     for size, manifest in manifests.items():
         print(f"{size:g} MB: {manifest['train_files']} train files, {manifest['train_bytes'] / 1e6:.2f} MB; "
               f"{manifest['heldout_files']} held-out files, {manifest['heldout_bytes'] / 1e6:.2f} MB", flush=True)
@@ -90,7 +94,7 @@ def train_loss(model_dir: Path, manifest: dict, max_bytes: int) -> dict:
 
     torch.set_num_threads(1)
     model = load_model(model_dir, torch.device("cpu"))
-    texts = (path.read_text(encoding="utf-8") for _name, path in corpus_module.resolve_files(manifest, "train")[0])
+    texts = (path.read_text(encoding="utf-8") for _name, path in resolve_files(manifest, "train")[0])
     return heldout_loss(model, load_tokenizer(model_dir), texts, model.config.n_positions, max_bytes)
 
 
@@ -117,9 +121,9 @@ def main() -> int:
         subprocess.run(command, check=True)
         wall = time.monotonic() - started
         model = folder / "model"
-        record = json.loads((model / "training.json").read_text())
-        heldout = json.loads((model / "evaluation.json").read_text())["heldout"]
-        manifest = corpus_module.load_manifest(folder / MANIFEST)
+        record = json.loads((model / TRAINING_RECORD).read_text())
+        heldout = json.loads((model / EVALUATION).read_text())["heldout"]
+        manifest = load_manifest(folder / MANIFEST)
         seen = train_loss(model, manifest, args.eval_bytes)
         row = {"size_mb": size, "train_bytes": manifest["train_bytes"], "tokens_seen": record["tokens_seen"],
                "train_seconds": record["train_seconds"], "wall_seconds": round(wall, 1),

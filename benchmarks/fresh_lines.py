@@ -25,7 +25,8 @@ from fimlsp.decoding import DecodingOptions, complete_middles  # noqa: E402
 from fimlsp.language import Caches  # noqa: E402
 from fimlsp.model.loading import load_model  # noqa: E402
 from fimlsp.models import default_model_path  # noqa: E402
-from fimlsp.training import corpus  # noqa: E402
+from fimlsp.corpus_manifest import resolve_files  # noqa: E402
+from fimlsp.model.folder import CORPUS_MANIFEST  # noqa: E402
 from harness.corpus import fresh_lines  # noqa: E402
 
 
@@ -37,8 +38,8 @@ def main() -> None:
     parser.add_argument("--show", action="store_true")
     args = parser.parse_args()
     model = load_model(args.model)
-    manifest = json.loads((args.model / "corpus.json").read_text(encoding="utf-8"))
-    files, _missing = corpus.resolve_files(manifest, "heldout")
+    manifest = json.loads((args.model / CORPUS_MANIFEST).read_text(encoding="utf-8"))
+    files, _missing = resolve_files(manifest, "heldout")
     options = DecodingOptions(max_tokens=128, scope="block", single_line=True)
     caches = Caches()
     firsts = []

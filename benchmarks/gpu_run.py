@@ -36,10 +36,14 @@ import tarfile
 import time
 from pathlib import Path
 
+from fimlsp.corpus_manifest import load_manifest, resolve_files
+from fimlsp.model.folder import EVALUATION, TRAINING_RECORD
 from fimlsp.training import corpus as corpus_module
-from fimlsp.training.card import option_flags
+from fimlsp.training import prepare as preparation
+from fimlsp.training.lineage import option_flags
+from fimlsp.training.options import RunControl, TrainOptions
 from fimlsp.training.recipe import GPU_RECIPE
-from fimlsp.training.train import MANIFEST, RUN_OPTIONS, RunControl, TrainingRun, TrainOptions
+from fimlsp.training.run_folder import LOG, MANIFEST, RUN_OPTIONS, Run
 
 CARRY = Path("runs/gpu-carry")
 CORPUS_ARCHIVE = "corpus.tar.xz"
@@ -66,13 +70,13 @@ def prepare(args: argparse.Namespace) -> None:
              else corpus_module.default_roots())
     folder = args.carry / "run"
     shutil.rmtree(args.carry, ignore_errors=True)
-    run = TrainingRun(options, RunControl(output=folder, export=folder / "model", roots=roots))
-    run.check_options()
-    manifest = run.manifest()
-    run.tokenizer()
+    run = Run.of(options, RunControl(output=folder, export=folder / "model", roots=roots))
+    preparation.check_options(run)
+    manifest = preparation.manifest(run)
+    preparation.tokenizer(run)
     with tarfile.open(args.carry / CORPUS_ARCHIVE, "w:xz", preset=args.xz_preset) as archive:
         for split in ("train", "heldout"):
-            for name, path in corpus_module.resolve_files(manifest, split)[0]:
+            for name, path in resolve_files(manifest, split)[0]:
                 archive.add(path, arcname=name)
     carried = sum(path.stat().st_size for path in args.carry.rglob("*") if path.is_file())
     print(f"{manifest['train_files']} training files, {manifest['train_bytes'] / 1e6:.1f} MB; "
@@ -90,7 +94,7 @@ def device(args: argparse.Namespace) -> None:
         archive.extractall(work / "corpus", filter="data")
     folder = work / "run"
     shutil.copytree(args.carry / "run", folder)
-    manifest = corpus_module.load_manifest(folder / MANIFEST)
+    manifest = load_manifest(folder / MANIFEST)
     manifest["roots"] = {label: str(work / "corpus" / label) for label in manifest["roots"]}
     (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
     options = TrainOptions(**json.loads((folder / RUN_OPTIONS).read_text(encoding="utf-8")))
@@ -112,14 +116,14 @@ def device(args: argparse.Namespace) -> None:
         for path in sorted(model.iterdir()):
             if path not in weights:
                 archive.add(path, arcname=path.name)
-        archive.add(folder / "log.jsonl", arcname="train-log.jsonl")
+        archive.add(folder / LOG, arcname="train-log.jsonl")
     returned = sorted(out.iterdir())
     for path in returned:
         print(f"{path.name}: {path.stat().st_size / 2**20:.1f} MiB")
     if len(returned) > MAX_RETURNED_FILES or any(path.stat().st_size > 16 * 2**20 for path in returned):
         sys.exit(f"{len(returned)} files in {out}: the device tool returns {MAX_RETURNED_FILES} of at most 16 MiB")
-    record = json.loads((model / "training.json").read_text(encoding="utf-8"))
-    results = json.loads((model / "evaluation.json").read_text(encoding="utf-8"))
+    record = json.loads((model / TRAINING_RECORD).read_text(encoding="utf-8"))
+    results = json.loads((model / EVALUATION).read_text(encoding="utf-8"))
     print(f"[{time.monotonic() - started:.0f} s] steps {record['steps']} of {record['planned_steps']}, "
           f"{record['tokens_seen']:,} tokens in {record['train_seconds']} s, final loss {record['final_loss']}, "
           f"held-out bits per byte {results['heldout']['bits_per_byte']:.4f}", flush=True)

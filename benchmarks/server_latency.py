@@ -213,7 +213,7 @@ async def main_async(args: argparse.Namespace) -> int:
         if model is None:
             import torch
 
-            from fimlsp.training.tiny import build_tiny_model
+            from harness.tiny_model import build_tiny_model
 
             torch.set_num_threads(1)
             model = str(build_tiny_model(Path(scratch) / "tiny"))

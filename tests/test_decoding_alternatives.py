@@ -151,7 +151,7 @@ def test_within_a_time_budget_the_prompt_is_cut_to_what_the_model_reads_in_its_s
     budget is long enough that the constraint's setup leaves the prompt's pass its turn on a loaded machine)."""
     from fimlsp.decoding.attempts import PROMPT_SHARE
     from fimlsp.model.backend import MIN_PROMPT_TOKENS
-    from fimlsp.training.tiny import build_tiny_model
+    from harness.tiny_model import build_tiny_model
 
     model = load_model(build_tiny_model(tmp_path / "long-model", n_positions=4096), "cpu")
     left, right = "def f(x):\n    return x\n\n\n" * 400 + "y = ", "\n"

@@ -227,7 +227,7 @@ async def test_a_change_is_seen_by_the_next_request(tiny_model_path):
 async def test_cancellation_and_superseding_answer_promptly(tmp_path):
     import torch
 
-    from fimlsp.training.tiny import build_tiny_model
+    from harness.tiny_model import build_tiny_model
 
     torch.set_num_threads(1)
     # A wider context than the tiny fixture's, so that a generation can run for many seconds.
@@ -271,7 +271,7 @@ async def test_time_budget_gives_a_valid_middle_or_nothing(tmp_path, server):
     does), where the middle decoded without a constraint is offered only if the file parses with it."""
     import torch
 
-    from fimlsp.training.tiny import build_tiny_model
+    from harness.tiny_model import build_tiny_model
 
     torch.set_num_threads(1)
     model = build_tiny_model(tmp_path / "long-model", n_positions=4096)
@@ -460,7 +460,7 @@ async def test_the_time_budget_bounds_the_answer_on_a_long_file(tmp_path):
     time for the request stays within the budget (and a generous margin for a busy machine)."""
     import torch
 
-    from fimlsp.training.tiny import build_tiny_model
+    from harness.tiny_model import build_tiny_model
 
     torch.set_num_threads(1)
     model = build_tiny_model(tmp_path / "long-model", n_positions=4096)

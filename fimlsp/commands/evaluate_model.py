@@ -35,26 +35,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fimlsp.cli import UserError
+    from fimlsp.model.folder import CARD, CONFIG, CORPUS_MANIFEST, EVALUATION
     from fimlsp.models import default_model_path
 
     model = args.model or default_model_path()
-    manifest_path = model / "corpus.json"
-    if not (model / "config.json").is_file():
-        raise UserError(f"{model} is not a model folder (no config.json)")
+    manifest_path = model / CORPUS_MANIFEST
+    if not (model / CONFIG).is_file():
+        raise UserError(f"{model} is not a model folder (no {CONFIG})")
     if not manifest_path.is_file():
-        raise UserError(f"{model} has no corpus.json manifest naming its held-out files")
+        raise UserError(f"{model} has no {CORPUS_MANIFEST} manifest naming its held-out files")
     if args.cases < 0 or args.eval_bytes <= 0 or args.max_new_tokens <= 0:
         raise UserError("--cases must not be negative; --eval-bytes and --max-new-tokens must be positive")
 
     import torch
 
+    from fimlsp.corpus_manifest import load_manifest, resolve_files
     from fimlsp.evaluation.runner import ResumeError
-    from fimlsp.training import corpus, evaluate
-    from fimlsp.training.train import resolve_device
+    from fimlsp.training import evaluate
+    from fimlsp.training.loop import resolve_device
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    heldout, missing = corpus.resolve_files(corpus.load_manifest(manifest_path), "heldout")
+    heldout, missing = resolve_files(load_manifest(manifest_path), "heldout")
     if not heldout:
         raise UserError(f"none of the held-out files of {manifest_path} are on this machine unchanged")
     records = args.records or Path("runs") / f"evaluation-{model.resolve().name}.jsonl"
@@ -78,5 +80,5 @@ def run(args: argparse.Namespace) -> int:
 
         evaluate.write_results(results, model)
         card.write_card(model)
-        print(f"wrote {model / evaluate.RESULTS} and {model / card.CARD}")
+        print(f"wrote {model / EVALUATION} and {model / CARD}")
     return 0

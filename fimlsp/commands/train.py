@@ -6,7 +6,8 @@ When training ends, the model (safetensors, float16), its tokenizer, the corpus 
 the evaluation and a model card are written to --export.
 
 Without result options (and without --init-from) it runs the shipped model's recipe (`fimlsp.training.recipe`):
-its runs one after the other, in --output/stage-1, stage-2, …, each continuing the model of the one before it.
+its runs one after the other (`fimlsp.training.pipeline.run_recipe`), in --output/stage-1, stage-2, …, each
+continuing the model of the one before it.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def option_flag(name: str) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from fimlsp.training.fim import RANDOM_LENGTHS
-    from fimlsp.training.train import RunControl, TrainOptions
+    from fimlsp.training.options import RunControl, TrainOptions
 
     choices = CHOICES | {"random_span_length": RANDOM_LENGTHS}
     parser.formatter_class = DefaultsFormatter
@@ -141,14 +142,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def options_from(args: argparse.Namespace):
-    from fimlsp.training.train import TrainOptions
+    from fimlsp.training.options import TrainOptions
 
     return TrainOptions(**{field.name: getattr(args, field.name) for field in dataclasses.fields(TrainOptions)})
 
 
 def validate(args: argparse.Namespace) -> None:
     from fimlsp.cli import UserError
-    from fimlsp.training.train import weight_files
+    from fimlsp.model.folder import WEIGHTS, WEIGHTS_INDEX, weight_files
 
     positive = ["data_parts", "vocab_size", "n_layer", "n_embd", "n_head", "seq_len", "min_segment_tokens", "tokens", "batch_size",
                 "warmup_steps", "checkpoint_every", "keep_checkpoints", "eval_bytes"]
@@ -181,8 +182,7 @@ def validate(args: argparse.Namespace) -> None:
     if args.output.exists() and not args.output.is_dir():
         raise UserError(f"--output {args.output} is not a folder")
     if args.init_from is not None and not weight_files(args.init_from):
-        raise UserError(f"--init-from {args.init_from} is not a model folder (no model.safetensors or "
-                        "model.safetensors.index.json)")
+        raise UserError(f"--init-from {args.init_from} is not a model folder (no {WEIGHTS} or {WEIGHTS_INDEX})")
     if args.max_shard_mib is not None and args.max_shard_mib <= 0:
         raise UserError("--max-shard-mib must be positive")
     if args.init_from is not None and args.corpus_root:
@@ -218,8 +218,8 @@ def corpus_map(args: argparse.Namespace) -> dict[str, Path]:
 
 def run(args: argparse.Namespace) -> int:
     from fimlsp.cli import UserError
-    from fimlsp.training import corpus, recipe
-    from fimlsp.training.train import RunControl, TrainingError, TrainingRun
+    from fimlsp.training import corpus, pipeline, recipe
+    from fimlsp.training.options import RunControl, TrainingError
 
     validate(args)
     if follows_recipe(args) and args.max_minutes is not None:
@@ -252,9 +252,9 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         if follows_recipe(args):
-            result = recipe.run_recipe(recipe.DEFAULT_RECIPE, control, lambda line: print(line, flush=True))
+            result = pipeline.run_recipe(recipe.DEFAULT_RECIPE, control, lambda line: print(line, flush=True))
         else:
-            result = TrainingRun(options_from(args), control).train()
+            result = pipeline.train(options_from(args), control)
     except TrainingError as error:
         raise UserError(str(error)) from None
     if result is None:

@@ -94,12 +94,13 @@ def heldout_files(model_dir: Path, labels: Iterable[str] = ()) -> tuple[list[tup
     """The held-out files recorded in a model folder's `corpus.json` (as `fimlsp train` writes it) that are on this
     machine unchanged, as (manifest name, path), optionally only those whose root label (`stdlib`,
     `site-packages`, ...) is in `labels`; and how many were missing or changed."""
-    from fimlsp.training import corpus
+    from fimlsp.corpus_manifest import load_manifest, resolve_files
+    from fimlsp.model.folder import CORPUS_MANIFEST
 
-    manifest_path = Path(model_dir) / "corpus.json"
+    manifest_path = Path(model_dir) / CORPUS_MANIFEST
     if not manifest_path.is_file():
-        raise FileNotFoundError(f"{model_dir} has no corpus.json manifest naming its held-out files")
-    found, missing = corpus.resolve_files(corpus.load_manifest(manifest_path), "heldout")
+        raise FileNotFoundError(f"{model_dir} has no {CORPUS_MANIFEST} manifest naming its held-out files")
+    found, missing = resolve_files(load_manifest(manifest_path), "heldout")
     labels = set(labels)
     if labels:
         found = [(name, path) for name, path in found if name.partition("/")[0] in labels]

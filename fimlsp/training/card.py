@@ -2,50 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
 from fimlsp.cases import MAX_NODE_CHARS
+from fimlsp.model.folder import ABLATION, CARD, CONFIG, CORPUS_MANIFEST, EVALUATION, FIM_SETTINGS, TRAINING_RECORD
 from fimlsp.model.formats import preferred_order
 from fimlsp.training import recipe
-from fimlsp.training.evaluate import KIND_TITLES, RESULTS, format_figures
-from fimlsp.training.train import MANIFEST, TRAINING_RECORD, TrainOptions
-
-CARD = "README.md"
-ABLATION = "ablation.json"  # short runs that change one option of the recipe, shown in the card when present
-
-
-def option_flags(options: dict) -> list[str]:
-    """The `fimlsp train` flags and values that reproduce these options (defaults left out), each apart."""
-    defaults = dataclasses.asdict(TrainOptions())
-    return [part for name, value in options.items() if defaults.get(name) != value
-            for part in (f"--{name.replace('_', '-')}", str(value))]
-
-
-def train_command(options: dict, output: str, export: str, init_from: str | None = None) -> str:
-    """The `fimlsp train` command line that reproduces these options (defaults left out)."""
-    start = [f"--init-from {init_from}"] if init_from else []
-    return " ".join(["fimlsp train", *start, f"--output {output}", f"--export {export}", *option_flags(options)])
-
-
-def lineage(record: dict) -> list[dict]:
-    """The training records of the runs that made a model, first run first: a continued run (`--init-from`) keeps
-    the record of the model it started from."""
-    earlier = lineage(record["continued_from"]) if "continued_from" in record else []
-    return [*earlier, record]
-
-
-def rebuild_commands(record: dict, export: str) -> list[str]:
-    """The `fimlsp train` commands that rebuild a model into `export`, one per run of its lineage, each later run
-    starting from the model the one before it wrote in its run folder."""
-    runs = lineage(record)
-    commands, start = [], None
-    for number, run in enumerate(runs, 1):
-        target = export if number == len(runs) else f"{run['output']}/model"
-        commands.append(train_command(run["options"], run["output"], target, start))
-        start = target
-    return commands
+from fimlsp.training.evaluate import KIND_TITLES, format_figures
+from fimlsp.training.lineage import lineage, rebuild_commands
+from fimlsp.training.run_folder import EVALUATION_RECORDS, LOG
 
 
 def write_card(directory: Path) -> Path:
@@ -53,7 +19,7 @@ def write_card(directory: Path) -> Path:
     def read(name: str) -> dict:
         return json.loads((directory / name).read_text(encoding="utf-8"))
 
-    record, results, manifest, config = read(TRAINING_RECORD), read(RESULTS), read(MANIFEST), read("config.json")
+    record, results, manifest, config = read(TRAINING_RECORD), read(EVALUATION), read(CORPUS_MANIFEST), read(CONFIG)
     size_mb = sum(p.stat().st_size for p in directory.iterdir() if p.is_file()) / 1e6
     lines = [
         "# fimlsp default FIM model",
@@ -91,8 +57,8 @@ def _model_section(record: dict, config: dict, size_mb: float, order: str) -> li
         f"- Parameters: {record['parameters']:,}",
         f"- Tokenizer: byte-level BPE, vocabulary {config['vocab_size']:,}, special tokens `<|endoftext|>` (EOS), "
         "`<fim_prefix>`, `<fim_middle>`, `<fim_suffix>`, `<fim_pad>` (ids 0-4)",
-        f"- FIM prompt ({order.upper()}, named in `fim.json`, which decoding follows): {PROMPTS[order]}, ended by "
-        "`<|endoftext|>`",
+        f"- FIM prompt ({order.upper()}, named in `{FIM_SETTINGS}`, which decoding follows): {PROMPTS[order]}, "
+        "ended by `<|endoftext|>`",
         f"- Weights: safetensors, float16; folder size {size_mb:.1f} MB",
         "",
     ]
@@ -111,7 +77,7 @@ def _training_section(record: dict, manifest: dict) -> list[str]:
         f"candidates scanned, left out: {rejected}. Train: {manifest['train_files']:,} files, "
         f"{manifest['train_bytes'] / 1e6:.1f} MB; held out (by file, seed {manifest['seed']}): "
         f"{manifest['heldout_files']:,} files, {manifest['heldout_bytes'] / 1e6:.1f} MB. "
-        f"The file list with content hashes is `{MANIFEST}`.",
+        f"The file list with content hashes is `{CORPUS_MANIFEST}`.",
         f"- FIM (Bavarian et al., per context-sized segment): FIM rate {options['fim_rate']}, share in SPM order "
         f"{options['spm_rate']}, windows of whole samples; the middle is the rest of a line or one to three whole lines in "
         f"{options['line_span_rate']:.0%} of FIM samples, one syntax node (expression, call arguments, statement, "
@@ -134,7 +100,7 @@ def _training_section(record: dict, manifest: dict) -> list[str]:
         f"- Software: Python {software['python']}, torch {software['torch']}, transformers {software['transformers']}, "
         f"tokenizers {software['tokenizers']}",
         f"- Final training loss (mean of the last 50 steps): {record['final_loss']}; the loss of every step is in the "
-        "run folder's `log.jsonl`",
+        f"run folder's `{LOG}`",
         *_continuation_lines(record, manifest),
         "",
     ]
@@ -261,7 +227,7 @@ def _reproduce_section(record: dict, results: dict, directory: Path) -> list[str
         "",
         "```",
         f"fimlsp evaluate-model --model {export} --cases {fim['cases_per_kind']} --seed {fim['seed']} "
-        f"--eval-bytes {heldout['max_bytes']} --records {output}/evaluation.jsonl --write-card",
+        f"--eval-bytes {heldout['max_bytes']} --records {output}/{EVALUATION_RECORDS} --write-card",
         "```",
         "",
     ]

@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 from typing import Iterable
 
+from fimlsp.model.folder import EVALUATION
 from fimlsp.training.tokenizer import EOS, load_tokenizer
 
-RESULTS = "evaluation.json"
 MODES = ("unconstrained", "constrained")
 
 
@@ -129,7 +129,7 @@ def evaluate_model(
 
 
 def write_results(results: dict, directory: Path) -> Path:
-    path = directory / RESULTS
+    path = directory / EVALUATION
     path.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 

@@ -1,18 +1,15 @@
 """The shipped model's recipe: the runs that made it, first first, each continuing the model the one before it wrote.
 
 `fimlsp train` without result options runs them one after the other in one output folder (`stage-1`, `stage-2`,
-…), each stage to its planned end, and exports the last. A test holds the recipe to the shipped model's training
-record, so that the command and the model cannot drift apart.
+…; `pipeline.run_recipe`), each stage to its planned end, and exports the last. A test holds the recipe to the
+shipped model's training record, so that the command and the model cannot drift apart.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-from collections.abc import Callable
-from pathlib import Path
 
-from fimlsp.training.train import TRAINING_RECORD, RunControl, TrainingRun, TrainOptions
+from fimlsp.training.options import TrainOptions
 
 # The shipped model was trained on 66 MB; the default corpus budget has since grown to every usable file
 # (`docs/results/corpus-size.txt`), so its stages pin the budget their records hold.
@@ -36,47 +33,8 @@ GPU_RECIPE: tuple[TrainOptions, ...] = (
 )
 
 
-def stage_folder(output: Path, number: int) -> Path:
-    return output / f"stage-{number}"
-
-
-def finished(export: Path, options: TrainOptions, output: Path) -> bool:
-    """Whether `export` holds the model of this stage's folder, trained to its planned end with these options."""
-    path = export / TRAINING_RECORD
-    if not path.is_file():
-        return False
-    record = json.loads(path.read_text(encoding="utf-8"))
-    return record.get("output") == str(output) and matches([record], (options,))
-
-
-def run_recipe(stages: tuple[TrainOptions, ...], control: RunControl,
-               announce: Callable[[str], None] | None = None) -> Path | None:
-    """Train every stage in `control.output`/stage-N from the model the stage before exported, and export the last
-    to `control.export`; only the last is evaluated on FIM cases. A stage already finished is not run again, so
-    rerunning the same command resumes where it stopped. Returns the export, or None when `stop_after` paused.
-    `announce` is told each stage's equivalent command as it starts (a recipe runs for hours)."""
-    from fimlsp.training.card import train_command
-
-    start = control.init_from
-    for number, options in enumerate(stages, 1):
-        last = number == len(stages)
-        folder = stage_folder(control.output, number)
-        export = control.export if last else folder / "model"
-        if not finished(export, options, folder):
-            command = train_command(dataclasses.asdict(options), str(folder), str(export),
-                                    str(start) if start else None)
-            stage = dataclasses.replace(control, output=folder, export=export, init_from=start, command=command,
-                                        eval_cases=control.eval_cases if last else 0)
-            if announce is not None:
-                announce(f"stage {number} of {len(stages)}: {command}")
-            if TrainingRun(options, stage).train() is None:
-                return None
-        start = export
-    return start
-
-
 def matches(runs: list[dict], stages: tuple[TrainOptions, ...] = DEFAULT_RECIPE) -> bool:
-    """Whether a model's runs (`card.lineage`, first first) are the recipe's stages, each to its planned end (a
+    """Whether a model's runs (`lineage.lineage`, first first) are the recipe's stages, each to its planned end (a
     record from before an option existed has its default)."""
     return len(runs) == len(stages) and all(
         TrainOptions(**run["options"]) == options and run["steps"] == run["planned_steps"]

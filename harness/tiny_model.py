@@ -1,8 +1,8 @@
 """A tiny randomly initialised FIM model with the shipped tokenizer, for tests that need speed more than quality.
 
 Its completions are noise, but it has the real tokenizer, the real FIM control tokens and the same architecture
-(`train.model_config`) and files as the default model, so loading, prompting, decoding and serving code can be
-exercised in seconds.
+(`fimlsp.training.loop.model_config`) and files as the default model, so loading, prompting, decoding and serving
+code can be exercised in seconds. A test fixture, not shipped: tests and benchmarks build it.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ def build_tiny_model(
     from transformers import GPTBigCodeForCausalLM
 
     from fimlsp.models import default_model_path
+    from fimlsp.training.loop import model_config
+    from fimlsp.training.options import TrainOptions
     from fimlsp.training.tokenizer import load_tokenizer
-    from fimlsp.training.train import TrainOptions, model_config
 
     tokenizer = load_tokenizer(tokenizer_dir or default_model_path())
     options = TrainOptions(n_layer=n_layer, n_embd=n_embd, n_head=n_head, seq_len=n_positions)
