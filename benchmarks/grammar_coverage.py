@@ -2,7 +2,7 @@
 
 Coverage: every `.py` file under this Python's standard library (`sysconfig.get_paths()["stdlib"]`, test
 directories included, third-party `site-packages` excluded) that `ast.parse` accepts is tokenized with the
-standard library's `tokenize` (`tests/tokens_bridge.py`) and fed to `earley.Recognizer(load_grammar())`. A file
+standard library's `tokenize` (`harness/tokens_bridge.py`) and fed to `earley.Recognizer(load_grammar())`. A file
 the grammar rejects is a false reject; the run prints each with the first rejected token and its line, and
 exits non-zero if there is any. Files `ast.parse` rejects (lib2to3's test data, `test/bad*` and the like) are
 skipped and counted. Reports terminals recognised per second (CPU time of recognition only).

@@ -17,14 +17,16 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
-from quotient_correctness import feed_by_characters, stdlib_files  # noqa: E402
-
+from benchmarks.quotient_correctness import feed_by_characters  # noqa: E402
 from fimlsp import quotient  # noqa: E402
 from fimlsp.cases import boundary_cases, line_cases, node_cases, random_span_cases  # noqa: E402
 from fimlsp.evaluation.names import undefined_names  # noqa: E402
 from fimlsp.python.names import FileNames  # noqa: E402
+from harness.corpus import stdlib_files  # noqa: E402
 
 
 def clean_files() -> list[tuple[str, str]]:

@@ -1,6 +1,6 @@
 """No setting and no document makes the server's work unbounded: settings out of their declared bounds are refused
 (one warning each), and a 20 MB document is read in a window around the cursor, costs its edits a few lines'
-allocations and other documents' requests their suggestions. Against a real `fimlsp serve` (`tests/rpc_client.py`)
+allocations and other documents' requests their suggestions. Against a real `fimlsp serve` (`harness/rpc_client.py`)
 and the server's document store; counted bounds, no wall-clock ones."""
 
 from __future__ import annotations

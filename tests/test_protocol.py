@@ -1,4 +1,4 @@
-"""The protocol layer under faults a well-behaved client never makes, driven with raw bytes (`tests/rpc_client.py`):
+"""The protocol layer under faults a well-behaved client never makes, driven with raw bytes (`harness/rpc_client.py`):
 lying and huge `Content-Length`s, headers without an end, broken JSON, params that do not validate, requests out
 of the lifecycle, text changes that cannot be applied; and a burst of requests, edits and cancellations.
 Each wait is bounded, so a deaf server fails the test rather than hanging it."""

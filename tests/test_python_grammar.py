@@ -1,7 +1,7 @@
 """The Python 3.11 grammar (`fimlsp/python/python.ebnf`) against CPython's own parser.
 
 The oracle is `ast.parse` of the running interpreter (3.11), with the source turned into the grammar's
-terminals by the standard library's `tokenize` (`tests/tokens_bridge.py`). Curated snippets cover every
+terminals by the standard library's `tokenize` (`harness/tokens_bridge.py`). Curated snippets cover every
 construct, invalid ones check the grammar's tightness, a fixed sample of standard-library files checks coverage
 at scale (the whole library: `benchmarks/grammar_coverage.py`), and hypothesis compares grammar and `ast.parse`
 on generated expressions, statements and match patterns in both directions.
