@@ -254,7 +254,7 @@ class Declarations:
         self._rendered: dict[tuple[Path, str], Declaration | None] = {}
         self._imports: dict[Path, frozenset[str]] = {}
         self._lock = threading.Lock()
-        self._jedi_project = None
+        self._jedi_projects: dict[Path, object] = {}  # per root: its import paths (jedi.Project)
         self.resolutions = 0  # jedi calls made (a counted bound for tests)
 
     # -- the keystroke's path: dictionary look-ups only
@@ -300,13 +300,14 @@ class Declarations:
         """Resolve `uses` of the document at `path` whose text is `code` (jedi), and render what they name."""
         import jedi
 
-        if self._jedi_project is None:
-            root = self.workspace.root_of(path) or (self.workspace.roots[0] if self.workspace.roots else path.parent)
-            self._jedi_project = jedi.Project(root, smart_sys_path=True, load_unsafe_extensions=False)
+        root = self.workspace.root_of(path) or (self.workspace.roots[0] if self.workspace.roots else path.parent)
+        project = self._jedi_projects.get(root)
+        if project is None:
+            project = self._jedi_projects[root] = jedi.Project(root, load_unsafe_extensions=False)
         with self._lock:
             self._imports.setdefault(path, _imports(code))
         try:
-            script = jedi.Script(code, path=path, project=self._jedi_project)
+            script = jedi.Script(code, path=path, project=project)
         except Exception:  # jedi's parser on a document mid-edit: nothing resolved, nothing broken
             return
         for use in uses:
