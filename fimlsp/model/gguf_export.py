@@ -116,7 +116,7 @@ def _check_convertible(config: dict, model_dir: Path) -> None:
                          "(gpt_bigcode) models only; for others use llama.cpp's convert_hf_to_gguf.py")
     missing = [key for key in ("n_embd", "n_head", "n_layer", "n_positions") if not isinstance(config.get(key), int)]
     if missing:
-        raise ModelError(f"model folder {str(model_dir)!r}: its config.json lacks {', '.join(missing)}")
+        raise ModelError(f"model folder {str(model_dir)!r}: its {CONFIG} lacks {', '.join(missing)}")
     activation = config.get("activation_function", "gelu_pytorch_tanh")
     if activation not in TANH_GELU:
         raise ModelError(f"model folder {str(model_dir)!r} uses the activation {activation!r}; llama.cpp's starcoder "

@@ -549,7 +549,7 @@ def _local_vocabulary(name: str | os.PathLike | None, fim_format: str | None, or
 
 def _folder_vocabulary(folder: Path, label: str, fim_format: str | None, order: str | None) -> RemoteModel:
     if not (folder / TOKENIZER).is_file():
-        raise ModelError(f"{label!r} is neither a model folder with a tokenizer.json nor a .gguf file: --model-server takes "
+        raise ModelError(f"{label!r} is neither a model folder with a {TOKENIZER} nor a .gguf file: --model-server takes "
                          "the served model's vocabulary from one (--model)")
     try:
         tokenizer = _TokenizerFile(folder / TOKENIZER)
