@@ -98,9 +98,9 @@ def test_python_binds_names_is_the_name_judges_verdict_on_a_whole_middle():
 
 def test_strict_names_says_when_no_middle_within_the_limit_binds_what_the_right_context_needs(tiny):
     """Two tokens cannot bind `a_long_name_nothing_binds`: no judged middle exists, the middle is decoded again
-    without the judge, and the reason says that this middle does not bind the name either."""
+    without the judge and, with names fallback, shown: the reason says that it does not bind the name either."""
     right = "\nprint(a_long_name_nothing_binds)\n"
-    result = complete_middle(tiny, "import os\n", right, DecodingOptions(max_tokens=2, attempts=1, names="strict",
+    result = complete_middle(tiny, "import os\n", right, DecodingOptions(max_tokens=2, attempts=1, names="fallback",
                                                                       search_budget=20))
     assert result.parses and "decoded without the name judge" in result.reason, result
     assert "does not bind them either" in result.reason, result.reason
@@ -109,12 +109,12 @@ def test_strict_names_says_when_no_middle_within_the_limit_binds_what_the_right_
 def test_strict_names_offers_a_middle_where_the_judge_leaves_only_the_empty_one(tiny):
     """At a statement start the random model writes names nothing binds, so the judged decoding ends empty, which
     an editor shows as no suggestion at all: the middle decoded without the judge is offered, as it would be with
-    names off, and its reason says so."""
+    names off (names fallback; strict shows it only if it binds its names), and its reason says so."""
     left = "class Counter:\n    def bump(self, step=1):\n        self.count += step\n        "
     right = "return self.count\n"
     options = DecodingOptions(max_tokens=24, attempts=1, scope="block", search_budget=20)
     plain = complete_middle(tiny, left, right, dataclasses.replace(options, names="off"))
-    strict = complete_middle(tiny, left, right, dataclasses.replace(options, names="strict"))
+    strict = complete_middle(tiny, left, right, dataclasses.replace(options, names="fallback"))
     assert plain.valid and plain.middle, plain
     assert strict.valid and strict.middle == plain.middle, strict
     assert "decoded without the name judge" in strict.reason, strict.reason

@@ -93,13 +93,13 @@ def complete_middles(
             guarantee = named(options.language).constrain(left, right, options.size_budget,
                                                           min(setup_deadline, deadline or setup_deadline), caches)
         plain = guarantee
-        if options.names == "strict":
+        if options.names != "off":
             guarantee, names_reason = named(options.language).judging_names(guarantee, left, right)
         setup_seconds = time.perf_counter() - started
         if guarantee.state is None:
             mode = "unconstrained"
     budget_end = deadline
-    names_retry = mode == "constrained" and options.names == "strict" and not names_reason
+    names_retry = mode == "constrained" and options.names != "off" and not names_reason
     if names_retry and deadline is not None:
         now = time.perf_counter()
         deadline = now + NAMES_SHARE * max(0.0, deadline - now)
@@ -181,8 +181,8 @@ def complete_middles(
     first.search_seconds += start_seconds
     first.finish_searches += start_searches
     if names_retry and not (first.valid and first.middle):
-        # Names are a judgement on top of validity: where no valid middle binds what it must, a valid one is
-        # worth more than none (and an empty middle is no suggestion at all).
+        # Where no judged middle binds what it must, one decoded without the judge may: strict shows it only if
+        # it passes the judge's verdict on the whole middle (as an unchecked middle); fallback shows a valid one.
         remaining = None if budget_end is None else budget_end - time.perf_counter()
         if remaining is None or remaining > 0:
             again = complete_middles(model, left, right, replace(options, names="off", time_budget=remaining), n,
@@ -192,8 +192,14 @@ def complete_middles(
             # stable: among those that bind their names (or not), the preferred first
             again = [result for _binds, result in sorted(zip(binding, again), key=lambda pair: pair[0], reverse=True)]
             said = "no valid middle was found that binds every name it needs: decoded without the name judge"
-            if not any(binding):
-                said += ", and this middle does not bind them either"
+            if options.names == "strict":
+                for binds, result in zip(sorted(binding, reverse=True), again):
+                    if not binds:
+                        result.guarantee, result.region = NONE, None
+                if not any(binding):
+                    said += ", and no middle decoded so binds them either: no suggestion (names strict)"
+            elif not any(binding):
+                said += ", and this middle does not bind them either (names fallback)"
             again[0].reason = "; ".join(reason for reason in (said, again[0].reason) if reason)
             return again
     return results[:n]
@@ -327,7 +333,7 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
         whole = True
     elif len(left) + len(middle) + len(right) <= options.size_budget or options.mode != "constrained":
         whole = judge.language.parses(left + middle + right)
-    if whole and not confirmed and options.names == "strict" and options.mode == "constrained":
+    if whole and not confirmed and options.names != "off" and options.mode == "constrained":
         # an end the judge did not accept (a loop cut back, an unchecked middle) is valid only if it binds its names
         whole_names = judge.language.binds_names(left, middle, right)
     else:

@@ -19,8 +19,10 @@ from fimlsp.language import DEFAULT_BUDGET, DEFAULT_LANGUAGE, named
 
 MODES = ("constrained", "checked", "unconstrained")  # the one list of modes; the first is the default
 SCOPES = ("file", "block")  # the first is the default
-# strict: the constrained mode refuses a middle that loads a name nothing binds (`Language.judging_names`)
-NAMES = ("off", "strict")  # the first is the default
+# strict: the constrained mode refuses a middle that loads a name nothing binds (`Language.judging_names`);
+# fallback: the same, but where no middle binds them one decoded without the judge is offered anyway
+NAMES = ("off", "strict", "fallback")  # the first is the default
+MEMBERS = ("off", "strict")  # the first is the default (`Language.judging_members`)
 CONTEXTS = ("auto", "off", "file", "workspace")  # the first is the default (`fimlsp.context.effective`)
 
 
@@ -139,9 +141,18 @@ class DecodingOptions:
         bounds=Bounds(1, 10))
     names: str = _option(
         NAMES[0], "strict: a constrained middle may not load a name that nothing in the file or the middle binds "
-                  "(off in files with star imports, globals(), exec, eval, ...); off: only the file's syntax and "
-                  "compile are checked", choices=NAMES, setting="names",
+                  "(not judged in a function that uses locals(), exec or eval, in files with globals() or a star "
+                  "import that cannot be read, ...); where no middle binds them, one decoded without the judge is "
+                  "shown only if it does (the editors' and fimlsp complete's default); fallback: the same, but that "
+                  "middle is shown even if it does not; off: only the file's syntax and compile are checked (fimlsp "
+                  "eval's default)",
+        choices=NAMES, setting="names",
         editors="strict")  # 1 of 48 held-out constrained middles adds an undefined name with it, 14 without
+    members: str = _option(
+        MEMBERS[0], "strict: after a dot, a constrained middle may write only a member of the receiver where its "
+                  "members are known statically (modules, classes and their instances, self and cls, builtins' "
+                  "types; not Any, __getattr__, setattr, mocks, nor a receiver the analysis does not answer in "
+                  "time); off: any name", choices=MEMBERS, setting="members")
     search_budget: int | None = _option(
         None, "nodes a finish search of the token loop may expand (a fallback's and the start's, which may take "
               "longer, in proportion), with no clock but the completion's time budget: the middles are the same on a "

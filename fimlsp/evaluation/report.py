@@ -278,7 +278,7 @@ def report(results: Path, png: Path | None = None) -> str:
         raise ValueError(f"{results} is not a results file of fimlsp eval")
     timeout = f", timeout {header['timeout']} s" if header.get("timeout") else ""
     scope = f", constrained scope {header['scope']}" if header.get("scope", "file") != "file" else ""
-    scope += ", names strict" if header.get("names", "off") == "strict" else ""
+    scope += f", names {header['names']}" if header.get("names", "off") != "off" else ""
     loops = f", loops cut at {header['loop_repeats']} repeats" if header.get("loop_repeats") else ""
     healing = ", token healing" if header.get("token_healing") else ""
     attempts = header.get("attempts", 1)
