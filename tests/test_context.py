@@ -252,3 +252,23 @@ def test_auto_follows_the_window():
     assert effective("auto", 512) == "off"
     assert effective("auto", 8192) == "workspace"
     assert effective("file", 512) == "file"
+
+
+def test_the_index_follows_an_open_document_s_unsaved_text(project):
+    root, use = project
+    context = RepositoryContext(Workspace([root]), environment=())
+    context.start()
+    try:
+        assert context.settle() and context.indexed.is_set()
+        query_left = "def caller():\n    value = reticulate_splines(grid)\n    grid.refresh()\n\n"
+        assert context.index.search(query_left) == []
+        notes = root / "pkg" / "notes.py"
+        context.opened(notes, "def reticulate_splines(grid):\n    return grid.refresh()\n")
+        assert context.settle()
+        hits = context.index.search(query_left, excluding=use)
+        assert [hit.path for hit in hits] == [notes.resolve()]
+        context.closed(notes)  # never saved: it leaves the index with the editor's copy
+        assert context.settle()
+        assert context.index.search(query_left) == []
+    finally:
+        context.close()
