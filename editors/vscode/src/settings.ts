@@ -17,6 +17,7 @@ export const SERVER_SETTINGS = [
   "loopRepeats",
   "attempts",
   "names",
+  "members",
   "context",
   "contextExclude",
 ] as const;
