@@ -70,3 +70,40 @@ def test_attempts_that_time_out_beside_alternatives_that_find_none_still_give_th
     for result in results:  # a middle shown keeps the file valid; one that does not is marked invalid
         assert shown(result) == result.valid == parses(LEFT + result.middle + RIGHT), result
     assert shown(first)  # the fallback ends the first attempt's `1…` validly: a suggestion rather than none
+
+
+def test_a_request_stopped_before_its_first_token_runs_no_model_pass_and_polls_on_in_the_searches(tiny, monkeypatch):
+    """A superseded request (its flag set before decoding) ends in the start's finish search, which polls the flag,
+    and never reads the prompt: the server's single worker is free at once. It used to run the prompt's forward pass
+    and the start's whole search first."""
+    from fimlsp.python.quotient import FimState
+
+    forwards, fed = [], []  # the model's passes; the texts the searches and the judges feed the recognizer
+    forward, feed = TransformersModel.forward, FimState.feed
+    monkeypatch.setattr(TransformersModel, "forward", lambda self, ids, cache: forwards.append(1) or forward(
+        self, ids, cache))
+    monkeypatch.setattr(FimState, "feed", lambda self, text: fed.append(text) or feed(self, text))
+    polls = []
+    options = DecodingOptions(max_tokens=16, attempts=3, time_budget=5.0)
+    result = complete_middles(tiny, LEFT, RIGHT, options, n=3, should_stop=lambda: polls.append(1) or True)[0]
+    assert result.stop == "cancelled" and result.tokens == 0 and not shown(result)
+    assert forwards == []  # no prompt pass, no step
+    assert fed == [LEFT]  # the setup's; the start's finish search expanded no node (it ran whole before)
+    assert len(polls) <= 4  # the start's search, each attempt's first step: then nothing more runs
+
+
+def test_the_searches_deadline_carries_the_stop_flag():
+    """`search_bounds` keeps the completion's stop flag on the sooner deadline it picks, and a finish search under
+    a stopped flag expands no node: the steering's and fallbacks' searches of a superseded request end at once."""
+    import math
+
+    from earley import Deadline
+    from fimlsp.decoding.steering import search_bounds
+    from fimlsp.python.quotient import quotient
+
+    stopped = Deadline(math.inf, lambda: True)
+    deadline, _nodes = search_bounds(DecodingOptions(), 0.1, stopped)
+    assert isinstance(deadline, Deadline) and deadline.stopped()
+    state = quotient("x = f(1, ", "\n")
+    assert state.finish(16) is not None
+    assert state.finish(16, deadline) is None

@@ -30,12 +30,12 @@ def test_sampling_is_reproducible_and_constrained(tiny):
 
 
 def test_cancellation_and_time_budget(tiny):
-    calls = []  # one poll a step of each attempt: one attempt here
+    calls = []  # a poll a step of each attempt (one here), and the searches' polls
     result = complete_middle(
         tiny, LEFT, RIGHT, DecodingOptions(max_tokens=200, attempts=1),
         should_stop=lambda: calls.append(1) or len(calls) > 3
     )
-    assert result.stop == "cancelled" and result.tokens <= 3 and result.candidates_tried >= 3
+    assert result.stop == "cancelled" and result.tokens <= 3
     timed = complete_middle(tiny, LEFT, RIGHT, DecodingOptions(max_tokens=4_096, time_budget=0.3, loop_repeats=0))
     assert timed.stop in ("timeout", "context_full") and timed.parses
 

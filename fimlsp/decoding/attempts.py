@@ -14,10 +14,12 @@ unfinished one ended by a fallback.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 
+from earley.deadline import Deadline
 from fimlsp.decoding.endings import without_repeated_suffix
 from fimlsp.decoding.fallback import fallback
 from fimlsp.decoding.judges import JUDGES
@@ -80,129 +82,208 @@ def complete_middles(
     returns at least one completion. `stages`, when given, gets the seconds of each stage added, over every attempt
     (those dropped too) and the retry without the name judge: `setup`, `prompt` (building and reading it),
     `tokens` (the model's steps), `judges` (the constraint's work per token), `start` (the start's shortest-finish
-    search), `searches` (steering's and fallbacks'), `checks` (the ended middles' judgement on the whole file)."""
+    search), `searches` (steering's and fallbacks'), `checks` (the ended middles' judgement on the whole file).
+    `should_stop` ends every stage within a few milliseconds: the searches poll it, and a stopped request runs no
+    prompt pass, no fallback, no final check and no retry."""
     if n < 1:
         raise ValueError("n must be at least 1")
     stages = {} if stages is None else stages
     started = time.perf_counter()
-    deadline = None if options.time_budget is None else started + options.time_budget
-    mode, setup_seconds, names_reason = options.mode, 0.0, ""
+    budget_end = None if options.time_budget is None else started + options.time_budget
+    mode, plain, names_reason, setup_seconds, members = options.mode, guarantee, "", 0.0, None
     if mode == "constrained":
+        language = named(options.language)
         if guarantee is None:
             setup_deadline = started + options.setup_timeout
-            guarantee = named(options.language).constrain(left, right, options.size_budget,
-                                                          min(setup_deadline, deadline or setup_deadline), caches)
-        plain = guarantee
+            plain = language.constrain(left, right, options.size_budget,
+                                       min(setup_deadline, budget_end or setup_deadline), caches)
+        guarantee = plain
         if options.names != "off":
-            guarantee, names_reason = named(options.language).judging_names(guarantee, left, right)
-        setup_seconds = time.perf_counter() - started
+            guarantee, names_reason = language.judging_names(plain, left, right)
+        if options.members == "strict":
+            guarantee, members = language.judging_members(guarantee, left, right)
         if guarantee.state is None:
             mode = "unconstrained"
-    budget_end = deadline
+        setup_seconds = time.perf_counter() - started
+    _add(stages, setup=setup_seconds)
     names_retry = mode == "constrained" and options.names != "off" and not names_reason
+    deadline = budget_end
     if names_retry and deadline is not None:
         now = time.perf_counter()
         deadline = now + NAMES_SHARE * max(0.0, deadline - now)
-    reserve = min(options.max_tokens, model.context_window // 4)
-    prompt_clock = time.perf_counter()
-    # Within a time budget, the prompt is cut to what the model can read in its share of the time left.
-    limit = None if deadline is None else model.prompt_tokens_within(PROMPT_SHARE * (deadline - time.perf_counter()))
-    blanks = named(options.language).blanks
-    prompt, heal = model.healed_prompt(left, right, reserve, limit, blanks=blanks) if options.token_healing else (
-        model.prompt(left, right, reserve, limit), b"")
-    # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.
-    options = replace(options, max_tokens=max(0, min(options.max_tokens, model.context_window - len(prompt))))
-    # The token loops (and the wait for a model server's answers) end early enough to leave a fallback its
-    # searches within the budget.
-    steps_deadline = None if deadline is None else deadline - FALLBACK_SHARE * (deadline - time.perf_counter())
-    prompt_pass = model.prompt_pass(prompt, shared=options.attempts > 1 or n > 1, deadline=steps_deadline)
-    _add(stages, setup=setup_seconds, prompt=time.perf_counter() - prompt_clock)
-    # One start for every attempt: its finish (is the end reachable at all?) is searched for once.
-    start, scope, scope_reason, start_searches = Prefix("", b"", None, 0), "file", "", 0
-    clock = time.perf_counter()
-    if mode == "constrained":
-        start, scope, scope_reason, start_searches = _start(guarantee.state, options, deadline)
-    start_seconds = time.perf_counter() - clock
-    start.heal = heal
-    results: list[Completion] = []
-    attempts = 0
-    steps_clock = _Clock()
-    while attempts < options.attempts or (len(results) < n and attempts < 2 * n):
-        if results and deadline is not None and time.perf_counter() >= deadline:
-            break  # a later attempt would only time out, and its fallback run past the budget
-        together = options.attempts - attempts if attempts < options.attempts and model.batches else 1
-        decoders, runs = [], []
-        for attempt in range(attempts, attempts + together):
-            run_options = options if options.temperature == 0 else replace(options, seed=options.seed + attempt)
-            skip = attempt if options.temperature == 0 else 0
-            judge = JUDGES[mode](left, right, named(options.language))
-            decoders.append(Decoder(model, judge, run_options, deadline, should_stop, steps_deadline))
-            runs.append(decoders[-1].steps(len(prompt), start, skip))
-        attempts += together
-        outcomes = _decode_side_by_side(prompt_pass, runs, steps_clock)
+    run = _Run(model, left, right, n, should_stop, stages)
+    results = run.attempts(options, mode, guarantee, deadline, setup_seconds, names_reason)
+    if members is not None and members.reason:
+        for result in results:
+            result.reason = "; ".join(reason for reason in (result.reason, members.reason) if reason)
+    first = results[0]
+    if not names_retry or (first.valid and first.middle) or first.stop == "cancelled" or (
+            budget_end is not None and time.perf_counter() >= budget_end):
+        return results
+    # Where no judged middle binds what it must, one decoded without the judge may: strict shows it only if it
+    # passes the judge's verdict on the whole middle (as an unchecked middle); fallback shows a valid one anyway.
+    again = run.attempts(replace(options, names="off"), "constrained" if plain.state is not None else "unconstrained",
+                         plain, budget_end, 0.0, "")
+    binding = [result.valid and named(options.language).binds_names(left, result.middle, right) for result in again]
+    # stable: among those that bind their names (or not), the preferred first
+    again = [result for _binds, result in sorted(zip(binding, again), key=lambda pair: pair[0], reverse=True)]
+    said = "no valid middle was found that binds every name it needs: decoded without the name judge"
+    if options.names == "strict":
+        for binds, result in zip(sorted(binding, reverse=True), again):
+            if not binds:
+                result.guarantee, result.region = NONE, None
+        if not any(binding):
+            said += ", and no middle decoded so binds them either: no suggestion (names strict)"
+    elif not any(binding):
+        said += ", and this middle does not bind them either (names fallback)"
+    again[0].reason = "; ".join(reason for reason in (said, again[0].reason) if reason)
+    return again
+
+
+@dataclass
+class _Run:
+    """What a completion's attempts share: the cursor, how many middles are wanted, the stop flag, the stages."""
+
+    model: FimModel
+    left: str
+    right: str
+    n: int
+    should_stop: Callable[[], bool] | None
+    stages: dict[str, float]
+
+    def attempts(self, options: DecodingOptions, mode: str, guarantee: Guarantee | None, deadline: float | None,
+                 setup_seconds: float, names_reason: str) -> list[Completion]:
+        """The attempts decoded from one prompt and one start, the best first: the first attempts side by side, then
+        one after another until `n` distinct middles (or twice as many attempts) or the deadline."""
+        model, n = self.model, self.n
+        prompt, options, prompt_pass, steps_deadline = self._prompt(options, deadline)
+        searches_deadline = _stoppable(deadline, self.should_stop)
+        start, scope, scope_reason, start_searches = Prefix("", b"", None, 0), "file", "", 0
+        clock = time.perf_counter()
+        if mode == "constrained" and not self._stopped():
+            start, scope, scope_reason, start_searches = _start(guarantee.state, options, deadline, searches_deadline)
+        start_seconds = time.perf_counter() - clock
+        start.heal = prompt_pass.heal
+        results: list[Completion] = []
+        attempts, steps_clock = 0, _Clock()
+        while attempts < options.attempts or (len(results) < n and attempts < 2 * n):
+            if results and deadline is not None and time.perf_counter() >= deadline:
+                break  # a later attempt would only time out, and its fallback run past the budget
+            together = options.attempts - attempts if attempts < options.attempts and model.batches else 1
+            decoders = []
+            for attempt in range(attempts, attempts + together):
+                run_options = options if options.temperature == 0 else replace(options, seed=options.seed + attempt)
+                judge = JUDGES[mode](self.left, self.right, named(options.language))
+                decoders.append(Decoder(model, judge, run_options, searches_deadline, self.should_stop,
+                                        steps_deadline))
+            runs = [decoder.steps(len(prompt), start, attempt if options.temperature == 0 else 0)
+                    for attempt, decoder in enumerate(decoders, attempts)]
+            attempts += together
+            judged, ended = self._judge(decoders, _decode_side_by_side(prompt_pass, runs, steps_clock), mode,
+                                        guarantee, start)
+            for result in judged:
+                result.setup_seconds, result.scope = setup_seconds, scope
+                result.reason = "; ".join(reason for reason in (scope_reason, names_reason, result.reason) if reason)
+                if any(result.middle == other.middle for other in results):
+                    continue
+                results.append(result)
+                if result.stop in ("cancelled", "timeout"):
+                    ended = True
+                    break
+            if ended:
+                break
+        results.sort(key=preference, reverse=True)
+        first = results[0]
+        first.model_seconds += prompt_pass.seconds + steps_clock.seconds
+        _add(self.stages, tokens=steps_clock.seconds, start=start_seconds, prompt=prompt_pass.reading_seconds)
+        first.constraint_seconds += start_seconds
+        first.search_seconds += start_seconds
+        first.finish_searches += start_searches
+        return results[:n]
+
+    def _stopped(self) -> bool:
+        return self.should_stop is not None and self.should_stop()
+
+    def _prompt(self, options: DecodingOptions, deadline: float | None):
+        """The prompt's tokens, the options with the token limit that the context window leaves, the prompt's
+        forward pass (run when a decoder first needs it), and when the token loops end."""
+        model, clock = self.model, time.perf_counter()
+        reserve = min(options.max_tokens, model.context_window // 4)
+        # Within a time budget, the prompt is cut to what the model can read in its share of the time left.
+        limit = None if deadline is None else model.prompt_tokens_within(PROMPT_SHARE * (deadline - clock))
+        blanks = named(options.language).blanks
+        prompt, heal = model.healed_prompt(self.left, self.right, reserve, limit, blanks=blanks) if (
+            options.token_healing) else (model.prompt(self.left, self.right, reserve, limit), b"")
+        # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.
+        options = replace(options, max_tokens=max(0, min(options.max_tokens, model.context_window - len(prompt))))
+        # The token loops (and the wait for a model server's answers) end early enough to leave a fallback its
+        # searches within the budget.
+        steps_deadline = None if deadline is None else deadline - FALLBACK_SHARE * (deadline - time.perf_counter())
+        shared = options.attempts > 1 or self.n > 1
+        _add(self.stages, prompt=time.perf_counter() - clock)
+        return prompt, options, _PromptOnDemand(model, prompt, shared, steps_deadline, heal), steps_deadline
+
+    def _judge(self, decoders: list[Decoder], outcomes: list, mode: str, guarantee: Guarantee | None,
+               start: Prefix) -> tuple[list[Completion], bool]:
+        """The middles of a batch of attempts, judged, and whether no later attempt is worth decoding.
+
+        When the budget ends, a middle that was finished is offered and the unfinished ones are dropped; with none
+        finished, the first unfinished one is ended by a fallback. An alternative that found no other valid first
+        token among the model's top ones decoded nothing: no middle, finished or not (judged, the fallback of its
+        empty start passed for a finished one, and the first attempt, timed out, was dropped for it). The first
+        attempt never lacks a first token, so at least one middle is kept."""
         judging = _judging(decoders)
-        # When the budget ends, a middle that was finished is offered and the unfinished ones are dropped; with
-        # none finished, the first unfinished one is ended by a fallback. An alternative that found no other valid
-        # first token among the model's top ones decoded nothing: no middle, finished or not (judged, the fallback
-        # of its empty start passed for a finished one, and the first attempt, timed out, was dropped for it).
-        # The first attempt never lacks a first token, so at least one middle is kept.
         judged = [None if outcome[1] in ("timeout", "no_alternative") else
-                  _judged(model, left, right, decoder, mode, guarantee, start, outcome)
+                  _judged(self.model, self.left, self.right, decoder, mode, guarantee, start, outcome)
                   for decoder, outcome in zip(decoders, outcomes)]
         finished = any(result is not None and result.valid for result in judged)
         timed_out = [index for index, outcome in enumerate(outcomes) if outcome[1] == "timeout"]
         if timed_out and not finished:
             first = timed_out[0]
-            judged[first] = _judged(model, left, right, decoders[first], mode, guarantee, start, outcomes[first])
+            judged[first] = _judged(self.model, self.left, self.right, decoders[first], mode, guarantee, start,
+                                    outcomes[first])
         judges, searches, now = _judging(decoders)
         # what judging the ended middles took beyond the judges' own work is the final checks
         checks = now - judging[2] - (judges - judging[0]) - (searches - judging[1])
-        _add(stages, judges=judges, searches=searches, checks=checks)
-        ended = any(outcome[1] == "no_alternative" for outcome in outcomes)  # no later attempt finds one either
-        for result in judged:
-            if result is None:
-                continue
-            result.setup_seconds = setup_seconds
-            result.scope = scope
-            result.reason = "; ".join(reason for reason in (scope_reason, names_reason, result.reason) if reason)
-            if any(result.middle == other.middle for other in results):
-                continue
-            results.append(result)
-            if result.stop in ("cancelled", "timeout"):
-                ended = True
-                break
-        if ended or timed_out:
-            break
-    results.sort(key=preference, reverse=True)
-    first = results[0]
-    first.model_seconds += prompt_pass.seconds + steps_clock.seconds
-    _add(stages, tokens=steps_clock.seconds, start=start_seconds)
-    first.constraint_seconds += start_seconds
-    first.search_seconds += start_seconds
-    first.finish_searches += start_searches
-    if names_retry and not (first.valid and first.middle):
-        # Where no judged middle binds what it must, one decoded without the judge may: strict shows it only if
-        # it passes the judge's verdict on the whole middle (as an unchecked middle); fallback shows a valid one.
-        remaining = None if budget_end is None else budget_end - time.perf_counter()
-        if remaining is None or remaining > 0:
-            again = complete_middles(model, left, right, replace(options, names="off", time_budget=remaining), n,
-                                     should_stop, plain, caches, stages)
-            language = named(options.language)
-            binding = [result.valid and language.binds_names(left, result.middle, right) for result in again]
-            # stable: among those that bind their names (or not), the preferred first
-            again = [result for _binds, result in sorted(zip(binding, again), key=lambda pair: pair[0], reverse=True)]
-            said = "no valid middle was found that binds every name it needs: decoded without the name judge"
-            if options.names == "strict":
-                for binds, result in zip(sorted(binding, reverse=True), again):
-                    if not binds:
-                        result.guarantee, result.region = NONE, None
-                if not any(binding):
-                    said += ", and no middle decoded so binds them either: no suggestion (names strict)"
-            elif not any(binding):
-                said += ", and this middle does not bind them either (names fallback)"
-            again[0].reason = "; ".join(reason for reason in (said, again[0].reason) if reason)
-            return again
-    return results[:n]
+        _add(self.stages, judges=judges, searches=searches, checks=checks)
+        ended = bool(timed_out) or any(outcome[1] == "no_alternative" for outcome in outcomes)
+        return [result for result in judged if result is not None], ended
+
+
+class _PromptOnDemand(PromptPass):
+    """The prompt's forward pass, run when a decoder first asks for it: a request stopped before then (superseded
+    during its start's search) never runs it. `heal`: the bytes token healing took back from the left context."""
+
+    def __init__(self, model: FimModel, prompt: list[int], shared: bool, deadline: float | None, heal: bytes):
+        self.model, self.prompt, self.shared, self.deadline, self.heal = model, prompt, shared, deadline, heal
+        self.reading_seconds = 0.0  # the pass's time, as the `prompt` stage counts it
+        self._pass: PromptPass | None = None
+
+    def _read(self) -> PromptPass:
+        if self._pass is None:
+            clock = time.perf_counter()
+            self._pass = self.model.prompt_pass(self.prompt, shared=self.shared, deadline=self.deadline)
+            self.reading_seconds = time.perf_counter() - clock
+        return self._pass
+
+    @property
+    def log_probs(self):
+        return self._read().log_probs
+
+    @property
+    def seconds(self) -> float:
+        return 0.0 if self._pass is None else self._pass.seconds
+
+    def session(self, rows: int = 1):
+        return self._read().session(rows)
+
+
+def _stoppable(deadline: float | None, should_stop: Callable[[], bool] | None) -> float | None:
+    """The deadline that the searches get: `deadline` carrying the stop flag (`earley.Deadline`, never later
+    than `deadline`, which may be none), so that a superseded request's searches end at their next node."""
+    if should_stop is None:
+        return deadline
+    return Deadline(math.inf if deadline is None else deadline, should_stop)
 
 
 def _decode_side_by_side(prompt_pass: PromptPass, runs: list[Generator], clock: _Clock) -> list[tuple[Prefix, str, list]]:
@@ -269,16 +350,18 @@ class _Clock:
     seconds: float = 0.0
 
 
-def _start(state: FimState, options: DecodingOptions, deadline: float | None) -> tuple[Prefix, str, str, int]:
+def _start(state: FimState, options: DecodingOptions, deadline: float | None,
+           searches_deadline: float | None) -> tuple[Prefix, str, str, int]:
     """The empty middle, with its finish searched for (is the end reachable at all?), in the scope asked for; a
-    block that admits no finish falls back to the whole file, and says so. With the searches run."""
+    block that admits no finish falls back to the whole file, and says so. With the searches run, which end at
+    `searches_deadline` (`deadline` with the completion's stop flag)."""
     seconds = START_SEARCH_SECONDS
     if deadline is not None and options.search_budget is None:  # an editor's time budget: the model gets most of it
         seconds = min(seconds, START_SEARCH_SHARE * (deadline - time.perf_counter()))
     limit, reason = options.max_tokens, ""
 
     def finish(start: FimState) -> str | None:
-        return start.finish(limit, *search_bounds(options, seconds, deadline))
+        return start.finish(limit, *search_bounds(options, seconds, searches_deadline))
 
     if options.scope == "block":
         scoped = state.in_block()
@@ -331,7 +414,8 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
         whole = confirmed = judge.language.parses(left + middle + right)
     elif confirmed and scope == FILE:
         whole = True
-    elif len(left) + len(middle) + len(right) <= options.size_budget or options.mode != "constrained":
+    elif stop != "cancelled" and (len(left) + len(middle) + len(right) <= options.size_budget
+                                  or options.mode != "constrained"):  # a cancelled middle is not wanted
         whole = judge.language.parses(left + middle + right)
     if whole and not confirmed and options.names != "off" and options.mode == "constrained":
         # an end the judge did not accept (a loop cut back, an unchecked middle) is valid only if it binds its names

@@ -10,8 +10,7 @@ finish; the shortest finish is only the yardstick.
 
 from __future__ import annotations
 
-import time
-
+from earley.deadline import within
 from fimlsp.decoding.judges import Judge
 from fimlsp.decoding.options import DecodingOptions
 from fimlsp.decoding.prefix import Prefix
@@ -118,5 +117,4 @@ def search_bounds(options: DecodingOptions, seconds: float, deadline: float | No
     none: a busy machine then finds the same finishes as an idle one)."""
     if options.search_budget is not None:
         return deadline, max(1, round(options.search_budget * seconds / SEARCH_SECONDS))
-    bound = time.perf_counter() + seconds
-    return (bound if deadline is None else min(bound, deadline)), None
+    return within(deadline, seconds), None  # the sooner, with the completion's stop flag (`earley.Deadline`)

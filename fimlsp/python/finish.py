@@ -30,6 +30,7 @@ import time
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from earley.deadline import Deadline, within
 from fimlsp.python import lexemes as lx
 from fimlsp.python.openings import compound_openings, header, indentations, written_indentation
 
@@ -146,9 +147,8 @@ class _Budget:
 
     def share(self, fraction: float) -> _Budget:
         deadline = self.deadline
-        if deadline is not None:
-            now = time.perf_counter()
-            deadline = now + fraction * max(0.0, deadline - now)
+        if deadline is not None:  # a caller's stop flag goes with it (`earley.Deadline`)
+            deadline = within(deadline, fraction * max(0.0, deadline - time.perf_counter()))
         part = _Budget(max(1, int(fraction * self.expansions)), deadline)
         part._parent = self
         return part
@@ -159,7 +159,10 @@ class _Budget:
             self._parent.spend()
 
     def left(self) -> bool:
-        return self.expansions > 0 and (self.deadline is None or time.perf_counter() < self.deadline)
+        """Expansions and time are left, and the caller has not stopped the search (a superseded request)."""
+        deadline = self.deadline
+        return self.expansions > 0 and (deadline is None or time.perf_counter() < deadline and not (
+            isinstance(deadline, Deadline) and deadline.stopped()))
 
 
 def _search(state: FimState, limit: float, budget: _Budget, weight: float, wanted: list[str]) -> str | None:
