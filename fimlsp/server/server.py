@@ -279,9 +279,17 @@ def _never_fails(handler):
 
 
 def build_server(settings: config.Settings) -> FimServer:
-    """The server with its LSP handlers. One piece on purpose: each handler is a few lines registered on this one
-    server, and they read best side by side."""
+    """The server with its LSP handlers, registered in three groups: the session's life and settings, the
+    documents, the completions. Each handler is a few lines, read best beside the others of its group."""
     server = FimServer(settings)
+    _lifecycle_handlers(server)
+    _document_handlers(server)
+    _completion_handlers(server)
+    return server
+
+
+def _lifecycle_handlers(server: FimServer) -> None:
+    """`initialize` (the model starts loading), `initialized`, settings changes, the model's status, `shutdown`."""
 
     @server.feature(types.INITIALIZE)
     @_never_fails
@@ -313,6 +321,21 @@ def build_server(settings: config.Settings) -> FimServer:
             settings = answer[0] if answer else None
         ls.apply_settings(settings, "workspace/didChangeConfiguration")
 
+    @server.command(MODEL_STATUS)
+    async def model_status(ls: FimServer, *args):
+        """Answers once the latest model load has finished: {"ready", "model", "error"} (for status displays)."""
+        while ls.loading is not None and not ls.loading.done():
+            await asyncio.wait([ls.loading])
+        return ls.model_status
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: FimServer, params):
+        ls.engine.shutdown()
+
+
+def _document_handlers(server: FimServer) -> None:
+    """The documents' text as the client edits it."""
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @_never_fails
     def did_open(ls: FimServer, params: types.DidOpenTextDocumentParams):
@@ -340,6 +363,10 @@ def build_server(settings: config.Settings) -> FimServer:
         ls.documents.close(params.text_document.uri)
         ls.change_ms.pop(params.text_document.uri, None)
         ls.engine.forget(params.text_document.uri)
+
+
+def _completion_handlers(server: FimServer) -> None:
+    """Inline completions (ghost text) and the completion list's one item."""
 
     @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
     @_answers_empty(lambda: types.InlineCompletionList(items=[]))
@@ -373,19 +400,6 @@ def build_server(settings: config.Settings) -> FimServer:
         )
         # Incomplete: the client asks again as the user types, and gets the rest of this item from the cache.
         return types.CompletionList(is_incomplete=True, items=[item])
-
-    @server.command(MODEL_STATUS)
-    async def model_status(ls: FimServer, *args):
-        """Answers once the latest model load has finished: {"ready", "model", "error"} (for status displays)."""
-        while ls.loading is not None and not ls.loading.done():
-            await asyncio.wait([ls.loading])
-        return ls.model_status
-
-    @server.feature(types.SHUTDOWN)
-    def shutdown(ls: FimServer, params):
-        ls.engine.shutdown()
-
-    return server
 
 
 def _shown_as_code(middle: str, document: Document | None) -> types.MarkupContent | None:
