@@ -1,0 +1,438 @@
+"""Calls that fit, judged as the middle is written: a call of a callable whose signature is known statically must
+fit it (issue 49, item 3): no positional argument beyond what the signature takes, no keyword it does not name
+(a keyword being written must begin one), none given twice or after its position was filled, and no `)` while a
+required parameter is missing.
+
+`Calls` follows the middle's terminals beside the parser, like the name judge (`fimlsp.python.names`): a frame
+per open bracket, and for a call's `(` the arguments at its depth as they are written (a call whose `(` is in
+the left context is primed from its statement's start, the cursor inside an argument list being the editor's most
+common case). Signatures come from jedi (`SignatureSource`), asked once per completion and callable; a call is
+let go (any arguments) where the callable is not a plain chain of names, the middle rebinds a name of the chain,
+jedi knows no signature or not in time, the definition is not jedi's own reading of a `def`/`class` (compiled
+code, lambdas, aliases, callable instances), a function is decorated by anything but the decorators known to keep
+its signature, a class is decorated, has class keywords (`metaclass=`), defines `__new__`, or has a base that is
+not a plain class of its own module (a metaclass may change how it is called), or the call unpacks `*x`/`**x`
+(counts and requirements then not judged). Overloads (several signatures) are judged by their union: a call
+fits where it fits one of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, TimeoutError as FutureTimeout
+from dataclasses import dataclass, field, replace
+
+from fimlsp.python import lexemes as lx
+
+# The time one signature query may take before the call is let go (seconds).
+QUERY_SECONDS = 1.0
+# Decorators that keep what a call of the function may pass (the last name of the decorator's expression).
+_KEEPING = frozenset({"staticmethod", "classmethod", "property", "setter", "getter", "deleter", "wraps",
+                      "abstractmethod", "final", "override", "deprecated", "no_type_check", "contextmanager",
+                      "asynccontextmanager"})
+# Bases whose metaclass is `type` and that do not define `__new__` in a way that changes the call's arguments.
+_PLAIN_BASES = frozenset({"object", "Exception", "BaseException", "ValueError", "TypeError", "RuntimeError",
+                          "KeyError", "IndexError", "LookupError", "AttributeError", "OSError", "IOError",
+                          "NotImplementedError", "ImportError", "StopIteration", "Warning", "UserWarning",
+                          "DeprecationWarning", "Generic"})
+_TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
+_STATEMENT_ENDS = frozenset({lx.NEWLINE, lx.INDENT, lx.DEDENT, ";"})
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """What a call may pass: the positional parameters' names in order (the first `positional_only` of them
+    positional-only), the keyword-only ones, the required ones, and whether `*args`/`**kwargs` take the rest."""
+
+    positional: tuple[str, ...] = ()
+    positional_only: int = 0
+    keyword_only: frozenset[str] = frozenset()
+    required: frozenset[str] = frozenset()
+    var_positional: bool = False
+    var_keyword: bool = False
+
+    def takes_positional(self, count: int) -> bool:
+        return self.var_positional or count <= len(self.positional)
+
+    def takes_keyword(self, name: str, positional: int, star: bool) -> bool:
+        """Whether `name=` may follow `positional` positional arguments (`star`: one was unpacked, so how many
+        is not known)."""
+        if name in self.keyword_only:
+            return True
+        if name in self.positional[self.positional_only:]:
+            return star or self.positional.index(name) >= positional
+        return self.var_keyword  # a positional-only parameter's name, or any other, goes into `**kwargs`
+
+    def keyword_prefix(self, begun: str, positional: int, given: frozenset[str], star: bool) -> bool:
+        """Whether a keyword being written, `begun` so far, may go on to one this signature takes."""
+        if self.var_keyword:
+            return True
+        names = list(self.keyword_only) + list(self.positional[self.positional_only:])
+        return any(name.startswith(begun) and name not in given and self.takes_keyword(name, positional, star)
+                   for name in names)
+
+    def satisfied(self, positional: int, given: frozenset[str]) -> bool:
+        """Whether every required parameter has an argument."""
+        filled = set(self.positional[:positional]) | given
+        return self.required <= filled
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """The signatures of a callable (None: not known statically, any call goes) and why not, when not."""
+
+    signatures: tuple[Signature, ...] | None
+    reason: str = ""
+
+
+def signature_of(params) -> Signature:
+    """A `Signature` from jedi's parameters (their `kind` and `to_string()`, which shows a default after `=`)."""
+    positional, keyword_only, required = [], set(), set()
+    positional_only = 0
+    var_positional = var_keyword = False
+    for param in params:
+        kind = str(param.kind)
+        has_default = "=" in param.to_string()
+        if kind == "VAR_POSITIONAL":
+            var_positional = True
+            continue
+        if kind == "VAR_KEYWORD":
+            var_keyword = True
+            continue
+        if kind == "KEYWORD_ONLY":
+            keyword_only.add(param.name)
+        else:
+            positional.append(param.name)
+            if kind == "POSITIONAL_ONLY":
+                positional_only = len(positional)
+        if not has_default:
+            required.add(param.name)
+    return Signature(tuple(positional), positional_only, frozenset(keyword_only), frozenset(required),
+                     var_positional, var_keyword)
+
+
+def _last_name(node) -> str:
+    """The last name of a decorator's or base's expression (`functools.wraps(f)` -> `wraps`)."""
+    code = node.get_code(include_prefix=False).strip().lstrip("@").strip()
+    code = code.split("(", 1)[0].split("[", 1)[0]
+    return code.rsplit(".", 1)[-1].strip()
+
+
+def _decorators(definition) -> list:
+    parent = definition.parent
+    if parent is None or parent.type != "decorated":
+        return []
+    found = parent.children[0]
+    return list(found.children) if found.type == "decorators" else [found]
+
+
+def _class_reason(classdef, seen: frozenset = frozenset()) -> str:
+    """Why calling this class (a parso `classdef`) may not take what its `__init__` says; "" when it does."""
+    if _decorators(classdef):
+        return "a decorated class"
+    for child in classdef.iter_funcdefs():
+        if child.name.value == "__new__":
+            return "a class with __new__"
+    arglist = classdef.get_super_arglist()
+    if arglist is None:
+        return ""
+    bases = arglist.children if arglist.type == "arglist" else [arglist]
+    module_classes = {each.name.value: each for each in classdef.get_root_node().iter_classdefs()}
+    for base in bases:
+        if base.type == "operator":
+            continue
+        if base.type == "argument":
+            return "a class with class keywords or unpacked bases"
+        name = _last_name(base)
+        if name in _PLAIN_BASES:
+            continue
+        inner = module_classes.get(name)
+        if inner is None or name in seen or inner is classdef:
+            return f"a class whose base {name} is not known to be plain"
+        reason = _class_reason(inner, seen | {name})
+        if reason:
+            return reason
+    return ""
+
+
+def signatures_of(found, chain: tuple[str, ...]) -> Lookup:
+    """The signatures jedi gave for a call of `chain`, or why they are not trusted."""
+    if not found:
+        return Lookup(None, "no signature known")
+    signatures = []
+    for each in found:
+        if each.name != chain[-1]:
+            return Lookup(None, f"{'.'.join(chain)} is bound to {each.name}")
+        tree_name = each._name.tree_name  # jedi's parso leaf of the definition; None for compiled code
+        definition = None if tree_name is None else tree_name.get_definition()
+        if definition is None:
+            return Lookup(None, f"no source for {'.'.join(chain)}")
+        stub = str(each.module_path or "").endswith(".pyi")
+        if each.type == "function" and definition.type == "funcdef":
+            for decorator in _decorators(definition):
+                name = _last_name(decorator)
+                if name not in _KEEPING and not (stub and name == "overload"):
+                    return Lookup(None, f"{'.'.join(chain)} is decorated by {name}")
+        elif each.type == "class" and definition.type == "classdef":
+            reason = _class_reason(definition)
+            if reason:
+                return Lookup(None, reason)
+        else:
+            return Lookup(None, f"{'.'.join(chain)} is a {each.type}")
+        signatures.append(signature_of(each.params))
+    return Lookup(tuple(signatures))
+
+
+_ANSWERS: dict[tuple[str, int, int, str], Future] = {}
+_ANSWERS_LOCK = threading.Lock()
+_ANSWERS_KEPT = 512
+
+
+def _inline(function, *args) -> Future:
+    future: Future = Future()
+    try:
+        future.set_result(function(*args))
+    except Exception as error:  # jedi's own failures on odd code: the callable is unknown, never an error
+        future.set_result(Lookup(None, f"the analysis failed ({type(error).__name__})"))
+    return future
+
+
+@dataclass(eq=False)
+class SignatureSource:
+    """What the middle's calls are asked of: jedi's project (None: the environment alone), the file around the
+    middle, and the answers so far (one per callable: a completion asks jedi at most once per callable).
+
+    `submit` runs a query where jedi's queries run (one thread: jedi is not thread-safe) and returns its future;
+    the default runs it inline, without a time bound."""
+
+    left: str
+    right: str
+    project: object = None
+    path: str | None = None
+    submit: Callable[..., Future] = _inline
+    seconds: float | None = QUERY_SECONDS
+    answers: dict[tuple[str, ...], Lookup] = field(default_factory=dict)
+    relaxed: list[str] = field(default_factory=list)  # why calls went unjudged
+    queries: int = 0  # callables asked beyond this source's answers (of jedi, or of answers kept from before)
+
+    def lookup(self, chain: tuple[str, ...]) -> Lookup:
+        found = self.answers.get(chain)
+        if found is None:
+            self.queries += 1
+            prefix = self.left[:len(self.left) - len(_TRAILING_CHAIN.search(self.left).group())]
+            prefix += ".".join(chain) + "("
+            line = prefix.count("\n") + 1
+            column = len(prefix) - (prefix.rfind("\n") + 1)
+            code = prefix + "\n" + self.right
+            key = (hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest(), line, column,
+                   str(self.path))
+            with _ANSWERS_LOCK:
+                future = _ANSWERS.get(key)
+                if future is None:
+                    if len(_ANSWERS) >= _ANSWERS_KEPT:
+                        _ANSWERS.clear()
+                    future = _ANSWERS[key] = self.submit(self._ask, code, line, column, chain)
+            try:
+                found = future.result(self.seconds)
+            except FutureTimeout:
+                found = Lookup(None, f"the signature query took more than {self.seconds:g} s")
+            else:
+                self.answers[chain] = found
+            if found.signatures is None and found.reason not in self.relaxed:
+                self.relaxed.append(found.reason)
+        return found
+
+    def _ask(self, code: str, line: int, column: int, chain: tuple[str, ...]) -> Lookup:
+        import jedi
+
+        try:
+            script = jedi.Script(code, path=self.path, project=self.project)
+            return signatures_of(script.get_signatures(line, column), chain)
+        except Exception as error:  # jedi's own failures on odd code: the callable is unknown, never an error
+            return Lookup(None, f"the analysis failed ({type(error).__name__})")
+
+    @property
+    def reason(self) -> str:
+        """Why the call judge let some calls go, for the completion's reason."""
+        return "calls not judged for some callables: " + "; ".join(self.relaxed) if self.relaxed else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """An open bracket; for a call of a plain chain of names, the arguments written at its depth so far."""
+
+    chain: tuple[str, ...] = ()  # the callee (empty: not a judged call)
+    positional: int = 0
+    keywords: frozenset[str] = frozenset()
+    star: bool = False  # a `*x` was passed: positional counts not known
+    double_star: bool = False  # a `**x` was passed: keywords not known
+    at_argument: bool = True  # the next terminal starts an argument
+    pending: str | None = None  # a NAME began the argument: `=` next makes it a keyword
+    generator: bool = False  # `f(x for x in y)`: one argument, whatever follows
+    lambdas: int = 0  # `lambda`s waiting for their `:` (their commas are not the call's)
+
+
+_NOT_A_CALL = Frame()
+
+
+@dataclass(frozen=True, slots=True)
+class Calls:
+    """The middle's open brackets and the chain of names being written (a callee if `(` follows)."""
+
+    source: SignatureSource
+    frames: tuple[Frame, ...] = ()
+    chain: tuple[str, ...] = ()
+    dotted: bool = False
+    plain_chain: bool = False  # the chain starts where a callee can (not after a dot, `def` or `class`)
+    written: frozenset[str] = frozenset()  # names the middle may have bound: calls through them are let go
+    judging: bool = True  # off while the left context's statement is read again (priming)
+    pattern: bool = False  # on a `case` line: `Point(x=0)` is a class pattern, not a call
+    previous: str = lx.NEWLINE
+
+    @staticmethod
+    def start(source: SignatureSource, statement: list[str] | None) -> Calls:
+        """The judge after a text whose last statement lexes to `statement` (None: not known; then the brackets
+        open in the left context are not judged)."""
+        calls = Calls(source, judging=False)
+        primed = None if statement is None else calls.feed(statement)
+        if primed is None:
+            primed = calls
+        return replace(primed, judging=True, written=frozenset())
+
+    def feed(self, terminals: list[str]) -> Calls | None:
+        """The judge after `terminals`; None where one makes a call that cannot fit its callable's signature."""
+        state = self
+        for terminal in terminals:
+            state = state._step(terminal)
+            if state is None:
+                return None
+        return state
+
+    def admits(self, begun: str) -> bool:
+        """Whether a name in progress, `begun` so far, may go on to one the judge accepts here: where no further
+        positional argument fits, a name that starts an argument must begin a keyword the callee takes."""
+        if not self.frames or not begun:
+            return True
+        frame = self.frames[-1]
+        if not frame.chain or not frame.at_argument or frame.lambdas or frame.generator:
+            return True
+        signatures = self._signatures(frame)
+        if signatures is None:
+            return True
+        return any(each.takes_positional(frame.positional + 1) or frame.star
+                   or each.keyword_prefix(begun, frame.positional, frame.keywords, frame.star)
+                   for each in signatures)
+
+    def _signatures(self, frame: Frame) -> tuple[Signature, ...] | None:
+        if not self.judging or not frame.chain:
+            return None
+        return self.source.lookup(frame.chain).signatures
+
+    def _step(self, terminal: str) -> Calls | None:
+        frames = self.frames
+        if frames and frames[-1].chain:
+            frame = self._argument(frames[-1], terminal)
+            if frame is None:
+                return None
+            frames = frames[:-1] + (frame,)
+        text = getattr(terminal, "text", None)
+        changes: dict = {"previous": terminal}
+        if self.judging and self.chain and not self.dotted and terminal not in (".", "(") and len(self.chain) == 1:
+            changes["written"] = self.written | {self.chain[0]}
+        if text is not None:
+            if self.dotted:
+                changes.update(chain=self.chain + (text,), dotted=False)
+            else:
+                changes.update(chain=(text,), dotted=False, plain_chain=self.previous not in (".", "def", "class"))
+                if self.judging and self.previous in ("def", "class"):
+                    changes["written"] = changes.get("written", self.written) | {text}
+        elif terminal == "." and self.chain and not self.dotted:
+            changes["dotted"] = True
+        else:
+            changes.update(chain=(), dotted=False)
+            if terminal in lx.OPENING_BRACKETS:
+                called = (terminal == "(" and self.previous == lx.NAME and self.plain_chain and self.chain
+                          and not self.pattern and not (set(self.chain) & self.written))
+                frames = frames + (Frame(self.chain) if called else _NOT_A_CALL,)
+            elif terminal in lx.CLOSING_BRACKETS:
+                if frames:
+                    if not self._closes(frames[-1]):
+                        return None
+                    frames = frames[:-1]
+            elif terminal == lx.NEWLINE:
+                frames, changes["pattern"] = (), False
+            elif terminal == "case" and self.previous in _STATEMENT_ENDS:
+                changes["pattern"] = True
+        changes["frames"] = frames
+        return replace(self, **changes)
+
+    def _closes(self, frame: Frame) -> bool:
+        """Whether the call may end here: every required parameter given (where nothing was unpacked)."""
+        if not frame.chain or frame.star or frame.double_star:
+            return True
+        signatures = self._signatures(frame)
+        if signatures is None:
+            return True
+        positional = max(frame.positional, 1) if frame.generator else frame.positional
+        return any(each.satisfied(positional, frame.keywords) for each in signatures)
+
+    def _argument(self, frame: Frame, terminal: str) -> Frame | None:
+        """The call's frame after `terminal`, written at its depth (before the bracket it may open or close)."""
+        if frame.generator:
+            return frame
+        if frame.pending is not None:
+            name, frame = frame.pending, replace(frame, pending=None)
+            if terminal == "=":
+                return self._keyword(frame, name)
+            frame = self._positional(frame)
+            if frame is None:
+                return None
+        if terminal == "lambda":
+            frame = replace(frame, lambdas=frame.lambdas + 1)
+        elif terminal == ":" and frame.lambdas:
+            return replace(frame, lambdas=frame.lambdas - 1)
+        if frame.lambdas and not frame.at_argument:
+            return frame
+        if terminal in ("for", "async") and not frame.at_argument:
+            return replace(frame, generator=True)
+        if terminal == ",":
+            return replace(frame, at_argument=True)
+        if not frame.at_argument or terminal in lx.CLOSING_BRACKETS:
+            return frame
+        frame = replace(frame, at_argument=False)
+        if terminal == "*":
+            return replace(frame, star=True)
+        if terminal == "**":
+            return replace(frame, double_star=True)
+        if terminal == lx.NAME:
+            name = terminal.text
+            signatures = self._signatures(frame)
+            if signatures is not None and not frame.star and not any(
+                    each.takes_positional(frame.positional + 1)
+                    or (name not in frame.keywords and each.takes_keyword(name, frame.positional, frame.star))
+                    for each in signatures):
+                return None
+            return replace(frame, pending=name)
+        return self._positional(frame)
+
+    def _positional(self, frame: Frame) -> Frame | None:
+        frame = replace(frame, positional=frame.positional + 1)
+        if frame.star:
+            return frame
+        signatures = self._signatures(frame)
+        if signatures is not None and not any(each.takes_positional(frame.positional) for each in signatures):
+            return None
+        return frame
+
+    def _keyword(self, frame: Frame, name: str) -> Frame | None:
+        if name in frame.keywords:
+            return None
+        frame = replace(frame, keywords=frame.keywords | {name})
+        signatures = self._signatures(frame)
+        if signatures is not None and not any(each.takes_keyword(name, frame.positional, frame.star)
+                                              for each in signatures):
+            return None
+        return frame
