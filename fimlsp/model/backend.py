@@ -29,6 +29,15 @@ MAX_KEPT_AGREEING = 1024
 MIN_PROMPT_TOKENS = 64
 
 
+@dataclass(frozen=True)
+class Snippet:
+    """A piece of another file of the repository for the prompt (`FimModel.prompt`'s `extra`): its path as the prompt
+    names it (relative to the project or the package folder) and its text."""
+
+    path: str
+    text: str
+
+
 class Session(ABC):
     """Sequences that go on from one prompt, a row each, decoded one token a step together: the rows share the
     prompt and always hold as many tokens as each other."""
