@@ -23,6 +23,7 @@ SCOPES = ("file", "block")  # the first is the default
 # fallback: the same, but where no middle binds them one decoded without the judge is offered anyway
 NAMES = ("off", "strict", "fallback")  # the first is the default
 MEMBERS = ("off", "strict")  # the first is the default (`Language.judging_members`)
+CALLS = ("off", "strict")  # the first is the default (`Language.judging_calls`)
 CONTEXTS = ("auto", "off", "file", "workspace")  # the first is the default (`fimlsp.context.effective`)
 
 
@@ -153,6 +154,12 @@ class DecodingOptions:
                   "members are known statically (modules, classes and their instances, self and cls, builtins' "
                   "types; not Any, __getattr__, setattr, mocks, nor a receiver the analysis does not answer in "
                   "time); off: any name", choices=MEMBERS, setting="members")
+    calls: str = _option(
+        CALLS[0], "strict: a constrained middle's call of a callable whose signature is known statically (the "
+                  "file's, the workspace's, the standard library's) must fit it: no extra positional argument, no "
+                  "unknown or repeated keyword, no required one missing at its ); not judged with *args or "
+                  "**kwargs, decorators that may change the signature, metaclasses, or a signature the analysis does "
+                  "not give in time; off: any call", choices=CALLS, setting="calls")
     search_budget: int | None = _option(
         None, "nodes a finish search of the token loop may expand (a fallback's and the start's, which may take "
               "longer, in proportion), with no clock but the completion's time budget: the middles are the same on a "

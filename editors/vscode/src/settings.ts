@@ -18,6 +18,7 @@ export const SERVER_SETTINGS = [
   "attempts",
   "names",
   "members",
+  "calls",
   "context",
   "contextExclude",
 ] as const;
