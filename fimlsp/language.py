@@ -153,6 +153,11 @@ class Language(ABC):
         it is on."""
         return guarantee, f"names not judged: {self.name} has no name judge"
 
+    def judging_members(self, guarantee: Guarantee, left: str, right: str, path: str | None = None) -> tuple:
+        """The promise with a judge of members after a dot on, and what says which receivers it let go (None: a
+        language without one)."""
+        return guarantee, None
+
     def binds_names(self, left: str, middle: str, right: str) -> bool:
         """Whether `middle` (with which the file is valid) loads no name that nothing binds and leaves no name the
         right context needs unbound: the name judge's verdict on a whole middle, for ends it did not see being

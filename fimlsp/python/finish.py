@@ -300,7 +300,11 @@ def _pieces(state: FimState, wanted: list[str] = ()) -> tuple[list[str], set[str
 
 
 def _name(state: FimState) -> str:
-    """The name the finish writes after `state`: one the name judge accepts as a load where it is on."""
+    """The name the finish writes after `state`: one the name judge accepts as a load where it is on, and after a
+    dot a member of the receiver where the member judge knows them."""
+    member = None if state.members is None else state.members.first_member(dot=state.lexer.text == ".")
+    if member is not None:
+        return member
     names = state.names
     return NAME if names is None or names.off else BOUND_NAME
 
@@ -310,6 +314,9 @@ def _completions(state: FimState) -> list[str]:
     builtins only where the file binds none (with the name judge on: `return proxy_env + e` ends as
     `environment`, where `e` is unbound, rather than as `eval`)."""
     names, begun = state.names, state.lexer.text
+    member = None if state.members is None else state.members.first_member(begun)
+    if member is not None:
+        return [member[len(begun):]]
     if names is None or names.off:
         return []
     longer = sorted((name for name in names.file.known | names.written

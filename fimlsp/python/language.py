@@ -7,6 +7,8 @@ from dataclasses import replace
 
 from fimlsp.language import DEFAULT_BUDGET, Caches, Guarantee, Language
 from fimlsp.python.finish import comma_spaced, ends_a_comma
+from fimlsp.python.analysis import analysis_for
+from fimlsp.python.members import MemberSource
 from fimlsp.python.names import FileNames, undefined_names
 from fimlsp.python.context_cache import RightContextCache
 from fimlsp.python.quotient import RightContext
@@ -36,6 +38,16 @@ class Python(Language):
             return guarantee, ""
         file = FileNames.of(left, right)
         return replace(guarantee, state=guarantee.state.judging_names(file)), file.relaxed or ""
+
+    def judging_members(self, guarantee: Guarantee, left: str, right: str,
+                        path: str | None = None) -> tuple[Guarantee, MemberSource | None]:
+        """The promise with the member judge on (`fimlsp.python.members`): after a dot, a name must be a member of
+        the receiver where its members are known. Returns it and the judge's source, whose `reason` says which
+        receivers it let go (None where there is no state to judge)."""
+        if guarantee.state is None:
+            return guarantee, None
+        source = MemberSource(analysis_for(path), left, right, path)
+        return replace(guarantee, state=guarantee.state.judging_members(source)), source
 
     def binds_names(self, left: str, middle: str, right: str) -> bool:
         return not FileNames.of(left, right).unbound(left + middle + right)

@@ -31,6 +31,7 @@ from fimlsp.python.block_scope import BlockScope
 from fimlsp.python.blocks import Blocks
 from fimlsp.python.grammar import load_grammar
 from fimlsp.lines import normalize
+from fimlsp.python.members import Members, MemberSource
 from fimlsp.python.names import FileNames, Names
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token
 from fimlsp.python.meaning import prose_limit, runs_on_as_prose, writes_words
@@ -221,11 +222,11 @@ class FimState:
     A state `in_block()` admits only middles that stay in the block that holds the cursor (see `BlockScope`)."""
 
     __slots__ = ("context", "lexer", "parser", "_chunks", "blocks", "_complete", "scope", "headers", "names",
-                 "_unbound", "prose_limit")
+                 "_unbound", "prose_limit", "members")
 
     def __init__(self, context: RightContext, lexer: LexerState, parser: RecognizerState, chunks: tuple,
                  blocks: Blocks, scope: BlockScope | None = None, headers: str | None = None,
-                 names: Names | None = None, prose_limit: int | None = None):
+                 names: Names | None = None, prose_limit: int | None = None, members: Members | None = None):
         self.context = context
         self.lexer = lexer
         self.parser = parser
@@ -238,6 +239,7 @@ class FimState:
         self.names = names  # the name judge of the middle written from here, if it is on
         # How far the middle's last comment or string may run into the right context (`fimlsp.python.meaning`).
         self.prose_limit = prose_limit
+        self.members = members  # the member judge of the middle written from here, if it is on
 
     def statement_column(self) -> int:
         """The column of the statement the text ends in: the indentation of its line, as far as it is written."""
@@ -252,7 +254,7 @@ class FimState:
     def in_block(self) -> FimState:
         """This state, with what may follow restricted to the block that holds the cursor here."""
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, BlockScope.at(self),
-                        self.headers, self.names, self.prose_limit)
+                        self.headers, self.names, self.prose_limit, self.members)
 
     def judging_names(self, file: FileNames) -> FimState:
         """This state, with the middle written from here refused where it loads a name that nothing in the file
@@ -263,7 +265,17 @@ class FimState:
         lexed = advance(self.context.initial, text) if len(text) <= _NAMES_PRIMED_CHARS else None
         names = Names.start(file, None if lexed is None else lexed[1], possible is not None and lx.NAME in possible)
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
-                        self.headers, names, self.prose_limit)
+                        self.headers, names, self.prose_limit, self.members)
+
+    def judging_members(self, source: MemberSource) -> FimState:
+        """This state, with the middle written from here refused where it writes after a dot a name that is not a
+        member of the receiver (see `fimlsp.python.members`)."""
+        text = self._text(whole=self.headers is None)
+        lexed = advance(self.context.initial, text) if len(text) <= _NAMES_PRIMED_CHARS else None
+        source.in_code = self.lexer.token not in lx.STRING_STATES and self.lexer.token not in lx.SKIPPED
+        members = Members.start(source, None if lexed is None else lexed[1], self.lexer.depth)
+        return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
+                        self.headers, self.names, self.prose_limit, members)
 
     def feed(self, text: str) -> FimState | None:
         """The state after `text`, or None when no valid middle starts with everything fed so far."""
@@ -289,8 +301,13 @@ class FimState:
             names = names.feed(terminals, self.blocks, blocks)
             if names is None:
                 return None
+        members = self.members
+        if members is not None:
+            members = members.feed(terminals) if terminals else members
+            if members is None or (pending is not None and lx.NAME in pending and not members.admits(lexer.text)):
+                return None
         return FimState(self.context, lexer, parser, (self._chunks, text), blocks, self.scope, self.headers, names,
-                        self.prose_limit)
+                        self.prose_limit, members)
 
     def expected(self) -> tuple[str, ...]:
         """The terminals that may come next: after the token being written when it can only be one terminal,
@@ -381,6 +398,10 @@ class FimState:
             return None
         if self.names is not None and not self.names.ends(terminals):
             return None
+        if self.members is not None:
+            judged = self.members.feed(terminals)
+            if judged is None or not judged.ends(self.context.right[index:]):
+                return None
         return index
 
     def __repr__(self) -> str:

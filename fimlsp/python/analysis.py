@@ -1,0 +1,161 @@
+"""Static analysis of a project with jedi: the members of a receiver before a dot, for the member judge
+(`fimlsp.python.members`).
+
+One `Analysis` per project root (`analysis_for`), holding a `jedi.Project`: imports resolve through the workspace
+and the environment, and nothing of the project is executed (jedi reads source and stubs; compiled modules of the
+environment are introspected in jedi's own subprocess). A member list is an over-approximation on purpose: jedi's
+members, the names written after the same receiver anywhere in the file, the names the file stores as an attribute of
+anything (attributes set from outside the class), and the names of every `__slots__` the file or the receiver's
+module declares. A receiver whose members cannot be
+known statically is `unknown` (None), with the reason: no inferred type, `Any`, a mock, a function, a class or
+module with `__getattr__` or a custom `__getattribute__`, a file that uses `setattr`, `__dict__` or
+`__getattr__`. Answers are cached per (code, receiver), and a query that runs past its time bound answers None
+("timed out") while jedi finishes in the background for the next ask.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor, TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from pathlib import Path
+
+# The time one query may take before the judge relaxes (seconds); jedi's first query in a workspace loads stubs.
+QUERY_SECONDS = 1.0
+_JUDGED_TYPES = frozenset({"module", "class", "instance"})
+_DYNAMIC_TEXT = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__getattribute__\b")
+_SLOTS = re.compile(r"\b__slots__\s*(?::[^=\n]*)?=\s*([\(\[\{][^\)\]\}]*[\)\]\}]|[^\n]*)", re.DOTALL)
+_ATTRIBUTE_STORE = re.compile(r"\.\s*([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)")
+_STRING_WORD = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
+_UNKNOWN_ROOTS = ("unittest.mock", "mock.", "typing.Any", "typing_extensions.Any")
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """The members of a receiver (None: not known statically) and why not, when not."""
+
+    names: frozenset[str] | None
+    reason: str = ""
+    kinds: frozenset[str] = frozenset()  # jedi's types of the receiver: module, class, instance
+
+
+def slot_names(text: str) -> set[str]:
+    """The names that the `__slots__` declarations of `text` list."""
+    found: set[str] = set()
+    for declaration in _SLOTS.finditer(text):
+        found.update(_STRING_WORD.findall(declaration.group(1)))
+    return found
+
+
+def stored_attributes(text: str) -> set[str]:
+    """The names `text` stores as an attribute of anything (`obj.name = ...`, `obj.name: T = ...`)."""
+    return set(_ATTRIBUTE_STORE.findall(text))
+
+
+def used_after(receiver: str, text: str) -> set[str]:
+    """The names written after `receiver.` anywhere in `text` (attributes that some code sets or reads there)."""
+    return set(re.findall(r"(?<![\w.])" + re.escape(receiver).replace(r"\.", r"\s*\.\s*") + r"\s*\.\s*(\w+)", text))
+
+
+class Analysis:
+    """jedi over one project root; queries run one at a time on a worker thread (jedi is not thread-safe)."""
+
+    def __init__(self, root: str | Path | None):
+        import jedi
+
+        self._jedi = jedi
+        self.root = None if root is None else Path(root)
+        self.project = jedi.Project(self.root) if self.root is not None else None
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="fimlsp-analysis")
+        self._answers: dict[tuple[str, str], Future] = {}
+        self._lock = threading.Lock()
+        self.queries = 0  # jedi queries made (counted bound: at most one per code and receiver)
+        self.waited = 0.0  # seconds callers spent waiting on answers
+
+    def members(self, code: str, line: int, column: int, path: str | None = None) -> frozenset[str] | None:
+        """The members of the receiver that ends just before the dot at `line` (1-based), `column` (0-based,
+        the dot's column + 1) of `code`; None where they are not known statically."""
+        return self.lookup(code, line, column, path, seconds=None).names
+
+    def lookup(self, code: str, line: int, column: int, path: str | None = None,
+               seconds: float | None = QUERY_SECONDS, receiver: str = "") -> Lookup:
+        """`members` with the reason, within `seconds` (None: however long jedi takes)."""
+        key = (hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest(),
+               f"{line}:{column}:{path}")
+        with self._lock:
+            future = self._answers.get(key)
+            if future is None:
+                future = self._worker.submit(self._ask, code, line, column, path, receiver)
+                self._answers[key] = future
+        clock = time.perf_counter()
+        try:
+            return future.result(seconds)
+        except FutureTimeout:
+            return Lookup(None, f"the analysis took more than {seconds:g} s")
+        finally:
+            self.waited += time.perf_counter() - clock
+
+    def _ask(self, code: str, line: int, column: int, path: str | None, receiver: str) -> Lookup:
+        self.queries += 1
+        try:
+            return self._infer(code, line, column, path, receiver)
+        except Exception as error:  # jedi's own failures on odd code: the receiver is unknown, never an error
+            return Lookup(None, f"the analysis failed ({type(error).__name__})")
+
+    def _infer(self, code: str, line: int, column: int, path: str | None, receiver: str) -> Lookup:
+        script = self._jedi.Script(code, path=path, project=self.project)
+        inferred = script.infer(line, max(column - 1, 0))
+        if not inferred:
+            return Lookup(None, "no type inferred")
+        kinds = set()
+        extra: set[str] = set()
+        for each in inferred:
+            full_name = each.full_name or ""
+            if each.type not in _JUDGED_TYPES:
+                return Lookup(None, f"a {each.type} receiver")
+            if full_name.startswith(_UNKNOWN_ROOTS):
+                return Lookup(None, f"a dynamic receiver ({full_name})")
+            kinds.add(each.type)
+            module_path = each.module_path
+            if module_path is not None and str(module_path).endswith(".py") and each.type != "module":
+                try:
+                    extra |= slot_names(Path(module_path).read_text(encoding="utf-8", errors="replace"))
+                except OSError:
+                    pass
+        if kinds != {"module"} and _DYNAMIC_TEXT.search(code):
+            return Lookup(None, "the file sets attributes dynamically (setattr, __dict__, __getattr__)")
+        completions = script.complete(line, column)
+        names = {completion.name for completion in completions}
+        if "__getattr__" in names:
+            return Lookup(None, "the receiver defines __getattr__")
+        for completion in completions:
+            if completion.name == "__getattribute__" and not (completion.full_name or "").startswith(
+                    ("builtins.", "types.")):
+                return Lookup(None, "the receiver defines __getattribute__")
+        if not names:
+            return Lookup(None, "no members listed")
+        names |= extra | slot_names(code) | stored_attributes(code)
+        if receiver:
+            names |= used_after(receiver, code)
+        return Lookup(frozenset(names), "", frozenset(kinds))
+
+
+_ANALYSES: dict[Path | None, Analysis] = {}
+_ANALYSES_LOCK = threading.Lock()
+
+
+def analysis_for(path: str | Path | None) -> Analysis:
+    """The one analysis of the project that holds `path` (a file or folder; None: no project, the environment)."""
+    try:
+        from fimlsp.workspace import project_root
+        root = None if path is None else project_root(path)
+    except ImportError:
+        root = None if path is None else Path(path)
+    with _ANALYSES_LOCK:
+        found = _ANALYSES.get(root)
+        if found is None:
+            found = _ANALYSES[root] = Analysis(root)
+        return found

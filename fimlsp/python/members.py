@@ -1,0 +1,223 @@
+"""Members after a dot, judged as the middle is written: `receiver.name` where `name` is not a member of the
+receiver is refused, where the receiver's members are known statically (`fimlsp.python.analysis`).
+
+`Members` follows the middle's terminals beside the parser, like the name judge (`fimlsp.python.names`). It keeps
+the dotted chain being written (`os.path`, `self._lock`); when a NAME follows its dot, the name must be one of the
+receiver's members, and while the name is being written (a token may end mid-name) its text so far must begin one
+(`admits`, a prefix search in the sorted members). What it never refuses, so that no middle Python accepts is
+refused:
+- a receiver whose members are unknown (`Lookup.names` None: no type, `Any`, `__getattr__`, `setattr`, mocks, a
+  query past its time bound) or that is not a plain chain of names (`f().x`, `"s".join`);
+- a receiver whose first name the middle wrote other than as a receiver (a new binding: `x = Foo()`, a
+  parameter, a `for` target), and `self`/`cls` once the middle writes `def`, `class` or `lambda`;
+- inside brackets, a receiver that is not a module, `self` or `cls` (a comprehension may bind it after use);
+- a store (`self.x = ...`, `obj.y: int = 0`, tuple and `for`/`with` targets): where the chain begins a target, a
+  name that is not a member is decided by the next terminal (`=`, `:`, `,`, `)`, `]`, `in` make it a store);
+- `import`, `from`, `global`, `nonlocal` and `del` lines.
+Receivers are asked of the analysis at the cursor's position in the file (the scope the middle is written in)
+once per completion and receiver (`MemberSource`), so a finish search reads a cached answer; where the cursor is
+in a string or a comment, the receiver could not stand there, and is not judged.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import time
+from dataclasses import dataclass, field, replace
+
+from fimlsp.python import lexemes as lx
+from fimlsp.python.analysis import QUERY_SECONDS, Analysis, Lookup
+
+_FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del"})
+_DEFINING = frozenset({"def", "class", "lambda"})
+_STORE_NEXT = frozenset({"=", ":", ",", ")", "]", "in"})
+# After these a chain starts a target: a statement's start, `for`, `as` (and a comma outside brackets).
+_TARGET_STARTS = frozenset({lx.NEWLINE, lx.INDENT, lx.DEDENT, ";", "for", "as"})
+# What may follow an attribute that is stored: an assignment, an annotation, a target list's comma or bracket, a
+# `for` target's `in` (or a line continuation, not read further).
+_STORE_AFTER = re.compile(r"[ \t]*(?:=(?!=)|:(?!=)|,|\)|\]|in\b|\\)")
+_LIST_NEXT = frozenset({",", ")", "]"})
+_STORED_LATER = re.compile(r"[^\n]*(?:=|\bin\b|\\\n)")
+_SELF = frozenset({"self", "cls"})
+_TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
+
+
+@dataclass(eq=False)
+class MemberSource:
+    """What the middle's receivers are asked of: the analysis, the file around the middle, and the answers so far
+    (one per receiver: a completion asks the analysis at most once per receiver)."""
+
+    analysis: Analysis
+    left: str
+    right: str
+    path: str | None = None
+    seconds: float | None = QUERY_SECONDS
+    answers: dict[str, Lookup] = field(default_factory=dict)
+    relaxed: list[str] = field(default_factory=list)  # why receivers went unjudged (timeouts, dynamic ones)
+    waited: float = 0.0  # seconds spent waiting on the analysis (the judge's added time)
+    # The left context ends in code (not in a string or comment), where a receiver may be asked about.
+    in_code: bool = True
+
+    def lookup(self, receiver: str) -> Lookup:
+        found = self.answers.get(receiver)
+        if found is None and not self.in_code:
+            found = self.answers[receiver] = Lookup(None, "the cursor is in a string or comment")
+        if found is None:
+            clock = time.perf_counter()
+            prefix = self.left[:len(self.left) - len(_TRAILING_CHAIN.search(self.left).group())] + receiver + "."
+            line = prefix.count("\n") + 1
+            column = len(prefix) - (prefix.rfind("\n") + 1)
+            found = self.analysis.lookup(prefix + "\n" + self.right, line, column, self.path, self.seconds,
+                                         receiver)
+            if found.names is None and found.reason and found.reason not in self.relaxed:
+                self.relaxed.append(found.reason)
+            if not found.reason.startswith("the analysis took"):
+                self.answers[receiver] = found
+            self.waited += time.perf_counter() - clock
+        return found
+
+    @property
+    def reason(self) -> str:
+        """Why the member judge let some receivers go, for the completion's reason."""
+        return "members not judged for some receivers: " + "; ".join(self.relaxed) if self.relaxed else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Members:
+    """The middle's dotted chain so far and what decides its next name."""
+
+    source: MemberSource
+    chain: tuple[str, ...] = ()  # the chain of names being written, its first name first
+    dotted: bool = False  # the chain ends with a dot: a NAME next is a member
+    target: bool = False  # the chain began where a target can: a name that is not a member may be stored
+    pending: bool = False  # the last name is not a member: only a store may follow
+    unstored: bool = False  # a name that is not a member began a target list: an `=` or `in` must come on the line
+    written: frozenset[str] = frozenset()  # names the middle wrote other than as a receiver's first name
+    defining: bool = False
+    line_free: bool = False
+    depth: int = 0  # brackets open, the left context's included
+    previous: str = lx.NEWLINE
+    root_previous: str = lx.NEWLINE  # the terminal before the chain's first name
+
+    @staticmethod
+    def start(source: MemberSource, statement: list[str] | None, depth: int) -> Members:
+        """The judge after a text whose last statement lexes to `statement` (None: not known, and the rest of the
+        line not judged), with `depth` brackets open at its end."""
+        members = Members(source, depth=depth)
+        if statement is None:
+            return replace(members, line_free=True)
+        primed = members.feed(statement)
+        if primed is None:
+            return replace(members, line_free=True)
+        return replace(primed, depth=depth, written=frozenset(), defining=False)
+
+    def feed(self, terminals: list[str]) -> Members | None:
+        """The judge after `terminals`; None where one writes a name that is not a member of its receiver."""
+        state = self
+        for terminal in terminals:
+            state = state._step(terminal)
+            if state is None:
+                return None
+        return state
+
+    def admits(self, begun: str) -> bool:
+        """Whether a name in progress, `begun` so far, may go on to one the judge accepts here."""
+        if not self.dotted or not begun:
+            return True
+        allowed = self._allowed()
+        if allowed is None or self.target:
+            return True
+        at = bisect.bisect_left(allowed, begun)
+        return at < len(allowed) and allowed[at].startswith(begun)
+
+    def ends(self, rest: str) -> bool:
+        """Whether the middle may end here, the judge having read the right context's terminals up to where the
+        lexer settles, and `rest` the right context from there: a name that is not a member only before a store."""
+        if self.unstored:
+            return _STORED_LATER.match(rest) is not None
+        return not self.pending or _STORE_AFTER.match(rest) is not None
+
+    def first_member(self, begun: str = "", dot: bool = False) -> str | None:
+        """The shortest member that `begun` begins, where a member must follow (`dot`: after the dot being
+        written), for a finish to write."""
+        state = self.feed(["."]) if dot and not self.dotted else self
+        if state is None or not state.dotted:
+            return None
+        allowed = state._allowed()
+        if allowed is None:
+            return None
+        candidates = [name for name in allowed if name.startswith(begun) and name.isidentifier()]
+        return min(candidates, key=lambda name: (len(name), name)) if candidates else None
+
+    def _allowed(self) -> list[str] | None:
+        """The receiver's members, sorted; None where any name goes."""
+        chain = self.chain
+        if self.line_free or not chain:
+            return None
+        root = chain[0]
+        if root in self.written or (root in _SELF and self.defining):
+            return None
+        if self.root_previous == ".":
+            return None
+        found = self.source.lookup(".".join(chain))
+        if found.names is None:
+            return None
+        if self.depth and root not in _SELF and found.kinds != {"module"}:
+            return None
+        return _sorted(found.names)
+
+    def _step(self, terminal: str) -> Members | None:
+        if self.pending:
+            if terminal not in _STORE_NEXT:
+                return None
+            self = replace(self, pending=False, unstored=terminal in _LIST_NEXT)
+        if self.unstored:
+            if terminal == lx.NEWLINE or terminal == ";":
+                return None
+            if terminal in ("=", "in") or (terminal == ":" and not self.depth):
+                self = replace(self, unstored=False)
+        changes: dict = {"previous": terminal}
+        text = getattr(terminal, "text", None)
+        if terminal == lx.NEWLINE:
+            changes.update(line_free=False, chain=(), dotted=False)
+        elif terminal in _FREE_LINES and self.previous in (lx.NEWLINE, lx.INDENT, lx.DEDENT, ";"):
+            changes.update(line_free=True, chain=(), dotted=False)
+        elif text is not None:
+            if self.dotted:
+                allowed = self._allowed()
+                if allowed is not None and text not in allowed:
+                    if not self.target:
+                        return None
+                    changes["pending"] = True
+                changes.update(chain=self.chain + (text,), dotted=False)
+            else:
+                changes.update(chain=(text,), dotted=False, root_previous=self.previous,
+                               target=self.previous in _TARGET_STARTS or (self.previous == "," and not self.depth))
+        elif terminal == "." and self.chain and not self.dotted:
+            changes["dotted"] = True
+        else:
+            if self.chain and not self.dotted and len(self.chain) == 1:
+                changes["written"] = self.written | {self.chain[0]}
+            changes.update(chain=(), dotted=False)
+            if terminal in _DEFINING:
+                changes["defining"] = True
+            elif terminal in lx.OPENING_BRACKETS:
+                changes["depth"] = self.depth + 1
+            elif terminal in lx.CLOSING_BRACKETS:
+                changes["depth"] = max(self.depth - 1, 0)
+        return replace(self, **changes)
+
+
+_SORTED: dict[int, tuple[frozenset[str], list[str]]] = {}
+
+
+def _sorted(names: frozenset[str]) -> list[str]:
+    """`names` sorted, kept per set (a receiver's members are asked at every step of a name)."""
+    key = id(names)
+    found = _SORTED.get(key)
+    if found is None or found[0] is not names:
+        if len(_SORTED) > 4096:
+            _SORTED.clear()
+        found = _SORTED[key] = (names, sorted(names))
+    return found[1]
