@@ -20,12 +20,12 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from fimlsp.context.declarations import Declaration, Declarations, environment_folders, uses_near
 from fimlsp.context.recent import RecentChunks, first_changed_line
 from fimlsp.context.search import SearchIndex
+from fimlsp.model.backend import Snippet
 from fimlsp.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -37,15 +37,6 @@ SUFFIXES = (".py", ".pyi")
 QUERY_LINES_ABOVE, QUERY_LINES_BELOW = 12, 4
 QUERY_CHARS = 4000  # of each side, enough for those lines unless they are very long
 INDEX_BATCH = 64  # files indexed per turn of the background thread, between other work
-
-
-@dataclass(frozen=True)
-class Snippet:
-    """A piece of another file for the prompt: its path as the prompt names it (relative to the project or the
-    package folder) and its text. A model's prompt functions read these two fields."""
-
-    path: str
-    text: str
 
 
 def effective(context: str, context_window: int) -> str:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from fimlsp.context import RepositoryContext, Snippet, budget_for, effective
+from fimlsp.context import RepositoryContext, budget_for, effective
+from fimlsp.model.backend import Snippet
 from fimlsp.workspace import Workspace, globs, path_from_uri
 
 
