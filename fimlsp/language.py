@@ -158,6 +158,11 @@ class Language(ABC):
         language without one)."""
         return guarantee, None
 
+    def judging_calls(self, guarantee: Guarantee, left: str, right: str, path: str | None = None) -> tuple:
+        """The promise with a judge of calls on (a call must fit its callable's signature), and what says which
+        calls it let go (None: a language without one)."""
+        return guarantee, None
+
     def binds_names(self, left: str, middle: str, right: str) -> bool:
         """Whether `middle` (with which the file is valid) loads no name that nothing binds and leaves no name the
         right context needs unbound: the name judge's verdict on a whole middle, for ends it did not see being

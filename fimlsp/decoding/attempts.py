@@ -91,6 +91,7 @@ def complete_middles(
     started = time.perf_counter()
     budget_end = None if options.time_budget is None else started + options.time_budget
     mode, plain, names_reason, setup_seconds, members = options.mode, guarantee, "", 0.0, None
+    calls = None
     if mode == "constrained":
         language = named(options.language)
         if guarantee is None:
@@ -102,6 +103,8 @@ def complete_middles(
             guarantee, names_reason = language.judging_names(plain, left, right)
         if options.members == "strict":
             guarantee, members = language.judging_members(guarantee, left, right)
+        if options.calls == "strict":
+            guarantee, calls = language.judging_calls(guarantee, left, right)
         if guarantee.state is None:
             mode = "unconstrained"
         setup_seconds = time.perf_counter() - started
@@ -113,9 +116,10 @@ def complete_middles(
         deadline = now + NAMES_SHARE * max(0.0, deadline - now)
     run = _Run(model, left, right, n, should_stop, stages)
     results = run.attempts(options, mode, guarantee, deadline, setup_seconds, names_reason)
-    if members is not None and members.reason:
-        for result in results:
-            result.reason = "; ".join(reason for reason in (result.reason, members.reason) if reason)
+    for judge in (members, calls):
+        if judge is not None and judge.reason:
+            for result in results:
+                result.reason = "; ".join(reason for reason in (result.reason, judge.reason) if reason)
     first = results[0]
     if not names_retry or (first.valid and first.middle) or first.stop == "cancelled" or (
             budget_end is not None and time.perf_counter() >= budget_end):

@@ -26,6 +26,7 @@ from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 
 from fimlsp.python import lexemes as lx
+from fimlsp.python.lexer import LexerState, advance
 
 # The time one signature query may take before the call is let go (seconds).
 QUERY_SECONDS = 1.0
@@ -38,6 +39,9 @@ _PLAIN_BASES = frozenset({"object", "Exception", "BaseException", "ValueError", 
                           "KeyError", "IndexError", "LookupError", "AttributeError", "OSError", "IOError",
                           "NotImplementedError", "ImportError", "StopIteration", "Warning", "UserWarning",
                           "DeprecationWarning", "Generic"})
+# The most of the right context read on to see the calls the middle left open closed.
+RIGHT_CHARS = 4_000
+_RIGHT_CHUNK = 256
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
 _STATEMENT_ENDS = frozenset({lx.NEWLINE, lx.INDENT, lx.DEDENT, ";"})
 
@@ -290,6 +294,7 @@ class Calls:
     written: frozenset[str] = frozenset()  # names the middle may have bound: calls through them are let go
     judging: bool = True  # off while the left context's statement is read again (priming)
     pattern: bool = False  # on a `case` line: `Point(x=0)` is a class pattern, not a call
+    opens_calls: bool = True  # off while the right context is read on: its own calls are not the middle's
     previous: str = lx.NEWLINE
 
     @staticmethod
@@ -310,6 +315,25 @@ class Calls:
             if state is None:
                 return None
         return state
+
+    def ends(self, lexer: LexerState, right: str) -> bool:
+        """Whether the middle may end where `lexer` stands before `right`: the calls it left open fit as the right
+        context closes them (read on until they close, the line ends, or `RIGHT_CHARS` characters)."""
+        if not any(frame.chain for frame in self.frames):
+            return True
+        state = replace(self, opens_calls=False)
+        for start in range(0, min(len(right), RIGHT_CHARS), _RIGHT_CHUNK):
+            advanced = advance(lexer, right[start:start + _RIGHT_CHUNK])
+            if advanced is None:
+                return True
+            lexer = advanced[0]
+            for terminal in advanced[1]:
+                state = state._step(terminal)
+                if state is None:
+                    return False
+                if terminal == lx.NEWLINE or not any(frame.chain for frame in state.frames):
+                    return True
+        return True
 
     def admits(self, begun: str) -> bool:
         """Whether a name in progress, `begun` so far, may go on to one the judge accepts here: where no further
@@ -355,7 +379,7 @@ class Calls:
             changes.update(chain=(), dotted=False)
             if terminal in lx.OPENING_BRACKETS:
                 called = (terminal == "(" and self.previous == lx.NAME and self.plain_chain and self.chain
-                          and not self.pattern and not (set(self.chain) & self.written))
+                          and self.opens_calls and not self.pattern and not (set(self.chain) & self.written))
                 frames = frames + (Frame(self.chain) if called else _NOT_A_CALL,)
             elif terminal in lx.CLOSING_BRACKETS:
                 if frames:

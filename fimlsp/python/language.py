@@ -8,6 +8,7 @@ from dataclasses import replace
 from fimlsp.language import DEFAULT_BUDGET, Caches, Guarantee, Language
 from fimlsp.python.finish import comma_spaced, ends_a_comma
 from fimlsp.python.analysis import analysis_for
+from fimlsp.python.calls import SignatureSource
 from fimlsp.python.members import MemberSource
 from fimlsp.python.names import FileNames, undefined_names
 from fimlsp.python.context_cache import RightContextCache
@@ -48,6 +49,17 @@ class Python(Language):
             return guarantee, None
         source = MemberSource(analysis_for(path), left, right, path)
         return replace(guarantee, state=guarantee.state.judging_members(source)), source
+
+    def judging_calls(self, guarantee: Guarantee, left: str, right: str,
+                      path: str | None = None) -> tuple[Guarantee, SignatureSource | None]:
+        """The promise with the call judge on (`fimlsp.python.calls`): a call must fit its callable's signature
+        where jedi knows it. Returns it and the judge's source, whose `reason` says which calls it let go (None
+        where there is no state to judge). Its queries run on the project analysis's one jedi thread."""
+        if guarantee.state is None:
+            return guarantee, None
+        analysis = analysis_for(path)
+        source = SignatureSource(left, right, analysis.project, path, analysis._worker.submit)
+        return replace(guarantee, state=guarantee.state.judging_calls(source)), source
 
     def binds_names(self, left: str, middle: str, right: str) -> bool:
         return not FileNames.of(left, right).unbound(left + middle + right)

@@ -31,6 +31,7 @@ from fimlsp.python.block_scope import BlockScope
 from fimlsp.python.blocks import Blocks
 from fimlsp.python.grammar import load_grammar
 from fimlsp.lines import normalize
+from fimlsp.python.calls import Calls, SignatureSource
 from fimlsp.python.members import Members, MemberSource
 from fimlsp.python.names import FileNames, Names
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token
@@ -222,11 +223,12 @@ class FimState:
     A state `in_block()` admits only middles that stay in the block that holds the cursor (see `BlockScope`)."""
 
     __slots__ = ("context", "lexer", "parser", "_chunks", "blocks", "_complete", "scope", "headers", "names",
-                 "_unbound", "prose_limit", "members")
+                 "_unbound", "prose_limit", "members", "calls")
 
     def __init__(self, context: RightContext, lexer: LexerState, parser: RecognizerState, chunks: tuple,
                  blocks: Blocks, scope: BlockScope | None = None, headers: str | None = None,
-                 names: Names | None = None, prose_limit: int | None = None, members: Members | None = None):
+                 names: Names | None = None, prose_limit: int | None = None, members: Members | None = None,
+                 calls: Calls | None = None):
         self.context = context
         self.lexer = lexer
         self.parser = parser
@@ -240,6 +242,7 @@ class FimState:
         # How far the middle's last comment or string may run into the right context (`fimlsp.python.meaning`).
         self.prose_limit = prose_limit
         self.members = members  # the member judge of the middle written from here, if it is on
+        self.calls = calls  # the call judge of the middle written from here, if it is on
 
     def statement_column(self) -> int:
         """The column of the statement the text ends in: the indentation of its line, as far as it is written."""
@@ -254,7 +257,7 @@ class FimState:
     def in_block(self) -> FimState:
         """This state, with what may follow restricted to the block that holds the cursor here."""
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, BlockScope.at(self),
-                        self.headers, self.names, self.prose_limit, self.members)
+                        self.headers, self.names, self.prose_limit, self.members, self.calls)
 
     def judging_names(self, file: FileNames) -> FimState:
         """This state, with the middle written from here refused where it loads a name that nothing in the file
@@ -265,7 +268,7 @@ class FimState:
         lexed = advance(self.context.initial, text) if len(text) <= _NAMES_PRIMED_CHARS else None
         names = Names.start(file, None if lexed is None else lexed[1], possible is not None and lx.NAME in possible)
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
-                        self.headers, names, self.prose_limit, self.members)
+                        self.headers, names, self.prose_limit, self.members, self.calls)
 
     def judging_members(self, source: MemberSource) -> FimState:
         """This state, with the middle written from here refused where it writes after a dot a name that is not a
@@ -275,7 +278,16 @@ class FimState:
         source.in_code = self.lexer.token not in lx.STRING_STATES and self.lexer.token not in lx.SKIPPED
         members = Members.start(source, None if lexed is None else lexed[1], self.lexer.depth)
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
-                        self.headers, self.names, self.prose_limit, members)
+                        self.headers, self.names, self.prose_limit, members, self.calls)
+
+    def judging_calls(self, source: SignatureSource) -> FimState:
+        """This state, with the middle written from here refused where a call cannot fit its callable's signature
+        (see `fimlsp.python.calls`)."""
+        text = self._text(whole=self.headers is None)
+        lexed = advance(self.context.initial, text) if len(text) <= _NAMES_PRIMED_CHARS else None
+        calls = Calls.start(source, None if lexed is None else lexed[1])
+        return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
+                        self.headers, self.names, self.prose_limit, self.members, calls)
 
     def feed(self, text: str) -> FimState | None:
         """The state after `text`, or None when no valid middle starts with everything fed so far."""
@@ -306,8 +318,13 @@ class FimState:
             members = members.feed(terminals) if terminals else members
             if members is None or (pending is not None and lx.NAME in pending and not members.admits(lexer.text)):
                 return None
+        calls = self.calls
+        if calls is not None:
+            calls = calls.feed(terminals) if terminals else calls
+            if calls is None or (pending is not None and lx.NAME in pending and not calls.admits(lexer.text)):
+                return None
         return FimState(self.context, lexer, parser, (self._chunks, text), blocks, self.scope, self.headers, names,
-                        self.prose_limit, members)
+                        self.prose_limit, members, calls)
 
     def expected(self) -> tuple[str, ...]:
         """The terminals that may come next: after the token being written when it can only be one terminal,
@@ -402,6 +419,8 @@ class FimState:
             judged = self.members.feed(terminals)
             if judged is None or not judged.ends(self.context.right[index:]):
                 return None
+        if self.calls is not None and not self.calls.ends(self.lexer, self.context.right):
+            return None
         return index
 
     def __repr__(self) -> str:
