@@ -107,3 +107,26 @@ def test_the_searches_deadline_carries_the_stop_flag():
     state = quotient("x = f(1, ", "\n")
     assert state.finish(16) is not None
     assert state.finish(16, deadline) is None
+
+
+def test_a_request_stopped_while_llama_cpp_reads_its_prompt_ends_within_a_chunk():
+    """The shipped GGUF model reads a long prompt a chunk at a time and polls the stop flag between chunks: a request
+    superseded once the first chunk is read ends `cancelled` with at most two chunks read (the whole prompt was read
+    before, holding the server's one worker), and what was read stays in the cache for the next keystroke."""
+    from fimlsp.model import load_model
+    from fimlsp.model.llama_engine import PROMPT_CHUNK
+
+    model = load_model(None, None)
+    try:
+        left = "".join(f"value_{index} = compute(value_{index - 1}, {index})\n" for index in range(1, 60)) + "total = "
+        options = DecodingOptions(max_tokens=16, attempts=1, time_budget=30.0, token_healing=False)
+        prompt = model.prompt(left, "\n", options.max_tokens)
+        assert len(prompt) > 4 * PROMPT_CHUNK
+        model.llama.n_tokens = 0  # nothing cached
+        result = complete_middles(model, left, "\n", options,
+                                  should_stop=lambda: model.llama.n_tokens >= PROMPT_CHUNK)[0]
+        assert result.stop == "cancelled" and result.tokens == 0
+        assert PROMPT_CHUNK <= model.llama.n_tokens <= 2 * PROMPT_CHUNK
+        assert list(model.llama.input_ids[:model.llama.n_tokens]) == prompt[:model.llama.n_tokens]
+    finally:
+        model.close()

@@ -225,7 +225,8 @@ class _Run:
         steps_deadline = None if deadline is None else deadline - FALLBACK_SHARE * (deadline - time.perf_counter())
         shared = options.attempts > 1 or self.n > 1
         _add(self.stages, prompt=time.perf_counter() - clock)
-        return prompt, options, _PromptOnDemand(model, prompt, shared, steps_deadline, heal), steps_deadline
+        reading = _PromptOnDemand(model, prompt, shared, _stoppable(steps_deadline, self.should_stop), heal)
+        return prompt, options, reading, steps_deadline
 
     def _judge(self, decoders: list[Decoder], outcomes: list, mode: str, guarantee: Guarantee | None,
                start: Prefix) -> tuple[list[Completion], bool]:

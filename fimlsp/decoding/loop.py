@@ -50,8 +50,8 @@ class Decoder:
                 return prefix, stop, seen
             try:
                 log_probs = yield token
-            except OutOfTime:  # the model server did not answer before the token loop's end
-                return prefix, "timeout", seen
+            except OutOfTime:  # the model server did not answer before the token loop's end, or it was stopped
+                return prefix, "cancelled" if self.should_stop is not None and self.should_stop() else "timeout", seen
             if prefix.heal:  # only tokens that write the taken-back bytes again, and no end before them
                 agreeing = model.tokens_agreeing(prefix.heal)
                 healing = np.full_like(log_probs, -np.inf)

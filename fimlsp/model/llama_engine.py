@@ -22,7 +22,7 @@ import numpy as np
 
 from fimlsp.model.backend import FimModel, PromptPass, Session
 from fimlsp.model.formats import FIM_FORMAT_KEY, FIM_ORDER_KEY, FimFormat
-from fimlsp.model.loading import DEVICE_CHOICES, DEVICES, ModelError, _first_line, choose_format
+from fimlsp.model.loading import DEVICE_CHOICES, DEVICES, ModelError, OutOfTime, _first_line, choose_format
 
 # A client may send lone surrogates (JSON escapes carry them); text is encoded to UTF-8 for llama.cpp.
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -30,6 +30,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # The context a GGUF model is given (its key-value cache is allocated whole at load), or the context it was trained
 # for where that is less: a suggestion's prompt needs far less than a 32k-token model's window.
 MAX_CONTEXT = 8192
+
+# Tokens of a prompt read between two looks at a stop flag (`prompt_pass`).
+PROMPT_CHUNK = 32
 
 # Bytes of the longest token piece read from the vocabulary.
 MAX_PIECE = 256
@@ -50,6 +53,18 @@ class LlamaCppModel(FimModel):
         return self.controls[piece]
 
     def prompt_pass(self, ids: list[int], shared: bool = False, deadline: float | None = None) -> PromptPass:
+        """A `deadline` that carries a stop flag (`earley.Deadline`: a superseded request) is polled between chunks
+        of `PROMPT_CHUNK` tokens, and ends the pass with `OutOfTime`; the chunks read stay in the cache, for the
+        next keystroke's prompt."""
+        stopped = getattr(deadline, "stopped", None)
+        if stopped is not None:
+            held = self.llama.input_ids[:min(self.llama.n_tokens, len(ids))]
+            differs = np.flatnonzero(held != np.asarray(ids[:len(held)], dtype=held.dtype))
+            common = int(differs[0]) if len(differs) else len(held)  # what the cache holds already
+            for end in range(common + PROMPT_CHUNK, len(ids), PROMPT_CHUNK):
+                if stopped():
+                    raise OutOfTime("the request was stopped while its prompt was read")
+                self.log_probs_after(ids[:end])
         return _LlamaPromptPass(self, list(ids))
 
     def log_probs_after(self, ids: Sequence[int]) -> np.ndarray:
