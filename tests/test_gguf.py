@@ -11,7 +11,6 @@ import json
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +23,8 @@ from fimlsp.model.formats import FIM_FORMAT_KEY
 from fimlsp.model.gguf_export import export_gguf
 from fimlsp.model.llama_engine import LlamaCppModel, load_gguf
 from fimlsp.models import default_gguf_path, default_model, default_model_path
+from harness.corpus import STDLIB
 
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
 CORPUS = ("textwrap.py", "ast.py", "json/decoder.py", "string.py", "difflib.py", "shlex.py")
 AGREEMENT_FILES = ("textwrap.py", "shlex.py", "string.py", "fnmatch.py", "glob.py", "bisect.py", "colorsys.py",
                    "heapq.py", "keyword.py", "copy.py", "graphlib.py", "numbers.py")

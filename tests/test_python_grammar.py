@@ -12,10 +12,8 @@ from __future__ import annotations
 import ast
 import functools
 import sys
-import sysconfig
 import textwrap
 import warnings
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,6 +22,7 @@ from hypothesis import strategies as st
 from earley import Recognizer
 from fimlsp.python.grammar import load_grammar
 from fimlsp.python.lexemes import KEYWORDS, OPERATORS, SOFT_KEYWORDS, TERMINALS
+from harness.corpus import STDLIB
 from harness.tokens_bridge import BridgeError, terminals
 
 # The oracle, ast.parse and tokenize of the running interpreter, is only right for 3.11 (3.12 has new syntax and
@@ -532,7 +531,6 @@ def test_known_looseness(snippet):
 
 # ---------------------------------------------------------------- standard-library sample
 
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
 STDLIB_SAMPLE = [
     "typing.py",

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sysconfig
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,9 +9,9 @@ from hypothesis import strategies as st
 from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import INITIAL, advance, tokenize
 from fimlsp.python.syntax import parses
+from harness.corpus import STDLIB
 from harness.tokens_bridge import tokens as reference_tokens
 
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
 SAMPLE_FILES = [
     "typing.py", "dataclasses.py", "tokenize.py", "textwrap.py", "re/_parser.py", "asyncio/base_events.py",
     "email/_header_value_parser.py", "decimal.py", "string.py", "json/decoder.py", "ast.py", "inspect.py",
