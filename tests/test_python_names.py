@@ -80,7 +80,7 @@ def test_a_load_at_module_level_is_refused_as_the_name_is_written():
 
 
 @pytest.mark.parametrize("text", ["from x import *\n", "globals()['a'] = 1\n", "exec(code)\n", "eval ('a')\n",
-                                  "__builtins__.x = 1\n", "def __getattr__(name):\n    pass\n"])
+                                  "__builtins__.x = 1\n"])
 def test_files_whose_names_the_text_does_not_show_relax_the_judge_and_say_why(text):
     assert relaxed(text) is not None
     assert judged(text, "x = nowhere\n", RIGHT) == "complete"

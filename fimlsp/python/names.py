@@ -6,9 +6,11 @@ bodies of functions and classes that end before the cursor (invisible there, but
 identifier of the right context that is not an attribute (after a dot: what the middle makes of the right
 context's strings and comments is not known); and the builtins. It over-approximates the scopes visible at the
 cursor, on purpose: a name bound in any scope open at the cursor or later in the file counts as bound, so the judge
-never refuses a name the true middle could load. Files whose
-names cannot be known from their text (`import *`, `globals()`, `locals()`, `vars()`, `exec`, `eval`,
-`__builtins__`, a module `__getattr__`) relax the judge: it refuses nothing there, and `FileNames.relaxed` says why.
+never refuses a name the true middle could load. Where the
+names cannot be known from the text, the judge relaxes as locally as the construct (`fimlsp.python.relaxation`):
+`globals()` and `__builtins__` the file, `locals()`, `vars()`, `exec`, `eval` the function that uses them, a star
+import only where its module cannot be read (else its names are bound); it refuses nothing there, and
+`FileNames.relaxed` says why.
 
 `Names` follows the terminal stream beside the parser (the middle's terminals, NAME terminals carrying their text,
 `fimlsp.python.lexer.NameTerminal`) and, when a NAME completes, knows whether it may be a binding:
@@ -39,6 +41,8 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.blocks import ASYNC_FUNCTION, FUNCTION, OTHER, Blocks
 from fimlsp.python.facts import STATEMENT_ENDS as _STATEMENT_ENDS
 from fimlsp.python.lexer import INITIAL, advance
+from fimlsp.python.redeclaration import redeclared
+from fimlsp.python.relaxation import relaxation
 
 # Names through which a module's names are made or read in ways its text does not show.
 DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "__builtins__"})
@@ -46,9 +50,6 @@ _IDENTIFIER = re.compile(r"(?<![.\w])(?!\d)\w+")
 _WALRUS_TARGET = re.compile(r"(?<![.\w])((?!\d)\w+)\s*:=")
 # The most left context lexed to read its names (more: every identifier counts).
 LEXED_CHARS = 1_000_000
-_STAR_IMPORT = re.compile(r"\bimport\s*\(?\s*\*")
-_DYNAMIC = re.compile(r"\b(?:(globals|locals|vars|exec|eval)\s*\(|(__builtins__)\b)")
-_MODULE_GETATTR = re.compile(r"^(async\s+)?def\s+__getattr__\b", re.MULTILINE)
 _FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del", "match", "case"})
 _BINDING_NEXT = frozenset({"=", ":=", ",", ":", ")", "]"})
 _BINDING_NEXT_IN_CALL = frozenset({"=", ":="})
@@ -130,16 +131,9 @@ def left_names(left: str) -> set[str]:
     return declared
 
 
-def relaxed(text: str) -> str | None:
-    """Why the names a text binds cannot be known from it; None when they can."""
-    if _STAR_IMPORT.search(text):
-        return "the file has a star import"
-    found = _DYNAMIC.search(text)
-    if found:
-        return f"the file uses {found.group(1) or found.group(2)}"
-    if _MODULE_GETATTR.search(text):
-        return "the file defines a module __getattr__"
-    return None
+def relaxed(left: str, right: str = "", folder: str | None = None) -> str | None:
+    """Why the names at the cursor between `left` and `right` cannot be known from the text; None when they can."""
+    return relaxation(left, right, folder).reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,13 +143,16 @@ class FileNames:
     known: frozenset[str]
     relaxed: str | None = None
     left: str = ""  # the left context
+    right: str = ""  # the right context
 
     @staticmethod
-    def of(left: str, right: str) -> FileNames:
-        reason = relaxed(left) or relaxed(right)
-        if reason:
-            return FileNames(frozenset(), f"names not judged: {reason}")
-        return FileNames(visible_names(left, right), None, left)
+    def of(left: str, right: str, folder: str | None = None) -> FileNames:
+        """The file's names for a middle between `left` and `right` in a file of `folder` (where its relative star
+        imports are read; None: they relax the judge)."""
+        relaxing = relaxation(left, right, folder)
+        if relaxing.reason:
+            return FileNames(frozenset(), relaxing.reason, left, right)
+        return FileNames(visible_names(left, right) | relaxing.star_names, None, left, right)
 
     def unbound(self, text: str) -> frozenset[str]:
         """The names the whole file `text` (which compiles) loads that the middle was to bind: those pyflakes finds
@@ -171,6 +168,14 @@ class FileNames:
         left_lines = self.left.count("\n")
         unknown = {name for name, line in found if line <= left_lines}
         return frozenset(name for name, _line in found if name not in unknown)
+
+    def redeclared(self, text: str) -> frozenset[str]:
+        """The functions and classes the middle of the whole file `text` (which compiles) defines that the right
+        context defines again in the same block (`fimlsp.python.redeclaration`); none where `text` is not the left
+        context, a middle and the right context."""
+        if not text.startswith(self.left) or not text.endswith(self.right):
+            return frozenset()
+        return redeclared(text, len(self.left), len(text) - len(self.right))
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +205,13 @@ class Names:
         `statement` (None: not known; then the rest of the line is not judged); `in_name`: the text ends inside a
         word, which the middle's first name continues."""
         names = Names(file, off=file.relaxed is not None)
-        primed = None if statement is None or names.off else names.feed(statement, _OUTSIDE, _OUTSIDE)
+        primed = None if statement is None or names.off else names
+        for terminal in statement if primed is not None else ():
+            primed = primed._step(terminal, _OUTSIDE, _OUTSIDE)
+            if primed is None:
+                break
+            # what the statement's own text relaxes (a star import, locals()) the file's reading judged already
+            primed = replace(primed, off=False)
         if primed is None:
             primed = replace(names, line_free=True)
         return replace(primed, written=frozenset(), debt=frozenset(), pending=None, exempt=in_name)

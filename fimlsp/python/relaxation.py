@@ -1,0 +1,335 @@
+"""Where the name judge lets go, as local as the construct that hides names (issue 49).
+
+- `globals()` and `__builtins__` can bind or read any module name from anywhere: the file is not judged.
+- `locals()`, `vars()`, `exec`, `eval` relax the function scope that uses them (at module level: the module). A
+  construct in a function other than the cursor's leaves the judge on.
+- A star import brings the names of the module it imports where that module can be read without running it (found
+  as the import system would, through `importlib.machinery.PathFinder`, which imports nothing: the file's folder,
+  then `sys.path`; a relative import from the file's folder): its literal `__all__`, else its top-level bindings
+  (those without a leading underscore where it has no `__all__`), its star imports' in turn and its submodules.
+  Where the module cannot be read (a compiled or builtin module, one not found, one whose names are made at run time),
+  the file is not judged.
+- A module `__getattr__` is no reason at all: it answers attribute access on the module from elsewhere (the member
+  judge's concern), never a name loaded in the module itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+import re
+import sys
+from dataclasses import dataclass
+from importlib.machinery import PathFinder
+from pathlib import Path
+
+_FILE_WIDE = re.compile(r"(?<![.\w])(?:(globals)\s*\(|(__builtins__)\b)")
+_SCOPED = re.compile(r"(?<![.\w])(locals|vars|exec|eval)\s*\(")
+_STAR = re.compile(r"\bimport\s*\(?\s*\*")
+_FROM_STAR = re.compile(r"\bfrom\s+(\.*)\s*([\w.]*)\s+import\s*\(?\s*\*")
+_HEADER = re.compile(r"[ \t]*(async\s+)?(def|class)\b")
+# What a module read for its star import's names may do that hides them.
+_RUNTIME_NAMES = re.compile(r"\bsys\.modules\s*\[\s*__name__\s*\]|\b__builtins__\b")
+_GLOBALS = re.compile(r"(?<![.\w])globals\s*\(\s*\)")
+# A use of globals() that only reads: `name in globals()`, `globals().get(...)`, `globals()[name]` but assigned.
+_READ_BEFORE = re.compile(r"\bin\s*$")
+_READ_AFTER = re.compile(r"\s*(?:\.\s*get\b|\[[^\]\n]*\](?!\s*(?:=(?!=)|\.|\()))")
+_MOST_DEPTH = 8  # star imports followed through this many modules
+_MOST_BYTES = 2_000_000  # larger modules are not read
+
+
+@dataclass(frozen=True)
+class Relaxation:
+    """Why the judge is off at the cursor (None: it is on), and the names the file's star imports bring."""
+
+    reason: str | None
+    star_names: frozenset[str] = frozenset()
+
+
+def relaxation(left: str, right: str = "", folder: str | os.PathLike | None = None) -> Relaxation:
+    """The relaxation of the name judge for a middle between `left` and `right`, in a file of `folder` (where
+    relative star imports and the workspace's modules are found; None: only `sys.path`)."""
+    text = left + right
+    found = _FILE_WIDE.search(text)
+    if found:
+        used = f"{found.group(1)}()" if found.group(1) else "__builtins__"
+        return Relaxation(f"names not judged: the file uses {used}")
+    reason = _scoped_reason(text, len(left))
+    if reason:
+        return Relaxation(reason)
+    names: set[str] = set()
+    stars = _STAR.findall(text)
+    if stars:
+        imports = _FROM_STAR.findall(text)
+        if len(imports) < len(stars):
+            return Relaxation("names not judged: the file has a star import whose module cannot be read from its text")
+        for dots, module in imports:
+            brought = star_names(len(dots), module, None if folder is None else str(folder))
+            if isinstance(brought, str):
+                return Relaxation(f"names not judged: the star import of {dots + module} cannot be read ({brought})")
+            names |= brought
+    return Relaxation(None, frozenset(names))
+
+
+def _scoped_reason(text: str, cursor: int) -> str | None:
+    """Why the cursor's scope is not judged: a `locals()`, `vars()`, `exec` or `eval` at module level or in a function
+    that holds the cursor."""
+    found = list(_SCOPED.finditer(text))
+    if not found:
+        return None
+    lines = text.splitlines(keepends=True)
+    starts, at = [], 0
+    for line in lines:
+        starts.append(at)
+        at += len(line)
+    cursor_line = _line_of(starts, cursor)
+    cursor_functions = set(_enclosing_functions(lines, cursor_line, _cursor_column(text, cursor, starts[cursor_line]
+                                                                                   if starts else 0)))
+    for use in found:
+        line = _line_of(starts, use.start())
+        functions = _enclosing_functions(lines, line, _indentation(lines[line]))
+        if not functions:
+            return f"names not judged: the file uses {use.group(1)}() at module level"
+        if functions[0] in cursor_functions or line == cursor_line:
+            return f"names not judged in this function: it uses {use.group(1)}()"
+    return None
+
+
+def _line_of(starts: list[int], position: int) -> int:
+    low, high = 0, len(starts) - 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if starts[middle] <= position:
+            low = middle
+        else:
+            high = middle - 1
+    return max(0, low)
+
+
+def _cursor_column(text: str, cursor: int, line_start: int) -> int:
+    """The indentation the cursor's line has, as far as the left context writes it (all of it before the cursor)."""
+    before = text[line_start:cursor]
+    return len(before) - len(before.lstrip(" \t")) if before.strip() else len(before) + 1
+
+
+def _indentation(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _enclosing_functions(lines: list[str], line: int, column: int) -> list[int]:
+    """The lines of the `def` headers that enclose code at `column` on `line`, innermost first, by indentation (a
+    header less indented above it; classes are passed through)."""
+    functions = []
+    for number in range(line - 1, -1, -1):
+        if column == 0:
+            break
+        code = lines[number]
+        stripped = code.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indentation = _indentation(code)
+        if indentation < column:
+            header = _HEADER.match(code)
+            if header and header.group(2) == "def":
+                functions.append(number)
+            column = indentation
+    return functions
+
+
+@functools.lru_cache(maxsize=512)
+def star_names(level: int, module: str, folder: str | None) -> frozenset[str] | str:
+    """The names `from <level dots><module> import *` brings in a file of `folder`; a string says why they cannot be
+    known."""
+    path = _module_file(level, module, folder)
+    if isinstance(path, str):
+        return path
+    try:
+        stat = path.stat()
+    except OSError as error:
+        return f"{path} cannot be read: {error.strerror}"
+    return _module_names(str(path), stat.st_mtime_ns, stat.st_size, ())
+
+
+def _module_file(level: int, module: str, folder: str | None) -> Path | str:
+    """The source file of a module, found without importing anything; a string says why there is none."""
+    parts = [part for part in module.split(".") if part]
+    if level:
+        if folder is None:
+            return "a relative import, and the file's folder is not known"
+        base = Path(folder)
+        for _ in range(level - 1):
+            base = base.parent
+        if not parts:
+            return _source(base / "__init__.py")
+        locations = [str(base)]
+    else:
+        if parts and parts[0] in sys.builtin_module_names:
+            return "a builtin module"
+        locations = ([folder] if folder else []) + [entry for entry in sys.path if entry]
+    spec, name = None, ""
+    for part in parts:
+        name = f"{name}.{part}" if name else part
+        try:
+            spec = PathFinder.find_spec(name, locations)
+        except (ImportError, ValueError, OSError):
+            spec = None
+        if spec is None:
+            return "the module is not found"
+        locations = list(spec.submodule_search_locations or [])
+    if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
+        return "a namespace package or a module without a source file"
+    return _source(Path(spec.origin))
+
+
+def _source(path: Path) -> Path | str:
+    if path.suffix != ".py":
+        return "a compiled module"
+    return path if path.is_file() else "the module is not found"
+
+
+@functools.lru_cache(maxsize=512)
+def _module_names(path: str, _mtime: int, size: int, seen: tuple[str, ...]) -> frozenset[str] | str:
+    """The names a star import of the module at `path` brings (`_mtime` and `size` key the cache)."""
+    if size > _MOST_BYTES:
+        return "the module is too large to read"
+    if len(seen) >= _MOST_DEPTH or path in seen:
+        return "its star imports go round or too deep"
+    try:
+        source = Path(path).read_text(encoding="utf-8")
+        tree = ast.parse(source)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, MemoryError, RecursionError):
+        return f"{Path(path).name} does not parse"
+    listed = _literal_all(tree)
+    if listed is not None:
+        return listed
+    if _RUNTIME_NAMES.search(source) or _top_level_exec(tree) or any(
+            not (_READ_BEFORE.search(source, 0, use.start()) or _READ_AFTER.match(source, use.end()))
+            for use in _GLOBALS.finditer(source)):
+        return f"{Path(path).name} makes its names at run time"
+    names = _top_level_bindings(tree)
+    folder = os.path.dirname(path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+            inner = _module_file(node.level, node.module or "", folder)
+            if isinstance(inner, str):
+                return f"its star import of {'.' * node.level}{node.module or ''} cannot be read ({inner})"
+            stat = inner.stat()
+            brought = _module_names(str(inner), stat.st_mtime_ns, stat.st_size, seen + (path,))
+            if isinstance(brought, str):
+                return brought
+            names |= brought
+    if os.path.basename(path) == "__init__.py":
+        names |= _submodules(folder)
+    if "__all__" in names:  # made at run time: any of the module's names, a private one too
+        if "__getattr__" in names:
+            return f"{Path(path).name} makes its __all__ at run time and has a module __getattr__"
+        return frozenset(names)
+    return frozenset(name for name in names if not name.startswith("_"))
+
+
+def _top_level_exec(tree: ast.Module) -> bool:
+    """Whether the module's own code (not a function's or class's) calls `exec` or `eval`, which may bind its names
+    (a function's binds its own unless given `globals()`, which counts apart)."""
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("exec", "eval"):
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _literal_all(tree: ast.Module) -> frozenset[str] | None:
+    """The module's `__all__` where every top-level statement that touches it is a literal list or tuple of strings
+    (assigned, added, extended or appended to); None otherwise."""
+    names: set[str] | None = None
+    for node in tree.body:
+        target, value = _all_change(node)
+        if target is None:
+            if any(isinstance(inner, ast.Name) and inner.id == "__all__" for inner in ast.walk(node)):
+                return None
+            continue
+        strings = _strings(value)
+        if strings is None or (target != "=" and names is None):
+            return None
+        names = set(strings) if target == "=" else names | set(strings)
+    return None if names is None else frozenset(names)
+
+
+def _all_change(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    """How a statement changes `__all__`: ("=", value), ("+", value) or (None, None)."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and _is_all(node.targets[0]):
+        return "=", node.value
+    if isinstance(node, ast.AnnAssign) and _is_all(node.target) and node.value is not None:
+        return "=", node.value
+    if isinstance(node, ast.AugAssign) and _is_all(node.target) and isinstance(node.op, ast.Add):
+        return "+", node.value
+    if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute) and _is_all(node.value.func.value)
+            and node.value.func.attr in ("extend", "append") and len(node.value.args) == 1
+            and not node.value.keywords):
+        argument = node.value.args[0]
+        return "+", ast.List([argument], ast.Load()) if node.value.func.attr == "append" else argument
+    return None, None
+
+
+def _is_all(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "__all__"
+
+
+def _strings(node: ast.expr | None) -> list[str] | None:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _strings(node.left), _strings(node.right)
+        return None if left is None or right is None else left + right
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        return None
+    strings = [element.value for element in node.elts
+               if isinstance(element, ast.Constant) and isinstance(element.value, str)]
+    return strings if len(strings) == len(node.elts) else None
+
+
+def _top_level_bindings(tree: ast.Module) -> set[str]:
+    """Every name the module's top level may bind (more, not fewer): its statements' targets, imports, definitions,
+    exception and match captures, walrus targets anywhere, and the names any function declares `global`."""
+    names: set[str] = set()
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        if not isinstance(node, ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            names.update(node.names)
+        elif isinstance(node, ast.NamedExpr):
+            names.add(node.target.id)
+    return names
+
+
+def _submodules(folder: str) -> set[str]:
+    """The modules and packages of a package's folder (a star import may bind those that were imported)."""
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return set()
+    found = set()
+    for entry in entries:
+        stem = entry[:-3] if entry.endswith(".py") else entry
+        if stem.isidentifier() and (entry.endswith(".py") or os.path.isdir(os.path.join(folder, entry))):
+            found.add(stem)
+    return found

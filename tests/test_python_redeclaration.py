@@ -1,0 +1,58 @@
+"""No redeclaration of what the file defines (`fimlsp.python.redeclaration`, issue 49 item 4): with the name judge
+on, a middle may not end having defined a function or class that the right context defines again in the same block,
+unless the true code could (overloads, a property's setter, registrations, conditional definitions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fimlsp.language import named
+from fimlsp.python.names import FileNames
+from fimlsp.python.quotient import quotient
+
+
+def judged(left: str, middle: str, right: str) -> str:
+    """"complete", "incomplete" (every character fed, the end refused) or "refused" (a character refused)."""
+    state = quotient(left, right).judging_names(FileNames.of(left, right))
+    for char in middle:
+        state = state.feed(char)
+        if state is None:
+            return "refused"
+    return "complete" if state.complete else "incomplete"
+
+
+@pytest.mark.parametrize("left, middle, right", [
+    ("import os\n\n", "def load():\n    return 1\n", "\n\ndef load():\n    return 2\n"),
+    ("import os\n\n", "class Loader:\n    pass\n", "\n\nclass Loader:\n    pass\n"),
+    ("class A:\n    ", "def run(self):\n        return 1\n", "\n    def run(self):\n        return 2\n"),
+])
+def test_a_middle_that_defines_what_the_right_context_defines_again_does_not_end(left, middle, right):
+    assert judged(left, middle, right) == "incomplete"
+    assert not named("python").binds_names(left, middle, right)
+    # the same middle under another name
+    renamed = middle.replace("load", "fetch").replace("Loader", "Fetcher").replace("run", "go")
+    assert judged(left, renamed, right) == "complete"
+
+
+@pytest.mark.parametrize("left, middle, right", [
+    # overloads
+    ("from typing import overload\n\n", "@overload\ndef f(x: int) -> int: ...\n", "\n\ndef f(x):\n    return x\n"),
+    ("import typing\n\n", "@typing.overload\ndef f(x: int) -> int: ...\n", "\n\ndef f(x):\n    return x\n"),
+    # a property and its setter
+    ("class A:\n    ", "@property\n    def x(self):\n        return 1\n",
+     "\n    @x.setter\n    def x(self, value):\n        pass\n"),
+    # singledispatch registrations
+    ("from functools import singledispatch\n\n\n@singledispatch\ndef f(x):\n    pass\n\n\n",
+     "@f.register\ndef _(x: int):\n    pass\n", "\n\n@f.register\ndef _(x: str):\n    pass\n"),
+    # the right context's definition is conditional
+    ("import sys\n\n", "def f():\n    pass\n", "\n\nif sys.platform == 'win32':\n    def f():\n        pass\n"),
+    ("import sys\n\n", "def f():\n    pass\n", "\n\ntry:\n    from _speedups import f\nexcept ImportError:\n"
+                                               "    def f():\n        pass\n"),
+    # another block: the middle closes the class that held its method
+    ("class A:\n    ", "def run(self):\n        return 1\n\n\nclass B:\n",
+     "    def run(self):\n        return 2\n"),
+    # the first definition is used before the second
+    ("import atexit\n\n", "def f():\n    pass\n\n\natexit.register(f)\n", "\n\ndef f():\n    pass\n"),
+])
+def test_what_the_true_code_could_write_is_accepted(left, middle, right):
+    assert judged(left, middle, right) == "complete"
