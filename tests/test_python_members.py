@@ -165,12 +165,36 @@ def test_a_receiver_is_asked_of_the_analysis_once_per_completion(tmp_path):
     assert analysis.queries == 1
 
 
+INIT = """import sys
+
+
+class Printer:
+    def __init__(self, stream):
+        """
+SHOW = """
+
+    def show(self, text):
+        self._stdout.write(text)
+"""
+
+
+def test_an_attribute_the_right_context_loads_must_be_assigned_by_the_middle():
+    assert judged(INIT, "self._stdout = stream", SHOW) == "complete"
+    assert judged(INIT, "self._stderr = stream", SHOW) == "incomplete"
+
+
+@pytest.mark.parametrize("elsewhere", ["\n\nPrinter._stdout = sys.stdout\n", "\n\nclass Base:\n    pass\n"])
+def test_an_attribute_assigned_elsewhere_or_possibly_inherited_is_no_debt(elsewhere):
+    left = INIT.replace("class Printer:", "class Printer(Base):") if "Base" in elsewhere else INIT
+    assert judged(left, "self._stderr = stream", SHOW + elsewhere) == "complete"
+
+
 # --- soundness: no true middle of a real file refused -------------------------------------------------------------
 
 def _judge_alone(source: MemberSource, left: str, middle: str, right: str) -> bool:
     """The member judge's verdict on a true middle, as a constrained decoder meets it: primed with the left
     context's terminals, fed the middle a character at a time (asking of every name in progress whether it may go
-    on), and ended before the right context."""
+    on), and ended before the right context with no attribute debt."""
     lexed = advance(INITIAL, left)
     if lexed is None:
         return True
@@ -198,7 +222,7 @@ def _judge_alone(source: MemberSource, left: str, middle: str, right: str) -> bo
         if members is None:
             return False
         index += 1
-    return members.ends(right[index:])
+    return members.ends(right[index:]) and not source.attribute_debt(left + middle + right)
 
 
 def _cuts(files: list[tuple[str, str]], count: int, seed: int):

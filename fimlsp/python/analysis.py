@@ -7,7 +7,7 @@ environment are introspected in jedi's own subprocess). A member list is an over
 members, the names written after the same receiver anywhere in the file, the names the file stores as an attribute of
 anything (attributes set from outside the class), and the names of every `__slots__` the file or the receiver's
 module declares. A receiver whose members cannot be
-known statically is `unknown` (None), with the reason: no inferred type, `Any`, a mock, a function, a class or
+known statically is `unknown` (None), with the reason: no inferred type or several, `Any`, a mock, a function, a class or
 module with `__getattr__` or a custom `__getattribute__`, a file that uses `setattr`, `__dict__` or
 `__getattr__`. Answers are cached per (code, receiver), and a query that runs past its time bound answers None
 ("timed out") while jedi finishes in the background for the next ask.
@@ -110,6 +110,8 @@ class Analysis:
         inferred = script.infer(line, max(column - 1, 0))
         if not inferred:
             return Lookup(None, "no type inferred")
+        if len({each.full_name for each in inferred}) > 1:  # jedi lists the members of a union unreliably
+            return Lookup(None, "several types inferred")
         kinds = set()
         extra: set[str] = set()
         for each in inferred:

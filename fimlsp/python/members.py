@@ -17,17 +17,21 @@ refused:
 Receivers are asked of the analysis at the cursor's position in the file (the scope the middle is written in)
 once per completion and receiver (`MemberSource`), so a finish search reads a cached answer; where the cursor is
 in a string or a comment, the receiver could not stand there, and is not judged.
+
+Attribute debt: a middle ends only where the attributes that the class around it loads on `self`/`cls` outside the
+middle are assigned somewhere (`attribute_debt`), as the name judge's ends need the right context's names bound.
 """
 
 from __future__ import annotations
 
+import ast
 import bisect
 import re
 import time
 from dataclasses import dataclass, field, replace
 
 from fimlsp.python import lexemes as lx
-from fimlsp.python.analysis import QUERY_SECONDS, Analysis, Lookup
+from fimlsp.python.analysis import QUERY_SECONDS, Analysis, Lookup, slot_names, stored_attributes
 
 _FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del"})
 _DEFINING = frozenset({"def", "class", "lambda"})
@@ -39,6 +43,8 @@ _TARGET_STARTS = frozenset({lx.NEWLINE, lx.INDENT, lx.DEDENT, ";", "for", "as"})
 _STORE_AFTER = re.compile(r"[ \t]*(?:=(?!=)|:(?!=)|,|\)|\]|in\b|\\)")
 _LIST_NEXT = frozenset({",", ")", "]"})
 _STORED_LATER = re.compile(r"[^\n]*(?:=|\bin\b|\\\n)")
+_DYNAMIC_ATTRIBUTES = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__setattr__\b")
+_QUOTED_NAME = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
 _SELF = frozenset({"self", "cls"})
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
 
@@ -76,6 +82,14 @@ class MemberSource:
                 self.answers[receiver] = found
             self.waited += time.perf_counter() - clock
         return found
+
+    def attribute_debt(self, text: str) -> frozenset[str]:
+        """The attributes that the class around the cursor loads on `self`/`cls` outside the middle and that
+        nothing in the whole file `text` (which compiles) assigns: what the middle was to assign (see
+        `attribute_debt`)."""
+        if not (text.startswith(self.left) and text.endswith(self.right)):
+            return frozenset()
+        return attribute_debt(text, len(self.left), len(text) - len(self.right))
 
     @property
     def reason(self) -> str:
@@ -207,6 +221,52 @@ class Members:
             elif terminal in lx.CLOSING_BRACKETS:
                 changes["depth"] = max(self.depth - 1, 0)
         return replace(self, **changes)
+
+
+def attribute_debt(text: str, start: int, end: int) -> frozenset[str]:
+    """The attributes that the innermost class holding the middle (`text[start:end]`) loads on its methods' first
+    parameter outside the middle, that neither the class nor anything in the file assigns (an attribute store on
+    any receiver, the class body's names, `__slots__`) and that no string of the file names (`getattr(self, "x")`
+    guards). Classes whose attributes may come from elsewhere owe nothing: bases other than `object`, decorators,
+    keywords (a metaclass), and files that set attributes dynamically (`setattr`, `__dict__`, `__getattr__`,
+    `__setattr__`)."""
+    if _DYNAMIC_ATTRIBUTES.search(text):
+        return frozenset()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return frozenset()
+    first_line, last_line = text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1
+    holder = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.lineno <= first_line and (node.end_lineno or 0) >= last_line:
+            if holder is None or node.lineno > holder.lineno:
+                holder = node
+    if holder is None or holder.decorator_list or holder.keywords or any(
+            not (isinstance(base, ast.Name) and base.id == "object") for base in holder.bases):
+        return frozenset()
+    assigned = stored_attributes(text) | slot_names(text) | set(_QUOTED_NAME.findall(text)) | set(dir(object))
+    for statement in holder.body:
+        for node in ast.walk(statement) if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) else ():
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                assigned.add(node.id)
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            assigned.add(statement.name)
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            assigned.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
+    loads = set()
+    for method in holder.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
+            continue
+        receiver = method.args.args[0].arg
+        for node in ast.walk(method):
+            if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)
+                    and isinstance(node.value, ast.Name) and node.value.id == receiver
+                    and not first_line <= node.lineno <= last_line):
+                loads.add(node.attr)
+            elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+                assigned.add(node.attr)
+    return frozenset(loads - assigned)
 
 
 _SORTED: dict[int, tuple[frozenset[str], list[str]]] = {}

@@ -376,6 +376,8 @@ class FimState:
             if self._complete and self.names is not None and not self.names.off:
                 self._unbound = self.names.file.unbound(self.text + self.context.right)
                 self._complete = not self._unbound
+            if self._complete and self.members is not None:
+                self._complete = not self.members.source.attribute_debt(self.text + self.context.right)
         return self._complete
 
     def unbound_names(self) -> frozenset[str]:
