@@ -273,3 +273,9 @@ def test_no_true_middle_is_refused(corpus, count):
         judged_receivers += sum(found.names is not None for found in source.answers.values())
     assert not refused, refused[:5]
     assert judged_receivers > count // 4  # the judge judged, rather than letting everything go
+
+
+def test_a_class_with_a_base_jedi_cannot_infer_is_not_judged():
+    """io's BufferedIOBase derives from the compiled _io._BufferedIOBase, which has no stub: jedi lists none of
+    its methods (writelines among them)."""
+    assert judged("import _compression\n\n", "_compression.BaseStream.writelines", "\n") == "complete"

@@ -4,13 +4,13 @@
 One `Analysis` per project root (`analysis_for`), holding a `jedi.Project`: imports resolve through the workspace
 and the environment, and nothing of the project is executed (jedi reads source and stubs; compiled modules of the
 environment are introspected in jedi's own subprocess). A member list is an over-approximation on purpose: jedi's
-members, the names written after the same receiver anywhere in the file, the names the file stores as an attribute of
-anything (attributes set from outside the class), and the names of every `__slots__` the file or the receiver's
-module declares. A receiver whose members cannot be
-known statically is `unknown` (None), with the reason: no inferred type or several, `Any`, a mock, a function, a class or
-module with `__getattr__` or a custom `__getattribute__`, a file that uses `setattr`, `__dict__` or
-`__getattr__`. Answers are cached per (code, receiver), and a query that runs past its time bound answers None
-("timed out") while jedi finishes in the background for the next ask.
+members, the names written after the same receiver anywhere in the file, the names the file stores as an attribute
+of anything (attributes set from outside the class), and the names of every `__slots__` the file or the receiver's
+module declares. A receiver whose members cannot be known statically is unknown (None), with the reason: no
+inferred type or several, a base class jedi cannot infer, `Any`, a mock, a function, a class or module with
+`__getattr__` or a custom `__getattribute__`, a file that uses `setattr`, `__dict__` or `__getattr__`. Answers
+are cached per (code, receiver), and a query that runs past its time bound answers None ("timed out") while jedi
+finishes in the background for the next ask.
 """
 
 from __future__ import annotations
@@ -121,6 +121,8 @@ class Analysis:
             if full_name.startswith(_UNKNOWN_ROOTS):
                 return Lookup(None, f"a dynamic receiver ({full_name})")
             kinds.add(each.type)
+            if each.type != "module" and not _bases_known(each):
+                return Lookup(None, f"a base class of {full_name or each.name} is not known")
             module_path = each.module_path
             if module_path is not None and str(module_path).endswith(".py") and each.type != "module":
                 try:
@@ -143,6 +145,27 @@ class Analysis:
         if receiver:
             names |= used_after(receiver, code)
         return Lookup(frozenset(names), "", frozenset(kinds))
+
+
+def _bases_known(name) -> bool:
+    """Whether every class in the inferred class's (or instance's class's) ancestry is known to jedi: a base it
+    cannot infer (a compiled base without a stub: io's _io._BufferedIOBase) leaves its members out of the list."""
+    try:
+        classes = [value if value.is_class() else value.class_value for value in name._name.infer()]
+        seen: set[int] = set()
+        while classes:
+            current = classes.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            for lazy in current.py__bases__():
+                bases = lazy.infer()
+                if not bases or not all(base.is_class() for base in bases):
+                    return False
+                classes.extend(bases)
+        return True
+    except Exception:  # jedi's inner API on odd values: not known
+        return False
 
 
 _ANALYSES: dict[Path | None, Analysis] = {}
