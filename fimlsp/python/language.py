@@ -62,7 +62,8 @@ class Python(Language):
         return replace(guarantee, state=guarantee.state.judging_calls(source)), source
 
     def binds_names(self, left: str, middle: str, right: str) -> bool:
-        return not FileNames.of(left, right).unbound(left + middle + right)
+        file, text = FileNames.of(left, right), left + middle + right
+        return not file.unbound(text) and not file.redeclared(text)
 
     def parses(self, text: str) -> bool:
         return compiles(text)

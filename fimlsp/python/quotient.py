@@ -373,9 +373,12 @@ class FimState:
                 after_cut = self._text(whole=self.headers is None)
                 self._complete = (self.context.valid_in_windows(self.headers, after_cut, boundary)
                                   and self.context.valid(self.text))
-            if self._complete and self.names is not None and not self.names.off:
-                self._unbound = self.names.file.unbound(self.text + self.context.right)
-                self._complete = not self._unbound
+            if self._complete and self.names is not None:
+                whole = self.text + self.context.right
+                if not self.names.off:
+                    self._unbound = self.names.file.unbound(whole)
+                # a function or class the right context defines again in the same block (issue 49)
+                self._complete = not self._unbound and not self.names.file.redeclared(whole)
             if self._complete and self.members is not None:
                 self._complete = not self.members.source.attribute_debt(self.text + self.context.right)
         return self._complete
