@@ -1,12 +1,13 @@
 """Completion requests: the model and the decoder run in one worker thread, off the event loop.
 
 One generation runs at a time. A newer request for the same document supersedes the older one: a queued one is
-dropped before it runs, a running one stops at its next token (a cooperative stop flag that the decoder and the
-constraint's setup poll), and either answers at once with no completion, so the newest keystroke never waits behind
-stale ones. A request that asks for exactly the same completion shares the running one's result instead: VS Code
-asks for an inline completion and a completion list at the same keystroke. A client's `$/cancelRequest` cancels
+dropped before it runs, a running one stops within milliseconds (a cooperative stop flag that every stage polls:
+the constraint's setup, the prompt's reading a chunk at a time, the searches, the token loop), and either answers
+at once with no completion, so the newest keystroke never waits behind stale ones. A request that asks for exactly
+the same completion shares the running one's result instead: VS Code asks for an inline completion and a
+completion list at the same keystroke. A client's `$/cancelRequest` cancels
 the awaiting task; the generation stops once no request waits for it any more.
-Each model has its own worker (`_Worker`), from `initialize` on: a settings change that names another model starts a
+Each model has its own worker (`Worker`), from `initialize` on: a settings change that names another model starts a
 new worker at once and abandons the old one, whose load or requests stop (a model server's at once), so nothing
 queues behind a stuck load or a stalled server. A request made while the model loads waits for it, and its time
 budget counts from when the model is ready (or from its arrival, if later); connecting to a model server, which a
@@ -22,13 +23,13 @@ import asyncio
 import logging
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from fimlsp.language import DEFAULT_LANGUAGE, REGION, Guarantee
 from fimlsp.lines import after_line, line_of
 from fimlsp.server.cache import Recognizers, Suggestion, Suggestions
 from fimlsp.server.config import Settings
+from fimlsp.server.worker import ModelLoadError, Worker
 
 log = logging.getLogger("fimlsp.server")
 
@@ -36,20 +37,6 @@ SUPERSEDED = "superseded: a newer request for the document replaced this one"
 # Characters on each side of the cursor that decoding reads in a big document's window, beyond the region that
 # its promise covers: more than the longest prompt a model's window holds.
 DECODED_AROUND = 1 << 17
-
-
-WARM_UP_SECONDS = 5.0  # the longest a model server's warm-up may take (a local model's has no limit)
-# The warm-up's left context: long enough for a prompt that measures the model's speed.
-_WARM_UP_LEFT = "def area(width, height):\n    return width * height\n\n\n" * 16 + "total = "
-
-
-class ModelLoadError(Exception):
-    """The configured model cannot be loaded; the message is one line for the user. `kept`: the model still
-    served instead (the one loaded before), if any."""
-
-    def __init__(self, message: str, kept: str | None = None):
-        super().__init__(message)
-        self.kept = kept
 
 
 @dataclass(frozen=True)
@@ -89,81 +76,13 @@ class _Job:
         self.halted.set()
 
 
-class _Worker:
-    """A model and the one thread that runs it. Abandoned (a newer model replaced it, or the server shuts down), its
-    load and its requests to a model server stop at once and its model is closed once its thread is free."""
-
-    def __init__(self, key: tuple):
-        self.key = key
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fimlsp-model")
-        self.abandoned = threading.Event()
-        self.model = None
-        self.error: str | None = None
-        self.job_stop: threading.Event | None = None  # the flag of the job it runs
-
-    @property
-    def remote(self) -> bool:
-        return self.key[2] is not None
-
-    def should_stop(self) -> bool:
-        """A model server's request is not wanted any more: the worker is abandoned, or its job stopped."""
-        job_stop = self.job_stop
-        return self.abandoned.is_set() or (job_stop is not None and job_stop.is_set())
-
-    def describe(self) -> str:
-        note = getattr(self.model, "status", "")  # a server whose tokenization could not be checked
-        return f"{self.model.name} on {self.model.device}" + (f" ({note})" if note else "")
-
-    def load(self) -> str:
-        """Worker thread: load the model and warm it up; the model's description, or a ModelLoadError."""
-        from fimlsp.model import ModelError, load_model
-        from fimlsp.model.remote import connect
-
-        name, device, server = self.key
-        try:
-            self.model = connect(server, name, should_stop=self.should_stop) if server else load_model(name, device)
-        except ModelError as error:
-            self.error = str(error)
-        except Exception as error:  # a broken model folder can fail deep inside torch or transformers
-            log.debug("loading the model failed", exc_info=True)
-            self.error = f"cannot load model {name or '(default)'}: {type(error).__name__}: {error}"
-        if self.error is not None:
-            raise ModelLoadError(self.error)
-        self._warm_up()
-        return self.describe()
-
-    def _warm_up(self) -> None:
-        """One small completion as part of the load: the language builds its tables and the model's speed over a
-        prompt is measured (`FimModel.prompt_tokens_within`) before the first request, which has a budget."""
-        from fimlsp.decoding import DecodingOptions, complete_middle
-
-        try:
-            budget = WARM_UP_SECONDS if self.remote else None  # a model server may stall
-            options = DecodingOptions(max_tokens=2, attempts=1, time_budget=budget)
-            complete_middle(self.model, _WARM_UP_LEFT, "\n", options, should_stop=self.abandoned.is_set)
-        except Exception as error:  # the first request will say what is wrong
-            log.debug("warming up failed: %s: %s", type(error).__name__, error)
-
-    def abandon(self) -> None:
-        self.abandoned.set()
-        try:
-            self.executor.submit(self._close)
-        except RuntimeError:  # abandoned before
-            return
-        self.executor.shutdown(wait=False)
-
-    def _close(self) -> None:
-        if self.model is not None:
-            self.model.close()
-
-
 class CompletionEngine:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.recognizers = Recognizers()
         self.suggestions = Suggestions()
-        self._worker: _Worker | None = None  # the worker whose model serves requests
-        self._pending: _Worker | None = None  # the worker loading the latest model, until it is served
+        self._worker: Worker | None = None  # the worker whose model serves requests
+        self._pending: Worker | None = None  # the worker loading the latest model, until it is served
         self._loading: asyncio.Future | None = None  # the latest model load
         self._jobs: dict[str, _Job] = {}  # the latest job of each document
 
@@ -185,11 +104,11 @@ class CompletionEngine:
             else:
                 self._loading.set_result(self._worker.describe())
             return self._loading
-        self._pending = _Worker(key)
+        self._pending = Worker(key)
         self._loading = asyncio.ensure_future(self._load(self._pending))
         return self._loading
 
-    async def _load(self, worker: _Worker) -> str:
+    async def _load(self, worker: Worker) -> str:
         """Load in `worker`; it serves from then on unless a newer load replaced it. A working model stays until
         another loads."""
         try:
@@ -211,7 +130,7 @@ class CompletionEngine:
         self._serve(worker)
         return name
 
-    def _serve(self, worker: _Worker) -> None:
+    def _serve(self, worker: Worker) -> None:
         previous, self._worker = self._worker, worker
         if previous is not None:
             previous.abandon()
@@ -316,7 +235,7 @@ class CompletionEngine:
             if worker is not None:
                 worker.abandon()
 
-    def _generate(self, job: _Job, worker: _Worker, settings: Settings, start: float) -> Suggestion | NoSuggestion:
+    def _generate(self, job: _Job, worker: Worker, settings: Settings, start: float) -> Suggestion | NoSuggestion:
         """Worker thread: run the decoder, its time budget counted from `start`. Never raises: a failure is logged
         and gives no completion."""
         request, stop = job.request, job.stop
