@@ -7,7 +7,9 @@ environment are introspected in jedi's own subprocess). A member list is an over
 members, the names written after the same receiver anywhere in the file, the names the file stores as an attribute
 of anything (attributes set from outside the class), and the names of every `__slots__` the file or the receiver's
 module declares. A receiver whose members cannot be known statically is unknown (None), with the reason: no
-inferred type or several, a base class jedi cannot infer, `Any`, a mock, a function, a class or module with
+inferred type or several, an instance other than `self`'s or a builtin type's (jedi infers other instances from
+their assignments and call sites, not surely enough: `self._sock` in asyncio lacked `getsockopt`), a base class
+jedi cannot infer, `Any`, a mock, a function, a class or module with
 `__getattr__` or a custom `__getattribute__`, a file that uses `setattr`, `__dict__` or `__getattr__`. Answers
 are cached per (code, receiver), and a query that runs past its time bound answers None ("timed out") while jedi
 finishes in the background for the next ask.
@@ -30,6 +32,7 @@ _DYNAMIC_TEXT = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__get
 _SLOTS = re.compile(r"\b__slots__\s*(?::[^=\n]*)?=\s*([\(\[\{][^\)\]\}]*[\)\]\}]|[^\n]*)", re.DOTALL)
 _ATTRIBUTE_STORE = re.compile(r"\.\s*([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)")
 _STRING_WORD = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
+_SELF = ("self", "cls")
 _UNKNOWN_ROOTS = ("unittest.mock", "mock.", "typing.Any", "typing_extensions.Any")
 
 
@@ -120,6 +123,9 @@ class Analysis:
                 return Lookup(None, f"a {each.type} receiver")
             if full_name.startswith(_UNKNOWN_ROOTS):
                 return Lookup(None, f"a dynamic receiver ({full_name})")
+            if each.type == "instance" and receiver not in _SELF and not full_name.startswith("builtins."):
+                return Lookup(None, "an instance other than self's or a builtin type's (jedi's inference of other "
+                                    "instances is not sure enough)")
             kinds.add(each.type)
             if each.type != "module" and not _bases_known(each):
                 return Lookup(None, f"a base class of {full_name or each.name} is not known")
