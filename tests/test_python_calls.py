@@ -25,7 +25,8 @@ def judged(left: str, middle: str, right: str = RIGHT, path: str | None = None) 
     source = SignatureSource(left, right, path=path)
     lexed = advance(INITIAL, left)
     assert lexed is not None
-    lexer, calls = lexed[0], Calls.start(source, lexed[1])
+    lexer = lexed[0]
+    calls = Calls.start(source, lexed[1], lexer.token not in lx.SKIPPED and lexer.token not in lx.STRING_STATES)
     for char in middle:
         advanced = advance(lexer, char)
         assert advanced is not None
@@ -100,6 +101,21 @@ def test_a_call_that_fits_or_cannot_be_judged_is_accepted(left, middle):
 def test_callables_whose_signature_is_not_known_relax_and_say_why(left, reason):
     accepted, said = judged(left, "f(1, 2, 3, x=4)\n")
     assert accepted and reason in said
+
+
+@pytest.mark.parametrize("left, middle", [
+    ("class A:\n    def close(self):\n        pass\n\n    def __exit__(self, a, ", "b):\n        self.close()\n"),
+    ('x = """text\n', '"""\nos.unlink(a, b)\n'),  # asked where the left context ends: in a string
+    ("def f():\n    def close(a, b):\n        pass\n    ", "return 1\n\n\ndef close():\n    pass\nclose(1, 2)\n"),
+])
+def test_calls_out_of_the_cursors_scope_are_let_go(left, middle):
+    assert judged(LEFT + left, middle)[0] is True
+
+
+@pytest.mark.parametrize("forwarding", ["def g(*args, **kwargs):\n    return os.unlink(*args, **kwargs)\n",
+                                        "class g:\n    def __init__(self, *args):\n        print(*args)\n"])
+def test_a_callable_that_takes_the_rest_is_let_go(forwarding):
+    assert judged(LEFT + forwarding + "\n\n", "g(1, 2, 3, x=4)\n")[0] is True
 
 
 def test_a_completion_asks_jedi_once_per_callable():

@@ -133,6 +133,12 @@ def _decorators(definition) -> list:
     return list(found.children) if found.type == "decorators" else [found]
 
 
+def _takes_the_rest(funcdef) -> bool:
+    """Whether a parso `funcdef` has `*args` or `**kwargs` (jedi then may show the parameters of what it passes
+    them on to, which is no bound on what it takes)."""
+    return any(param.star_count for param in funcdef.get_params())
+
+
 def _class_reason(classdef, seen: frozenset = frozenset()) -> str:
     """Why calling this class (a parso `classdef`) may not take what its `__init__` says; "" when it does."""
     if _decorators(classdef):
@@ -140,6 +146,8 @@ def _class_reason(classdef, seen: frozenset = frozenset()) -> str:
     for child in classdef.iter_funcdefs():
         if child.name.value == "__new__":
             return "a class with __new__"
+        if child.name.value == "__init__" and (_takes_the_rest(child) or _decorators(child)):
+            return "a class whose __init__ takes *args or **kwargs or is decorated"
     arglist = classdef.get_super_arglist()
     if arglist is None:
         return ""
@@ -176,6 +184,8 @@ def signatures_of(found, chain: tuple[str, ...]) -> Lookup:
             return Lookup(None, f"no source for {'.'.join(chain)}")
         stub = str(each.module_path or "").endswith(".pyi")
         if each.type == "function" and definition.type == "funcdef":
+            if _takes_the_rest(definition):
+                return Lookup(None, f"{'.'.join(chain)} takes *args or **kwargs")
             for decorator in _decorators(definition):
                 name = _last_name(decorator)
                 if name not in _KEEPING and not (stub and name == "overload"):
@@ -295,17 +305,26 @@ class Calls:
     judging: bool = True  # off while the left context's statement is read again (priming)
     pattern: bool = False  # on a `case` line: `Point(x=0)` is a class pattern, not a call
     opens_calls: bool = True  # off while the right context is read on: its own calls are not the middle's
+    # Calls are asked of jedi where the left context ends: once the middle leaves the cursor's scope (a dedent
+    # below it, a bracket of the left context's that is not a call closed: a `def`'s parameters), no longer.
+    blocks: int = 0  # indents less dedents since the middle's first token
+    begun: bool = False  # the middle wrote a token (the dedents before it are the cursor's own line)
+    primed: int = 0  # the brackets open at the cursor
     previous: str = lx.NEWLINE
 
     @staticmethod
-    def start(source: SignatureSource, statement: list[str] | None) -> Calls:
+    def start(source: SignatureSource, statement: list[str] | None, in_code: bool = True) -> Calls:
         """The judge after a text whose last statement lexes to `statement` (None: not known; then the brackets
-        open in the left context are not judged)."""
+        open in the left context are not judged). `in_code`: the text ends where code can go on (not inside a
+        string or comment, where jedi would read the callee), else nothing is judged."""
         calls = Calls(source, judging=False)
+        if not in_code:
+            source.relaxed.append("the cursor is inside a string or comment")
+            return replace(calls, opens_calls=False)
         primed = None if statement is None else calls.feed(statement)
         if primed is None:
             primed = calls
-        return replace(primed, judging=True, written=frozenset())
+        return replace(primed, judging=True, written=frozenset(), blocks=0, primed=len(primed.frames))
 
     def feed(self, terminals: list[str]) -> Calls | None:
         """The judge after `terminals`; None where one makes a call that cannot fit its callable's signature."""
@@ -364,6 +383,8 @@ class Calls:
             frames = frames[:-1] + (frame,)
         text = getattr(terminal, "text", None)
         changes: dict = {"previous": terminal}
+        if self.judging and not self.begun and terminal not in (lx.INDENT, lx.DEDENT, lx.NEWLINE):
+            changes["begun"] = True
         if self.judging and self.chain and not self.dotted and terminal not in (".", "(") and len(self.chain) == 1:
             changes["written"] = self.written | {self.chain[0]}
         if text is not None:
@@ -385,9 +406,18 @@ class Calls:
                 if frames:
                     if not self._closes(frames[-1]):
                         return None
+                    if len(frames) <= self.primed:
+                        changes["primed"] = len(frames) - 1
+                        if not frames[-1].chain and self.judging:
+                            changes["opens_calls"] = False
                     frames = frames[:-1]
             elif terminal == lx.NEWLINE:
-                frames, changes["pattern"] = (), False
+                frames, changes["pattern"], changes["primed"] = (), False, 0
+            elif terminal in (lx.INDENT, lx.DEDENT):
+                if self.begun:
+                    changes["blocks"] = self.blocks + (1 if terminal == lx.INDENT else -1)
+                    if changes["blocks"] < 0:
+                        changes["opens_calls"] = False
             elif terminal == "case" and self.previous in _STATEMENT_ENDS:
                 changes["pattern"] = True
         changes["frames"] = frames

@@ -285,7 +285,9 @@ class FimState:
         (see `fimlsp.python.calls`)."""
         text = self._text(whole=self.headers is None)
         lexed = advance(self.context.initial, text) if len(text) <= _NAMES_PRIMED_CHARS else None
-        calls = Calls.start(source, None if lexed is None else lexed[1])
+        token = self.lexer.token
+        calls = Calls.start(source, None if lexed is None else lexed[1],
+                            token not in lx.SKIPPED and token not in lx.STRING_STATES)
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
                         self.headers, self.names, self.prose_limit, self.members, calls)
 
