@@ -103,10 +103,10 @@ def test_attempts_share_the_prompts_forward_pass(tiny, monkeypatch):
     shared = decoding.complete_middles(tiny, left, right, options, n=3)
     assert sum(prompts) == 1 and len(shared) == 3, (prompts, shared)
 
-    from fimlsp.model import loading
+    from fimlsp.model import transformers as engine
 
-    session = loading._TransformersPromptPass.session
-    monkeypatch.setattr(loading._TransformersPromptPass, "session",
+    session = engine._TransformersPromptPass.session
+    monkeypatch.setattr(engine._TransformersPromptPass, "session",
                         lambda self, rows=1: (setattr(self, "_output", None), session(self, rows))[1])
     again = decoding.complete_middles(tiny, left, right, options, n=3)
     assert [(r.middle, round(r.log_probability, 4)) for r in shared] == [
@@ -120,7 +120,7 @@ def test_attempts_decoded_as_one_batch_give_the_middles_decoded_one_after_anothe
     the same greedy middles, in the same order, as attempts decoded one at a time, on standard-library cuts. (The
     finish searches get all the time they need: a search cut by its clock on a busy machine changes a middle.)"""
     from fimlsp.decoding import attempts, complete_middles, fallback, steering
-    from fimlsp.model.loading import TransformersModel
+    from fimlsp.model.transformers import TransformersModel
     from tests.test_python_quotient import _stdlib_sample
 
     model = tiny if which == "tiny" else load_model(default_model_path(), "cpu")

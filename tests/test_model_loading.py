@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from fimlsp.model.loading import HUB_TIMEOUT
+from fimlsp.model.hub import HUB_TIMEOUT
 from tests.test_model_folders import CRAFTED, REFUSAL_ADDRESS_SPACE, SMALL_PROCESS, shipped_copy
 
 EXAMPLE = str(Path(__file__).resolve().parent.parent / "fixtures" / "example.py") + ":10:12"

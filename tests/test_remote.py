@@ -27,7 +27,8 @@ from lsprotocol import types
 from fimlsp.decoding import DecodingOptions, complete_middles
 from fimlsp.model import ModelError
 from fimlsp.model.backend import FimModel, PromptPass, Session
-from fimlsp.model.remote import PROBE, RemoteModel, connect
+from fimlsp.model.remote import RemoteModel, connect
+from fimlsp.model.server_vocabulary import PROBE
 from fimlsp.models import default_model_path
 from harness.corpus import STDLIB, split, stdlib_cuts
 from harness.llama_server import (INSTALL_LLAMA_SERVER, LLAMA_CPP_ENGINE, LLAMA_SERVER, PYTHON_ENGINE, free_port,

@@ -192,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UserError(str(error)) from None
     if values["device"] is None and not args.model_server:
-        from fimlsp.model.loading import default_device
+        from fimlsp.model.transformers import default_device
 
         values["device"] = default_device()
     print(decoding_header(args))

@@ -28,6 +28,11 @@ class FimFormat:
     def orders(self) -> tuple[str, ...]:
         return tuple(self.templates)
 
+    @property
+    def named_tokens(self) -> tuple[str, ...]:
+        """The tokens an engine looks up by name (`FimModel.control_id`)."""
+        return self.controls + self.stops
+
 
 _STARCODER_CONTROLS = ("<fim_prefix>", "<fim_suffix>", "<fim_middle>")
 

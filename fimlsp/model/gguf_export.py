@@ -17,7 +17,7 @@ import numpy as np
 
 from fimlsp.model.folder import CONFIG, TOKENIZER, TOKENIZER_CONFIG
 from fimlsp.model.formats import FIM_FORMAT_KEY, FIM_ORDER_KEY, FIM_SETTINGS, FORMATS, detect_format, preferred_order
-from fimlsp.model.loading import ModelError
+from fimlsp.model.errors import ModelError
 
 # GPTBigCode activations that are llama.cpp's GELU (the tanh approximation) under other names.
 TANH_GELU = ("gelu_pytorch_tanh", "gelu_new", "gelu_fast")

@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from fimlsp.model.backend import FimModel, PromptPass, Session
+from fimlsp.model.choices import check_device, check_order, choose_format
+from fimlsp.model.errors import ModelError, OutOfTime, first_line
 from fimlsp.model.formats import FIM_FORMAT_KEY, FIM_ORDER_KEY, FimFormat
-from fimlsp.model.loading import DEVICE_CHOICES, DEVICES, ModelError, OutOfTime, _first_line, choose_format
 
 # A client may send lone surrogates (JSON escapes carry them); text is encoded to UTF-8 for llama.cpp.
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -126,8 +127,7 @@ def load_gguf(path: str | os.PathLike, device: str | None = None, fim_format: st
     location = Path(os.path.expanduser(str(path)))
     if not location.is_file():
         raise ModelError(f"GGUF file {str(path)!r} does not exist")
-    if device is not None and not DEVICES.fullmatch(device):
-        raise ModelError(f"device {device!r} is not one fimlsp can run a model on: use {DEVICE_CHOICES}")
+    check_device(device)
     llama_cpp = llama_cpp_module()
     on_gpu = device is not None and device != "cpu"
     if on_gpu and not llama_cpp.llama_supports_gpu_offload():
@@ -138,7 +138,7 @@ def load_gguf(path: str | os.PathLike, device: str | None = None, fim_format: st
         llama = llama_cpp.Llama(str(location), n_ctx=MAX_CONTEXT, logits_all=False, verbose=False,
                                 n_gpu_layers=-1 if on_gpu else 0, n_threads=threads, n_threads_batch=threads)
     except (ValueError, RuntimeError, OSError) as error:
-        raise ModelError(f"cannot load GGUF file {str(path)!r} with llama.cpp: {_first_line(error)} (a truncated "
+        raise ModelError(f"cannot load GGUF file {str(path)!r} with llama.cpp: {first_line(error)} (a truncated "
                          "or corrupt file, or an architecture this llama.cpp does not know)") from None
     try:
         metadata = llama.metadata
@@ -146,8 +146,7 @@ def load_gguf(path: str | os.PathLike, device: str | None = None, fim_format: st
         chosen = gguf_format(metadata, controls, fim_format, str(path))
         if order is None:
             order = metadata.get(FIM_ORDER_KEY, "psm")
-        if order not in chosen.orders:
-            raise ModelError(f"format {chosen.name!r} supports the orders {', '.join(chosen.orders)}, not {order!r}")
+        check_order(chosen, order)
     except ModelError:
         llama.close()
         raise

@@ -1,5 +1,5 @@
-"""Load a causal FIM model and its tokenizer with `transformers`, from a local folder or a hub id (a `.gguf` file goes
-to llama.cpp, `llama_engine`)."""
+"""The transformers engine: a causal FIM model and its tokenizer loaded with `transformers` and run by torch in this
+process, from a local folder or a hub id (`fimlsp.model.hub`)."""
 
 from __future__ import annotations
 
@@ -18,39 +18,18 @@ from pathlib import Path
 import numpy as np
 
 from fimlsp.model.backend import FimModel, PromptPass, Session
+from fimlsp.model.choices import check_device, check_order, choose_format, hub_id_of
+from fimlsp.model.errors import ModelError, first_line
 from fimlsp.model.folder import CONFIG, TOKENIZER_CONFIG
-from fimlsp.model.formats import FORMATS, FimFormat, detect_format, preferred_order
+from fimlsp.model.formats import preferred_order
+from fimlsp.model.hub import hub_snapshot
 from fimlsp.model.token_text import token_bytes
 
 # A client may send lone surrogates (JSON escapes carry them); tokenizers take only valid Unicode.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
-# The devices a model may be put on; torch accepts more names (`meta`, `xla`) on which no completion can run.
-DEVICES = re.compile(r"cpu|cuda(:\d+)?|mps")
-DEVICE_CHOICES = "cpu, cuda, cuda:N or mps"
 # Files of a model folder whose `auto_map` names the folder's own Python code, which `transformers` would import.
 CODE_MAPS = (CONFIG, TOKENIZER_CONFIG)
-
-# Seconds to wait for the hub when a hub id is not in the local cache: enough for a TLS handshake on a slow link,
-# short enough that an editor is not left waiting on a silent network.
-HUB_TIMEOUT = 3.0
-
-GGUF_SUFFIX = ".gguf"  # a model file for llama.cpp rather than a folder for transformers
-
-HUB_PREFIX = "hf:"  # `hf:OWNER/NAME` is a hub id even where a folder OWNER/NAME exists
-HUB_ID = re.compile(r"\w[\w.-]*/\w[\w.-]*", re.ASCII)  # the form of a hub id, OWNER/NAME
-# What a hub model's download takes: its config, tokenizer and safetensors weights, never pickled weights.
-HUB_FILES = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken"]
-
-
-class ModelError(Exception):
-    """The model cannot be used: a missing folder, no network for a hub id, not a FIM model."""
-
-
-class OutOfTime(ModelError):
-    """An engine in another process (a model server) did not answer before the decoding's deadline: the decoding
-    ends there, as when its own clock runs out, instead of waiting on a stalled server."""
-
 
 @dataclass
 class TransformersModel(FimModel):
@@ -163,17 +142,10 @@ def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def load_model(
-    name: str | os.PathLike | None = None,
-    device: str | None = None,
-    fim_format: str | None = None,
-    order: str | None = None,
-) -> FimModel:
-    """Load a model folder or hub id (default: the model shipped with fimlsp, `fimlsp.models.default_model`: its GGUF
-    on the CPU, where llama.cpp is installed) in the dtype it was saved in.
-    `order` None: the order the folder's `fim.json` names, else prefix-suffix-middle.
-
-    A path ending in `.gguf` is a GGUF file, run by llama.cpp in this process (`llama_engine`): torch is not imported.
+def load_transformers(name: str | os.PathLike, device: str | None = None, fim_format: str | None = None,
+                      order: str | None = None) -> TransformersModel:
+    """Load a model folder or hub id in the dtype it was saved in. `order` None: the order the folder's `fim.json`
+    names, else prefix-suffix-middle.
 
     A hub id (`hub_id_of`) in the local cache loads from it without the network; one that is not fails at once,
     before torch is imported, when the hub cannot be reached, and is downloaded otherwise.
@@ -183,37 +155,10 @@ def load_model(
 
     No code from a model folder runs: a folder with its own code (`auto_map`) is refused before anything of it
     loads, and `transformers` is told never to trust remote code (it would ask on stdout otherwise)."""
-    from fimlsp.models import default_model
-
-    if name is None:
-        name = default_model(device)
-    if str(name).endswith(GGUF_SUFFIX):
-        from fimlsp.model.llama_engine import load_gguf
-
-        return load_gguf(name, device, fim_format, order)
     hub_id = hub_id_of(name)
-    location = Path(os.path.expanduser(str(name)))
-    looks_local = hub_id is None
-    if looks_local and location.exists() and not location.is_dir():
-        raise ModelError(f"{str(name)!r} is a file, not a model folder")
-    if looks_local and not location.is_dir():
-        raise ModelError(f"model folder {str(name)!r} does not exist")
-    if looks_local and not (location / CONFIG).is_file():
-        raise ModelError(f"{str(name)!r} is not a model folder (it has no config.json)")
-    if device is not None and not DEVICES.fullmatch(device):
-        raise ModelError(f"device {device!r} is not one fimlsp can run a model on: use {DEVICE_CHOICES}")
-    if looks_local:
-        _refuse_custom_code(location, str(name))
-        _check_folder(location, f"model folder {str(name)!r}", device)
-        try:
-            folder_order = preferred_order(location)
-        except ValueError as error:
-            raise ModelError(f"model folder {str(name)!r}: {error}") from None
-    else:
-        name, location = hub_id, _hub_snapshot(hub_id)
-        _refuse_custom_code(location, hub_id)
-        _check_folder(location, f"model {hub_id!r}", device)
-        folder_order = "psm"
+    location, folder_order = _located(name, hub_id, device)
+    if hub_id is not None:
+        name = hub_id
     missing = [module for module in ("torch", "transformers") if importlib.util.find_spec(module) is None]
     if missing:
         raise ModelError(f"model {str(name)!r} runs through transformers and torch, and {' and '.join(missing)} "
@@ -234,19 +179,18 @@ def load_model(
                                                      trust_remote_code=False, use_safetensors=True)
     except Exception as error:  # a folder that passed the checks can still fail deep inside transformers or torch
         where = "folder" if hub_id is None else "local cache"
-        raise ModelError(f"cannot load model {str(name)!r} from the {where}: {_first_line(error)}") from error
+        raise ModelError(f"cannot load model {str(name)!r} from the {where}: {first_line(error)}") from error
     config = model.config
     chosen = choose_format(tokenizer.get_vocab(), fim_format, str(name), getattr(config, "model_type", ""))
     if order is None:
         order = folder_order
-    if order not in chosen.orders:
-        raise ModelError(f"format {chosen.name!r} supports the orders {', '.join(chosen.orders)}, not {order!r}")
+    check_order(chosen, order)
     try:
         if device == "cpu" and model.dtype == torch.float16:
             model = model.float()  # half precision has no fast CPU kernels; bf16 and fp32 stay as saved
         model.to(device)
     except (RuntimeError, MemoryError) as error:  # out of memory on the device, a device that went away
-        raise ModelError(f"cannot put model {str(name)!r} on {device}: {_first_line(error)}") from error
+        raise ModelError(f"cannot put model {str(name)!r} on {device}: {first_line(error)}") from error
     model.eval()
     vocabulary = tokenizer.get_vocab()
     stops = {vocabulary[token] for token in chosen.stops if token in vocabulary}
@@ -260,28 +204,29 @@ def load_model(
                              model=model, tokenizer=tokenizer)
 
 
-def hub_id_of(name: str | os.PathLike) -> str | None:
-    """The hub id that `name` names, None when it names a local path; ModelError when it could name either.
-
-    `hf:ID` is a hub id, a `Path` is local, and a path that starts with `.`, `/` or `~` or has two slashes is local.
-    A name of a hub id's form, OWNER/NAME, is a hub id unless a file of that relative path exists here: then the
-    user must say which (`./OWNER/NAME` or `hf:OWNER/NAME`), since the one they meant may be the other. A bare
-    name is a folder if one exists here, else a hub id (`gpt2`)."""
-    if isinstance(name, os.PathLike):
-        return None
-    text = str(name)
-    if text.startswith(HUB_PREFIX):
-        if not text[len(HUB_PREFIX):]:
-            raise ModelError(f"{text!r} names no hub model: write {HUB_PREFIX}OWNER/NAME")
-        return text[len(HUB_PREFIX):]
-    if text.startswith((".", "/", "~")) or text.count("/") > 1 or os.path.isabs(text):
-        return None
-    if not os.path.lexists(text):
-        return text
-    if HUB_ID.fullmatch(text):
-        raise ModelError(f"{text!r} is both a path here and a hub id: write ./{text} for the folder, or "
-                         f"{HUB_PREFIX}{text} for the model on the hub")
-    return None
+def _located(name: str | os.PathLike, hub_id: str | None, device: str | None) -> tuple[Path, str]:
+    """The checked folder of a model folder or hub id, and the prompt order it names; ModelError before anything
+    of it is built where it cannot be used here."""
+    if hub_id is not None:
+        check_device(device)
+        location = hub_snapshot(hub_id)
+        _refuse_custom_code(location, hub_id)
+        _check_folder(location, f"model {hub_id!r}", device)
+        return location, "psm"
+    location = Path(os.path.expanduser(str(name)))
+    if location.exists() and not location.is_dir():
+        raise ModelError(f"{str(name)!r} is a file, not a model folder")
+    if not location.is_dir():
+        raise ModelError(f"model folder {str(name)!r} does not exist")
+    if not (location / CONFIG).is_file():
+        raise ModelError(f"{str(name)!r} is not a model folder (it has no config.json)")
+    check_device(device)
+    _refuse_custom_code(location, str(name))
+    _check_folder(location, f"model folder {str(name)!r}", device)
+    try:
+        return location, preferred_order(location)
+    except ValueError as error:
+        raise ModelError(f"model folder {str(name)!r}: {error}") from None
 
 
 def _check_folder(folder: Path, described: str, device: str | None) -> None:
@@ -292,40 +237,6 @@ def _check_folder(folder: Path, described: str, device: str | None) -> None:
         check_model_folder(folder, upcast=device in (None, "cpu"))
     except FolderError as error:
         raise ModelError(f"{described}: {error}") from None
-
-
-def _hub_snapshot(repo_id: str) -> Path:
-    """The folder of the hub model `repo_id`: its snapshot in the local cache, else downloaded into the cache (its
-    config, tokenizer and safetensors weights) to be checked before it is built."""
-    from huggingface_hub import snapshot_download, try_to_load_from_cache
-    from huggingface_hub.utils import disable_progress_bars
-
-    if _hub_cached_or_reachable(repo_id):
-        return Path(try_to_load_from_cache(repo_id, CONFIG)).parent
-    disable_progress_bars()  # stderr is for errors: an editor shows every line of it as one
-    try:
-        return Path(snapshot_download(repo_id, allow_patterns=HUB_FILES))
-    except Exception as error:  # the hub library's errors vary: HTTP, disk, a missing revision
-        raise ModelError(f"cannot download model {repo_id!r} from the hub: {_first_line(error)}") from None
-
-
-def choose_format(vocabulary: set[str] | dict, fim_format: str | None, name: str, model_type: str = "",
-                  label: str | None = None) -> FimFormat:
-    """The FIM format asked for, if the vocabulary has its control tokens, else the one its control tokens show
-    (`detect_format`, ties broken by `label`, by default the name): the one rule of every engine."""
-    if fim_format is not None:
-        if fim_format not in FORMATS:
-            raise ModelError(f"unknown FIM format {fim_format!r}; known: {', '.join(sorted(FORMATS))}")
-        chosen = FORMATS[fim_format]
-        missing = [token for token in chosen.controls if token not in vocabulary]
-        if missing:
-            raise ModelError(f"model {name!r} has no {', '.join(missing)} token for format {fim_format!r}")
-        return chosen
-    chosen = detect_format(vocabulary, name if label is None else label, model_type)
-    if chosen is None:
-        raise ModelError(f"{name!r} is not a fill-in-the-middle model: its vocabulary has none of the FIM control "
-                         f"tokens of {', '.join(sorted(FORMATS))}")
-    return chosen
 
 
 def _refuse_custom_code(location: Path, name: str) -> None:
@@ -357,35 +268,3 @@ def _check_available(device: str, torch) -> None:
                              "devices (cuda:0 is the first)")
     elif device == "mps" and not torch.backends.mps.is_available():
         raise ModelError("device 'mps' was asked for, but no Apple GPU (MPS) is available")
-
-
-def _hub_cached_or_reachable(repo_id: str) -> bool:
-    """True if `repo_id` is in the local hub cache, False if it is not but the hub answers; a ModelError naming
-    the ways out at once when neither holds, instead of the download's retries (48 s without a network)."""
-    from huggingface_hub import constants, model_info, try_to_load_from_cache
-    from huggingface_hub.errors import HFValidationError, HfHubHTTPError, RepositoryNotFoundError
-
-    try:
-        if isinstance(try_to_load_from_cache(repo_id, CONFIG), str):
-            return True
-    except HFValidationError as error:
-        raise ModelError(f"{repo_id!r} is neither a model folder nor a hub id: {_first_line(error)}") from None
-    ways_out = (f"give a model folder instead, or put the model in the hub cache ({constants.HF_HUB_CACHE}) on a "
-                f"machine with a network: hf download {repo_id}")
-    if constants.HF_HUB_OFFLINE:
-        raise ModelError(f"model {repo_id!r} is not in the local cache and HF_HUB_OFFLINE is set: {ways_out}")
-    try:
-        model_info(repo_id, timeout=HUB_TIMEOUT)
-    except RepositoryNotFoundError:
-        raise ModelError(f"the hub has no model {repo_id!r} (or it is private or gated: hf auth login)") from None
-    except HfHubHTTPError:
-        pass  # the hub answered: the download says what it finds
-    except Exception as error:  # no name resolution, refused, timed out: the HTTP library's errors vary
-        raise ModelError(f"model {repo_id!r} is not in the local cache and the hub ({constants.ENDPOINT}) cannot be "
-                         f"reached ({_first_line(error)}): {ways_out}") from None
-    return False
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__

@@ -18,7 +18,7 @@ from dataclasses import Field, dataclass, fields
 from typing import Any
 
 from fimlsp.decoding.options import Bounds, DecodingOptions, _option, offered
-from fimlsp.model.loading import DEVICE_CHOICES, DEVICES, GGUF_SUFFIX, HUB_ID, HUB_PREFIX
+from fimlsp.model.choices import DEVICE_CHOICES, DEVICES, GGUF_SUFFIX, HUB_ID, HUB_PREFIX
 
 SINGLE_LINE = ("auto", "always", "never")  # the first is the default
 LOG_LEVELS = ("debug", "info", "warning", "error")
