@@ -32,8 +32,9 @@ _HEADER = re.compile(r"[ \t]*(async\s+)?(def|class)\b")
 # What a module read for its star import's names may do that hides them.
 _RUNTIME_NAMES = re.compile(r"\bsys\.modules\s*\[\s*__name__\s*\]|\b__builtins__\b")
 _GLOBALS = re.compile(r"(?<![.\w])globals\s*\(\s*\)")
-# A use of globals() that only reads: `name in globals()`, `globals().get(...)`, `globals()[name]` but assigned.
-_READ_BEFORE = re.compile(r"\bin\s*$")
+# A use of globals() that only reads: `name in globals()`, `globals().get(...)`, `globals()[name]` but assigned,
+# `__import__(name, globals(), ...)`.
+_READ_BEFORE = re.compile(r"\bin\s*$|\b__import__\s*\([^()]*$")
 _READ_AFTER = re.compile(r"\s*(?:\.\s*get\b|\[[^\]\n]*\](?!\s*(?:=(?!=)|\.|\()))")
 _MOST_DEPTH = 8  # star imports followed through this many modules
 _MOST_BYTES = 2_000_000  # larger modules are not read
