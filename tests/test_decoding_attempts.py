@@ -118,7 +118,7 @@ def test_a_request_stopped_while_llama_cpp_reads_its_prompt_ends_within_a_chunk(
 
     model = load_model(None, None)
     try:
-        left = "".join(f"value_{index} = compute(value_{index - 1}, {index})\n" for index in range(1, 60)) + "total = "
+        left = "".join(f"value_{index} = compute(value_{index - 1}, {index})\n" for index in range(1, 20)) + "total = "
         options = DecodingOptions(max_tokens=16, attempts=1, time_budget=30.0, token_healing=False)
         prompt = model.prompt(left, "\n", options.max_tokens)
         assert len(prompt) > 4 * PROMPT_CHUNK
@@ -128,5 +128,36 @@ def test_a_request_stopped_while_llama_cpp_reads_its_prompt_ends_within_a_chunk(
         assert result.stop == "cancelled" and result.tokens == 0
         assert PROMPT_CHUNK <= model.llama.n_tokens <= 2 * PROMPT_CHUNK
         assert list(model.llama.input_ids[:model.llama.n_tokens]) == prompt[:model.llama.n_tokens]
+    finally:
+        model.close()
+
+
+def test_typing_at_the_cursor_reads_only_the_new_tokens_of_the_prompt():
+    """The prompt's contexts are cut where typing does not move the cut (`_steady_contexts`), so llama.cpp's cache of
+    the last keystroke's prompt holds all but the new tokens: over 24 keystrokes in a long file at most 3 read more
+    than a few tokens (the model's token cut moved the left context's first token at about every other keystroke,
+    and each read the left context's ~190 tokens again)."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from fimlsp.decoding import attempts
+    from fimlsp.model import load_model
+
+    model = load_model(None, None)
+    try:
+        source = Path(attempts.__file__).read_text()
+        cut = source.index("def _judged(")
+        typed = "result = complete_middle("
+        options = DecodingOptions(max_tokens=1, attempts=1, mode="unconstrained", token_healing=False)
+        reads = []
+        for count in range(1, len(typed)):
+            before = np.array(model.llama.input_ids[:model.llama.n_tokens])
+            complete_middles(model, source[:cut] + typed[:count], source[cut:], options)
+            after = np.array(model.llama.input_ids[:model.llama.n_tokens])
+            shared = min(len(before), len(after))
+            differs = np.flatnonzero(before[:shared] != after[:shared])
+            reads.append(len(after) - (int(differs[0]) if len(differs) else shared))
+        assert len(reads) == 24 and sum(read > 4 for read in reads[1:]) <= 3, reads
     finally:
         model.close()

@@ -30,7 +30,7 @@ from fimlsp.decoding.results import Completion, preference
 from fimlsp.decoding.steering import search_bounds
 from fimlsp.language import FILE, NONE, REGION, Caches, Guarantee, named
 from fimlsp.language import State as FimState
-from fimlsp.lines import with_line_breaks_of
+from fimlsp.lines import after_line, with_line_breaks_of
 from fimlsp.model import FimModel, OutOfTime, PromptPass
 
 # The first search (is the end guaranteed at all?) may take longer than the loop's: it runs once.
@@ -43,6 +43,11 @@ FALLBACK_SHARE = 0.15
 # With the name judge on, the judged decoding's share of a time budget: the rest is left to the retry without it,
 # so that a middle the judge refuses still leaves time for a valid one (a suggestion rather than none).
 NAMES_SHARE = 0.6
+# Where a prompt's contexts are cut (`_steady_contexts`): at a line start on a multiple of this many characters (and,
+# for a short left context, the right one's room in steps of this many tokens), looking at most this many
+# characters per token of room.
+STEADY_STEP = 64
+STEADY_CHARS_PER_TOKEN = 8
 
 
 def complete_middle(
@@ -214,10 +219,11 @@ class _Run:
         model, clock = self.model, time.perf_counter()
         reserve = min(options.max_tokens, model.context_window // 4)
         # Within a time budget, the prompt is cut to what the model can read in its share of the time left.
-        limit = None if deadline is None else model.prompt_tokens_within(PROMPT_SHARE * (deadline - clock))
+        limit = None if deadline is None else _steady(model.prompt_tokens_within(PROMPT_SHARE * (deadline - clock)))
         blanks = named(options.language).blanks
-        prompt, heal = model.healed_prompt(self.left, self.right, reserve, limit, blanks=blanks) if (
-            options.token_healing) else (model.prompt(self.left, self.right, reserve, limit), b"")
+        left, right = _steady_contexts(model, self.left, self.right, reserve, limit)
+        prompt, heal = model.healed_prompt(left, right, reserve, limit, blanks=blanks) if (
+            options.token_healing) else (model.prompt(left, right, reserve, limit), b"")
         # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.
         options = replace(options, max_tokens=max(0, min(options.max_tokens, model.context_window - len(prompt))))
         # The token loops (and the wait for a model server's answers) end early enough to leave a fallback its
@@ -281,6 +287,44 @@ class _PromptOnDemand(PromptPass):
 
     def session(self, rows: int = 1):
         return self._read().session(rows)
+
+
+def _steady(limit: int | None) -> int | None:
+    """A prompt's token limit rounded down to a power of two, so that the same cut holds from one keystroke to the
+    next while the measured speed of the model wavers."""
+    return None if limit is None else 1 << (limit.bit_length() - 1)
+
+
+def _steady_contexts(model: FimModel, left: str, right: str, reserve: int, limit: int | None) -> tuple[str, str]:
+    """What the prompt keeps of `left` and `right`, cut where typing at the cursor does not move the cut: the right
+    context ends and the left one starts at a line start on a multiple of `STEADY_STEP` characters. The model cut
+    both by tokens, so the left context's first token moved with every character typed, and the engine's cache of
+    the last keystroke's prompt (`LlamaCppModel`) was read again from there: now a keystroke reads its new tokens.
+    The right context gets half the room (all the left one leaves, in steps of `STEADY_STEP` tokens, where the
+    left is short), the left one what the right one's tokens leave."""
+    room = min(model.context_window - reserve, limit or model.context_window) - len(model.prompt("", "", reserve))
+    if room <= 0:
+        return left, right
+    right_room = room // 2
+    if len(left) < STEADY_CHARS_PER_TOKEN * room:  # a short left context may leave the right one more room
+        used = len(model.encode(left))
+        right_room = max(right_room, room - STEADY_STEP * (used // STEADY_STEP + 1))
+    end = min(len(right), STEADY_CHARS_PER_TOKEN * right_room)  # typing before the cursor leaves it as it is
+    while end > 0 and len(model.encode(right[:_line_start(right, end)])) > right_room:
+        end -= STEADY_STEP
+    right = right[:_line_start(right, end)]
+    left_room = room - len(model.encode(right))
+    start = max(0, len(left) - STEADY_CHARS_PER_TOKEN * left_room) // STEADY_STEP * STEADY_STEP
+    while start < len(left) and len(model.encode(left[_line_start(left, start):])) > left_room:
+        start += STEADY_STEP
+    return left[_line_start(left, start):] if start else left, right
+
+
+def _line_start(text: str, offset: int) -> int:
+    """The first line start at or after `offset` (the end of `text` without one)."""
+    if offset <= 0 or offset >= len(text):
+        return max(0, min(offset, len(text)))
+    return offset if text[offset - 1] in "\r\n" else after_line(text, offset)
 
 
 def _stoppable(deadline: float | None, should_stop: Callable[[], bool] | None) -> float | None:
