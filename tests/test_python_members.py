@@ -280,3 +280,20 @@ def test_a_class_with_a_base_jedi_cannot_infer_is_not_judged():
     """io's BufferedIOBase derives from the compiled _io._BufferedIOBase, which has no stub: jedi lists none of
     its methods (writelines among them)."""
     assert judged("import _compression\n\n", "_compression.BaseStream.writelines", "\n") == "complete"
+
+
+def test_a_private_name_of_a_stubbed_module_is_not_judged():
+    """jedi's typeshed leaves private names out (sys._getframe), so a stub's receiver judges only public ones."""
+    assert judged("import sys\n\n", "frame = sys._getframe()", "\n") == "complete"
+    assert judged("import sys\n\n", "frame = sys.getframe()", "\n") == "refused"
+
+
+def test_a_staticmethods_first_parameter_owes_no_attribute():
+    left = "class Pool:\n    @staticmethod\n    def join(pool):\n        "
+    assert judged(left, "pool.size = 1", "\n        return pool.workers\n") == "complete"
+
+
+def test_a_private_name_a_stubbed_base_may_hold_is_not_judged_on_self():
+    left = "import threading\n\n\nclass Worker(threading.Thread):\n    def run(self):\n        "
+    assert judged(left, "return self._target", "\n") == "complete"
+    assert judged(left, "return self.target", "\n") == "refused"

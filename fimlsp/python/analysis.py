@@ -43,6 +43,7 @@ class Lookup:
     names: frozenset[str] | None
     reason: str = ""
     kinds: frozenset[str] = frozenset()  # jedi's types of the receiver: module, class, instance
+    from_stub: bool = False  # some members come from a stub, which leaves private names out: those are not judged
 
 
 def slot_names(text: str) -> set[str]:
@@ -116,6 +117,7 @@ class Analysis:
         if len({each.full_name for each in inferred}) > 1:  # jedi lists the members of a union unreliably
             return Lookup(None, "several types inferred")
         kinds = set()
+        from_stub = False
         extra: set[str] = set()
         for each in inferred:
             full_name = each.full_name or ""
@@ -127,9 +129,12 @@ class Analysis:
                 return Lookup(None, "an instance other than self's or a builtin type's (jedi's inference of other "
                                     "instances is not sure enough)")
             kinds.add(each.type)
-            if each.type != "module" and not _bases_known(each):
+            ancestry = _ancestry(each) if each.type != "module" else ()
+            if ancestry is None:
                 return Lookup(None, f"a base class of {full_name or each.name} is not known")
+            from_stub = from_stub or any(str(path).endswith(".pyi") for path in ancestry)
             module_path = each.module_path
+            from_stub = from_stub or str(module_path).endswith(".pyi")
             if module_path is not None and str(module_path).endswith(".py") and each.type != "module":
                 try:
                     extra |= slot_names(Path(module_path).read_text(encoding="utf-8", errors="replace"))
@@ -150,13 +155,15 @@ class Analysis:
         names |= extra | slot_names(code) | stored_attributes(code)
         if receiver:
             names |= used_after(receiver, code)
-        return Lookup(frozenset(names), "", frozenset(kinds))
+        return Lookup(frozenset(names), "", frozenset(kinds), from_stub)
 
 
-def _bases_known(name) -> bool:
-    """Whether every class in the inferred class's (or instance's class's) ancestry is known to jedi: a base it
-    cannot infer (a compiled base without a stub: io's _io._BufferedIOBase) leaves its members out of the list."""
+def _ancestry(name) -> list | None:
+    """The files of every class in the inferred class's (or instance's class's) ancestry; None where jedi does not
+    know one of them: a base it cannot infer (a compiled base without a stub: io's _io._BufferedIOBase) leaves its
+    members out of the list."""
     try:
+        files = []
         classes = [value if value.is_class() else value.class_value for value in name._name.infer()]
         seen: set[int] = set()
         while classes:
@@ -164,14 +171,16 @@ def _bases_known(name) -> bool:
             if id(current) in seen:
                 continue
             seen.add(id(current))
+            if current.py__name__() != "object":  # every class's base: its stub holds no private name of theirs
+                files.append(current.get_root_context().py__file__())
             for lazy in current.py__bases__():
                 bases = lazy.infer()
                 if not bases or not all(base.is_class() for base in bases):
                     return False
                 classes.extend(bases)
-        return True
+        return files
     except Exception:  # jedi's inner API on odd values: not known
-        return False
+        return None
 
 
 _ANALYSES: dict[Path | None, Analysis] = {}

@@ -140,7 +140,7 @@ class Members:
         if not self.dotted or not begun:
             return True
         allowed = self._allowed()
-        if allowed is None or self.target:
+        if allowed is None or self.target or self._private_open(begun):
             return True
         at = bisect.bisect_left(allowed, begun)
         return at < len(allowed) and allowed[at].startswith(begun)
@@ -163,6 +163,10 @@ class Members:
             return None
         candidates = [name for name in allowed if name.startswith(begun) and name.isidentifier()]
         return min(candidates, key=lambda name: (len(name), name)) if candidates else None
+
+    def _private_open(self, name: str) -> bool:
+        """A private name of a receiver whose members come from a stub (stubs leave private names out)."""
+        return name.startswith("_") and self.source.lookup(".".join(self.chain)).from_stub
 
     def _allowed(self) -> list[str] | None:
         """The receiver's members, sorted; None where any name goes."""
@@ -200,7 +204,7 @@ class Members:
         elif text is not None:
             if self.dotted:
                 allowed = self._allowed()
-                if allowed is not None and text not in allowed:
+                if allowed is not None and text not in allowed and not self._private_open(text):
                     if not self.target:
                         return None
                     changes["pending"] = True
@@ -256,7 +260,8 @@ def attribute_debt(text: str, start: int, end: int) -> frozenset[str]:
             assigned.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
     loads = set()
     for method in holder.body:
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args or any(
+                not _binds_receiver(decorator) for decorator in method.decorator_list):
             continue
         receiver = method.args.args[0].arg
         for node in ast.walk(method):
@@ -267,6 +272,12 @@ def attribute_debt(text: str, start: int, end: int) -> frozenset[str]:
             elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
                 assigned.add(node.attr)
     return frozenset(loads - assigned)
+
+
+def _binds_receiver(decorator: ast.expr) -> bool:
+    """A method under this decorator still takes the instance or class first (not a staticmethod's argument)."""
+    return (isinstance(decorator, ast.Name) and decorator.id in ("property", "classmethod")) or (
+        isinstance(decorator, ast.Attribute) and decorator.attr in ("setter", "getter", "deleter"))
 
 
 _SORTED: dict[int, tuple[frozenset[str], list[str]]] = {}

@@ -1,0 +1,152 @@
+"""Members after a dot (issue 49), after MGD's DotPrompts: the next identifier and the whole line, with
+`--members strict` against `off`.
+
+Cursors are right after a `.` that a name follows, in code (not comments or strings) of installed third-party
+packages the shipped model never saw (none of their files is in its `corpus.json`, train or held out); the true
+middle is the rest of the line. Each cursor is completed by the shipped model, constrained, as the editors ask
+(block scope, names strict, one line, greedy, one attempt), once per member setting. Reported: next-identifier
+match (the first identifier written is the true one), whole-line exact match, validity, and time: the model's
+(prompt and tokens) next to what the member judge added (its waits on the analysis, and the whole completion's
+time with it on less off, median and p95).
+
+    python benchmarks/dot_prompts.py --count 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import io
+import random
+import re
+import statistics
+import time
+import tokenize
+from pathlib import Path
+
+from fimlsp.decoding import DecodingOptions, complete_middles
+from fimlsp.language import Caches
+from fimlsp.model.folder import CORPUS_MANIFEST
+from fimlsp.model.loading import load_model
+from fimlsp.models import default_model_path
+from fimlsp.python.analysis import analysis_for
+
+PACKAGES = ("fastapi", "starlette", "uvicorn", "pyflakes", "diskcache")
+_IDENTIFIER = re.compile(r"\s*([A-Za-z_]\w*)")
+
+
+def package_files(name: str, manifest: str) -> list[Path]:
+    """The package's modules, where none of them is in the model's corpus manifest (else none: not held out)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    if f"/{folder.name}/" in manifest:
+        return []
+    return sorted(path for path in folder.rglob("*.py") if "test" not in path.as_posix())
+
+
+def dot_cursors(text: str) -> list[int]:
+    """Offsets right after a `.` in code that a name follows (tokenize's reading: no comments or strings)."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    found = []
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []
+    for before, after in zip(tokens, tokens[1:]):
+        if before.type == tokenize.OP and before.string == "." and after.type == tokenize.NAME \
+                and before.end == after.start:
+            found.append(starts[before.end[0] - 1] + before.end[1])
+    return found
+
+
+def cases(files: list[Path], count: int, seed: int) -> list[tuple[str, str, str, str]]:
+    """(file, left, true middle, right) at `count` dot cursors drawn from `files`."""
+    rng = random.Random(seed)
+    texts = {path: path.read_text(encoding="utf-8") for path in files}
+    cursors = [(path, cursor) for path, text in texts.items() for cursor in dot_cursors(text)]
+    chosen = rng.sample(cursors, min(count, len(cursors)))
+    out = []
+    for path, cursor in chosen:
+        text = texts[path]
+        end = text.find("\n", cursor)
+        end = len(text) if end < 0 else end
+        out.append((str(path), text[:cursor], text[cursor:end], text[end:]))
+    return out
+
+
+def first_identifier(text: str) -> str | None:
+    found = _IDENTIFIER.match(text)
+    return found.group(1) if found else None
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, default=default_model_path())
+    parser.add_argument("--packages", default=",".join(PACKAGES))
+    parser.add_argument("--count", type=int, default=60, help="dot cursors over all packages")
+    parser.add_argument("--seed", type=int, default=49)
+    parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument("--show", action="store_true")
+    args = parser.parse_args()
+    manifest = (args.model / CORPUS_MANIFEST).read_text(encoding="utf-8")
+    files = [path for name in args.packages.split(",") for path in package_files(name, manifest)]
+    if not files:
+        raise SystemExit("dot_prompts: none of the packages is installed and held out")
+    model = load_model(args.model)
+    chosen = cases(files, args.count, args.seed)
+    settings = ("off", "strict")
+    rows = {setting: {"identifier": 0, "line": 0, "valid": 0, "model": [], "total": [], "judge": []}
+            for setting in settings}
+    caches = Caches()
+    analysis = analysis_for(None)  # the one the completions' member judge asks (no project: the environment)
+    complete_middles(model, chosen[0][1], chosen[0][3], DecodingOptions(max_tokens=1), 1, caches=caches)  # warm
+    for path, left, middle, right in chosen:
+        truth = first_identifier(middle)
+        for setting in settings:
+            options = DecodingOptions(scope="block", names="strict", members=setting, single_line=True,
+                                      max_tokens=args.max_tokens, attempts=1)
+            stages: dict[str, float] = {}
+            clock, waited = time.perf_counter(), analysis.waited
+            result = complete_middles(model, left, right, options, 1, caches=caches, stages=stages)[0]
+            total = time.perf_counter() - clock
+            written = result.middle.split("\n")[0]
+            row = rows[setting]
+            row["identifier"] += first_identifier(written) == truth
+            row["line"] += written.rstrip() == middle.rstrip()
+            row["valid"] += result.valid
+            row["model"].append(stages.get("prompt", 0.0) + stages.get("tokens", 0.0))
+            row["total"].append(total)
+            row["judge"].append(analysis.waited - waited)
+            if args.show:
+                print(f"{setting:6} {Path(path).name}: {middle!r} -> {written!r}", flush=True)
+    count = len(chosen)
+    print(f"{count} dot prompts from {len(files)} held-out files of {args.packages}; shipped model, block scope, "
+          f"names strict, one line, greedy, one attempt, {args.max_tokens} tokens")
+    print("| members | next identifier | whole line | valid | model time median / p95 (ms) | completion median / "
+          "p95 (ms) |")
+    print("|---|---|---|---|---|---|")
+    for setting in settings:
+        row = rows[setting]
+        print(f"| {setting} | {row['identifier'] / count:.1%} ({row['identifier']}) | {row['line'] / count:.1%} "
+              f"({row['line']}) | {row['valid'] / count:.1%} | {1000 * statistics.median(row['model']):.0f} / "
+              f"{1000 * percentile(row['model'], 0.95):.0f} | {1000 * statistics.median(row['total']):.0f} / "
+              f"{1000 * percentile(row['total'], 0.95):.0f} |")
+    waits = rows["strict"]["judge"]
+    print(f"member judge's waits on the analysis per completion: median {1000 * statistics.median(waits):.0f} ms, "
+          f"p95 {1000 * percentile(waits, 0.95):.0f} ms, first {1000 * waits[0]:.0f} ms")
+    added = [on - off for on, off in zip(rows["strict"]["total"], rows["off"]["total"])]
+    print(f"added per completion by members strict (strict's time less off's, same cursor): median "
+          f"{1000 * statistics.median(added):.0f} ms, p95 {1000 * percentile(added, 0.95):.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
