@@ -97,9 +97,11 @@ def test_a_call_that_fits_or_cannot_be_judged_is_accepted(left, middle):
     ("import enum\n\n\nclass f(enum.Enum):\n    A = 1\n\n\n", "base Enum"),
     ("class f:\n    def __new__(cls, *args):\n        pass\n\n\n", "__new__"),
     ("from unknown import f\n", "no signature"),
+    ("import contextlib\n\n\nclass A:\n    @contextlib.contextmanager\n    def f(self, a):\n        yield\n\n"
+     "    def g(self):\n        ", "decorated by contextmanager"),
 ])
 def test_callables_whose_signature_is_not_known_relax_and_say_why(left, reason):
-    accepted, said = judged(left, "f(1, 2, 3, x=4)\n")
+    accepted, said = judged(left, ("self.f" if "self" in left else "f") + "(1, 2, 3, x=4)\n")
     assert accepted and reason in said
 
 
@@ -199,3 +201,23 @@ def fim_judged(left: str, middle: str, right: str) -> str:
 ])
 def test_the_recognizer_refuses_what_the_call_judge_refuses(left, middle, right, verdict):
     assert fim_judged(left, middle, right) == verdict
+
+
+def test_a_query_past_its_time_bound_relaxes_says_so_and_is_not_waited_on_again():
+    from concurrent.futures import Future
+
+    waited = []
+
+    def never(function, *args) -> Future:
+        waited.append(function)
+        return Future()  # jedi never answers
+
+    left = LEFT + "# answers kept from other tests are for other code\n"
+    source = SignatureSource(left, RIGHT, submit=never, seconds=0.01)
+    calls = Calls.start(source, advance(INITIAL, left)[1])
+    lexer = advance(INITIAL, left)[0]
+    for char in "os.unlink(a, b, c)\nos.unlink(d, e)\n":
+        lexer, terminals = advance(lexer, char)
+        calls = calls.feed(terminals)
+        assert calls is not None
+    assert "took more than" in source.reason and source.queries == 1

@@ -30,10 +30,10 @@ from fimlsp.python.lexer import LexerState, advance
 
 # The time one signature query may take before the call is let go (seconds).
 QUERY_SECONDS = 1.0
-# Decorators that keep what a call of the function may pass (the last name of the decorator's expression).
+# Decorators that keep what a call of the function may pass (the last name of the decorator's expression); not
+# contextmanager: jedi reads a method it decorates as unbound (`self` among what a call must pass).
 _KEEPING = frozenset({"staticmethod", "classmethod", "property", "setter", "getter", "deleter", "wraps",
-                      "abstractmethod", "final", "override", "deprecated", "no_type_check", "contextmanager",
-                      "asynccontextmanager"})
+                      "abstractmethod", "final", "override", "deprecated", "no_type_check"})
 # Bases whose metaclass is `type` and that do not define `__new__` in a way that changes the call's arguments.
 _PLAIN_BASES = frozenset({"object", "Exception", "BaseException", "ValueError", "TypeError", "RuntimeError",
                           "KeyError", "IndexError", "LookupError", "AttributeError", "OSError", "IOError",
@@ -251,10 +251,9 @@ class SignatureSource:
                     future = _ANSWERS[key] = self.submit(self._ask, code, line, column, chain)
             try:
                 found = future.result(self.seconds)
-            except FutureTimeout:
+            except FutureTimeout:  # kept too: a finish search's states do not wait on it again
                 found = Lookup(None, f"the signature query took more than {self.seconds:g} s")
-            else:
-                self.answers[chain] = found
+            self.answers[chain] = found
             if found.signatures is None and found.reason not in self.relaxed:
                 self.relaxed.append(found.reason)
         return found
