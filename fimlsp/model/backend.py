@@ -16,7 +16,7 @@ from functools import cached_property
 import numpy as np
 
 from fimlsp.lines import LINE_BREAK, line_starts
-from fimlsp.model.formats import LEFT, RIGHT, FimFormat
+from fimlsp.model.formats import CURRENT_FILE, LEFT, REPOSITORY_NAME, RIGHT, FimFormat
 
 # Tokens at the left context's end that token healing may take back (`FimModel.healed_prompt`).
 MAX_HEALED_TOKENS = 4
@@ -27,6 +27,13 @@ MAX_KEPT_AGREEING = 1024
 # The fewest tokens a prompt is cut to when a time budget would leave it fewer (`FimModel.prompt_tokens_within`),
 # and the shortest prompt whose forward pass measures the model's speed (shorter ones are mostly overhead).
 MIN_PROMPT_TOKENS = 64
+
+# The left and right contexts' share of a large window where repository context fills the rest: llama.cpp's server
+# gives them its batch (2,048 tokens by default) and its `input_extra` the rest of the window.
+LOCAL_CONTEXT_TOKENS = 2048
+
+# Snippets whose tokens are kept (`FimModel.prompt`): repository context stays the same from keystroke to keystroke.
+MAX_KEPT_SNIPPETS = 256
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,7 @@ class FimModel(ABC):
     name: str
     device: str  # where it runs, as a user reads it (`cpu`, `cuda:0`, a server's address)
     prompt_seconds_per_token: float | None = field(default=None, kw_only=True)  # measured (`timed_prompt`)
+    extra_tokens: int | None = field(default=None, kw_only=True)  # set by a measurement: see `extra_tokens_budget`
 
     @abstractmethod
     def encode(self, text: str) -> list[int]:
@@ -87,7 +95,7 @@ class FimModel(ABC):
 
     @abstractmethod
     def control_id(self, piece: str) -> int:
-        """The id of a FIM control token (`<fim_prefix>`)."""
+        """The id of a FIM control token (`<fim_prefix>`); KeyError where the vocabulary has no such token."""
 
     @abstractmethod
     def prompt_pass(self, ids: list[int], shared: bool = False, deadline: float | None = None) -> PromptPass:
@@ -134,9 +142,23 @@ class FimModel(ABC):
                 found.setdefault(data, []).append(token)
         return {data: tuple(tokens) for data, tokens in found.items()}
 
-    def prompt(self, left: str, right: str, reserve: int, limit: int | None = None) -> list[int]:
+    @property
+    def extra_tokens_budget(self) -> int:
+        """The most tokens of repository context a prompt holds (`prompt`'s `extra`): `extra_tokens` where a
+        measurement set it, else what llama.cpp's server leaves beside `LOCAL_CONTEXT_TOKENS` for the left and right
+        contexts, and a quarter of a window smaller than twice that (the shipped model's 512 tokens: 128)."""
+        if self.extra_tokens is not None:
+            return self.extra_tokens
+        return max(self.context_window // 4, self.context_window - LOCAL_CONTEXT_TOKENS)
+
+    def prompt(self, left: str, right: str, reserve: int, limit: int | None = None,
+               extra: Sequence[Snippet] = ()) -> list[int]:
         """Token ids of the FIM prompt, cutting the left context's start and the right context's end by tokens
-        so that `reserve` tokens of middle still fit the context window, and the prompt has at most `limit` tokens."""
+        so that `reserve` tokens of middle still fit the context window, and the prompt has at most `limit` tokens.
+
+        `extra`, other files of the repository, the most useful first, go first (`fimlsp.model.formats`) and take
+        the room `split_room` leaves them; a snippet that does not fit whole is left out. They are the same from
+        keystroke to keystroke, so an engine's cache of a prompt's start keeps them."""
         pieces = []
         for piece in self.format.templates[self.order]:
             if piece in (LEFT, RIGHT):
@@ -146,21 +168,73 @@ class FimModel(ABC):
             else:
                 pieces.append(self.encode(piece))
         fixed = sum(len(piece) for piece in pieces if isinstance(piece, list))
+        whole = max(0, self.context_window - reserve - fixed)
         room = max(0, min(self.context_window - reserve, limit or self.context_window) - fixed)
         left_ids = self._encode_end(left, room, from_end=True)
         right_ids = self._encode_end(right, room, from_end=False)
-        if len(left_ids) + len(right_ids) > room:
-            keep_right = min(len(right_ids), room // 2 if len(left_ids) > room // 2 else room - len(left_ids))
-            keep_left = min(len(left_ids), room - keep_right)
-            left_ids = left_ids[len(left_ids) - keep_left:]
-            right_ids = right_ids[:keep_right]
-        ids: list[int] = []
+        extra_ids: list[int] = []
+        if extra:
+            most = split_room(room, whole, self.extra_tokens_budget, len(left_ids) + len(right_ids))
+            extra_ids = self._extra_ids(extra, most)
+        keep_left, keep_right = split_local(room - len(extra_ids), len(left_ids), len(right_ids))
+        left_ids = left_ids[len(left_ids) - keep_left:]
+        right_ids = right_ids[:keep_right]
+        files_first = self._repository_tokens is not None
+        ids: list[int] = extra_ids if files_first else []
         for piece in pieces:
+            if piece == LEFT and not files_first:
+                ids.extend(extra_ids)
             ids.extend(left_ids if piece == LEFT else right_ids if piece == RIGHT else piece)
         return ids
 
+    def _extra_ids(self, extra: Sequence[Snippet], tokens: int) -> list[int]:
+        """At most `tokens` tokens of repository context: whole snippets, in their order, each that fits."""
+        files = self._repository_tokens
+        opening = [files[0]] + self._encoded(REPOSITORY_NAME + "\n") if files else []
+        closing = [files[1]] + self._encoded(CURRENT_FILE + "\n") if files else []
+        used = len(opening) + len(closing)
+        body: list[int] = []
+        for snippet in extra:
+            ids = self._snippet_ids(snippet)
+            if used + len(ids) <= tokens:
+                body.extend(ids)
+                used += len(ids)
+        return opening + body + closing if body else []
+
+    def _snippet_ids(self, snippet: Snippet) -> list[int]:
+        """A snippet as the format writes another file: its separator, path and text, or a path comment and text."""
+        files = self._repository_tokens
+        if files:
+            return [files[1]] + self._encoded(snippet.path + "\n") + self._encoded(snippet.text)
+        text = snippet.text if snippet.text.endswith("\n") else snippet.text + "\n"
+        return self._encoded(f"{self.format.path_comment}{snippet.path}\n{text}")
+
+    def _encoded(self, text: str) -> list[int]:
+        """`encode`, kept for the snippets that come back with every keystroke."""
+        kept = self._kept_encodings
+        found = kept.get(text)
+        if found is None:
+            if len(kept) >= MAX_KEPT_SNIPPETS:
+                kept.clear()
+            found = kept[text] = self.encode(text)
+        return found
+
+    @cached_property
+    def _kept_encodings(self) -> dict[str, list[int]]:
+        return {}
+
+    @cached_property
+    def _repository_tokens(self) -> tuple[int, int] | None:
+        """The ids of the format's repository-name and file-separator tokens, where the vocabulary has both."""
+        if self.format.repository is None:
+            return None
+        try:
+            return self.control_id(self.format.repository[0]), self.control_id(self.format.repository[1])
+        except KeyError:
+            return None
+
     def healed_prompt(self, left: str, right: str, reserve: int, limit: int | None = None, *,
-                      blanks: str) -> tuple[list[int], bytes]:
+                      blanks: str, extra: Sequence[Snippet] = ()) -> tuple[list[int], bytes]:
         """`prompt` with the left context's last tokens taken back, where the middle goes on from the left context
         (SPM order), and their bytes, which the middle's first tokens must write again (token healing).
 
@@ -176,7 +250,7 @@ class FimModel(ABC):
         and the model ended there at once (an empty middle) or wrote a stray space before its code. Nothing is
         taken back at a line's start (the middle may write its own indentation) or inside an indentation that the
         line goes on with. An indentation is made of the language's `blanks`."""
-        ids = self.prompt(left, right, reserve, limit)
+        ids = self.prompt(left, right, reserve, limit, extra)
         last_line = left[line_starts(left)[-1]:]
         inside_indentation = not last_line.strip(blanks) and bool(right) and LINE_BREAK.match(right) is None
         if not last_line or inside_indentation or self.format.templates[self.order][-1] != LEFT:
@@ -243,3 +317,19 @@ class FimModel(ABC):
             reach *= 4
 
 
+def split_room(room: int, whole: int, budget: int, local: int) -> int:
+    """The most tokens of repository context in a prompt with `room` tokens for its contexts (`whole` where no time
+    budget cuts it) whose left and right contexts have `local` tokens: those come first, up to what the model's
+    `budget` for repository context leaves of the whole room (a quarter of it at least), and the repository context
+    takes what they leave, up to the budget; where they fill the room, none."""
+    budget = max(0, min(budget, whole * 3 // 4))
+    return max(0, min(budget, room - min(local, whole - budget)))
+
+
+def split_local(room: int, left: int, right: int) -> tuple[int, int]:
+    """The tokens kept of a left and a right context of `left` and `right` tokens in `room`: all of both where they
+    fit, else half each, a side that needs less giving the rest to the other."""
+    if left + right <= room:
+        return left, right
+    keep_right = min(right, room // 2 if left > room // 2 else room - left)
+    return min(left, room - keep_right), keep_right

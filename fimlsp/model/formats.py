@@ -3,6 +3,13 @@
 A template is a sequence of pieces: `{left}` and `{right}` for the contexts, control-token names, and literal
 text (CodeLlama puts spaces around its markers). Prefix-suffix-middle (`psm`) is what every family supports;
 suffix-prefix-middle (`spm`) is offered where the family was trained on it.
+
+Other files of the repository (`FimModel.prompt`'s `extra`) are written as the family was trained to read them:
+StarCoder2 and Qwen2.5-Coder have a repository-name token and a file-separator token, and such a prompt opens with
+the repository's files in llama.cpp's server's layout (`/infill`'s `input_extra`): the repository token and a name,
+then each file's separator, path, line break and text, then a separator for the file being completed, all before the
+template. A family without them (DeepSeek-Coder, whose repository-level data marks each file with a path comment,
+and every other) reads each file as a path comment, a line break and its text, at the start of the left context.
 """
 
 from __future__ import annotations
@@ -15,6 +22,10 @@ from fimlsp.model.folder import FIM_SETTINGS
 
 LEFT, RIGHT = "{left}", "{right}"
 
+# What llama.cpp's server writes after the repository token and after the last file separator (it has neither the
+# repository's name nor the file's path): the same prompt as through its `/infill`.
+REPOSITORY_NAME, CURRENT_FILE = "myproject", "filename"
+
 
 @dataclass(frozen=True)
 class FimFormat:
@@ -23,6 +34,9 @@ class FimFormat:
     templates: dict[str, tuple[str, ...]]  # order -> pieces
     stops: tuple[str, ...]  # tokens that end the middle
     families: tuple[str, ...] = field(default=())  # substrings of a model's name or `model_type` that pick this
+    # The repository-name and file-separator tokens, used where the vocabulary has both (StarCoder2's, not StarCoder's)
+    repository: tuple[str, str] | None = None
+    path_comment: str = "# "  # what starts a file's path line where they are not used
 
     @property
     def orders(self) -> tuple[str, ...]:
@@ -31,7 +45,7 @@ class FimFormat:
     @property
     def named_tokens(self) -> tuple[str, ...]:
         """The tokens an engine looks up by name (`FimModel.control_id`)."""
-        return self.controls + self.stops
+        return self.controls + self.stops + (self.repository or ())
 
 
 _STARCODER_CONTROLS = ("<fim_prefix>", "<fim_suffix>", "<fim_middle>")
@@ -58,6 +72,7 @@ FORMATS: dict[str, FimFormat] = {
             },
             ("<|endoftext|>", "<file_sep>", "<fim_pad>"),
             ("starcoder", "gpt_bigcode", "bigcode"),
+            repository=("<repo_name>", "<file_sep>"),
         ),
         FimFormat(
             "santacoder",
@@ -75,6 +90,7 @@ FORMATS: dict[str, FimFormat] = {
             {"psm": ("<｜fim▁begin｜>", LEFT, "<｜fim▁hole｜>", RIGHT, "<｜fim▁end｜>")},
             ("<｜end▁of▁sentence｜>", "<|EOT|>"),
             ("deepseek",),
+            path_comment="#",
         ),
         FimFormat(
             "codellama",
@@ -92,6 +108,7 @@ FORMATS: dict[str, FimFormat] = {
             {"psm": ("<|fim_prefix|>", LEFT, "<|fim_suffix|>", RIGHT, "<|fim_middle|>")},
             ("<|endoftext|>", "<|fim_pad|>", "<|file_sep|>", "<|repo_name|>", "<|im_end|>"),
             ("qwen",),
+            repository=("<|repo_name|>", "<|file_sep|>"),
         ),
     )
 }

@@ -42,7 +42,7 @@ class TransformersModel(FimModel):
         return self.tokenizer.encode(_SURROGATE.sub("\ufffd", text), add_special_tokens=False)
 
     def control_id(self, piece: str) -> int:
-        return self.tokenizer.convert_tokens_to_ids(piece)
+        return self._vocabulary[piece]
 
     def prompt_pass(self, ids: list[int], shared: bool = False, deadline: float | None = None) -> PromptPass:
         return _TransformersPromptPass(self, ids, shared)
@@ -68,6 +68,10 @@ class TransformersModel(FimModel):
 
         cache.batch_select_indices(torch.tensor(rows, device=cache.layers[0].keys.device))
         return cache
+
+    @cached_property
+    def _vocabulary(self) -> dict[str, int]:
+        return self.tokenizer.get_vocab()
 
     @cached_property
     def _cache_name(self) -> str:
