@@ -297,3 +297,13 @@ def test_a_private_name_a_stubbed_base_may_hold_is_not_judged_on_self():
     left = "import threading\n\n\nclass Worker(threading.Thread):\n    def run(self):\n        "
     assert judged(left, "return self._target", "\n") == "complete"
     assert judged(left, "return self.target", "\n") == "refused"
+
+
+def test_a_method_defined_conditionally_in_the_class_body_is_no_debt():
+    left = "import os\n\n\nclass Builder:\n    if os.name != 'nt':\n        def link(self):\n            pass\n\n    def make(self):\n        "
+    assert judged(left, "x = 1", "\n        self.link()\n") == "complete"
+
+
+def test_a_name_a_hasattr_guard_tests_is_a_member():
+    left = "import sys\n\nif hasattr(sys, 'COLORS'):\n    "
+    assert judged(left, "x = sys.COLORS", "\n") == "complete"

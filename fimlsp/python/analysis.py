@@ -4,8 +4,8 @@
 One `Analysis` per project root (`analysis_for`), holding a `jedi.Project`: imports resolve through the workspace
 and the environment, and nothing of the project is executed (jedi reads source and stubs; compiled modules of the
 environment are introspected in jedi's own subprocess). A member list is an over-approximation on purpose: jedi's
-members, the names written after the same receiver anywhere in the file, the names the file stores as an attribute
-of anything (attributes set from outside the class), and the names of every `__slots__` the file or the receiver's
+members, the names written after the same receiver anywhere in the file, the names it quotes (what hasattr and
+getattr guards test), the names the file stores as an attribute of anything (attributes set from outside the class), and the names of every `__slots__` the file or the receiver's
 module declares. A receiver whose members cannot be known statically is unknown (None), with the reason: no
 inferred type or several, an instance other than `self`'s or a builtin type's (jedi infers other instances from
 their assignments and call sites, not surely enough: `self._sock` in asyncio lacked `getsockopt`), a base class
@@ -31,6 +31,8 @@ _JUDGED_TYPES = frozenset({"module", "class", "instance"})
 _DYNAMIC_TEXT = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__getattribute__\b")
 _SLOTS = re.compile(r"\b__slots__\s*(?::[^=\n]*)?=\s*([\(\[\{][^\)\]\}]*[\)\]\}]|[^\n]*)", re.DOTALL)
 _ATTRIBUTE_STORE = re.compile(r"\.\s*([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)")
+# A quoted name: what hasattr/getattr guards test (`hasattr(_curses, "COLORS")`, set only at run time).
+_QUOTED_NAME = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
 _STRING_WORD = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
 _SELF = ("self", "cls")
 _UNKNOWN_ROOTS = ("unittest.mock", "mock.", "typing.Any", "typing_extensions.Any")
@@ -152,7 +154,7 @@ class Analysis:
                 return Lookup(None, "the receiver defines __getattribute__")
         if not names:
             return Lookup(None, "no members listed")
-        names |= extra | slot_names(code) | stored_attributes(code)
+        names |= extra | slot_names(code) | stored_attributes(code) | set(_QUOTED_NAME.findall(code))
         if receiver:
             names |= used_after(receiver, code)
         return Lookup(frozenset(names), "", frozenset(kinds), from_stub)

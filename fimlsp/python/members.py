@@ -250,14 +250,14 @@ def attribute_debt(text: str, start: int, end: int) -> frozenset[str]:
             not (isinstance(base, ast.Name) and base.id == "object") for base in holder.bases):
         return frozenset()
     assigned = stored_attributes(text) | slot_names(text) | set(_QUOTED_NAME.findall(text)) | set(dir(object))
-    for statement in holder.body:
-        for node in ast.walk(statement) if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) else ():
+    for statement in holder.body:  # the class body's names, in conditional blocks too (`if os.name != "nt": def`)
+        for node in ast.walk(statement):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 assigned.add(node.id)
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            assigned.add(statement.name)
-        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
-            assigned.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                assigned.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                assigned.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
     loads = set()
     for method in holder.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args or any(
