@@ -186,3 +186,27 @@ def test_the_shipped_vocabulary_has_no_file_tokens_so_its_engines_write_path_com
             assert written == b"# shop/models.py\n" + MODELS.text.encode()
     finally:
         gguf.close()
+
+
+def test_complete_middles_reads_extra_context_in_its_prompt_and_nowhere_else(tiny, monkeypatch):
+    """`complete_middles(..., extra=)` hands the snippets to the prompt; the constraint still sees the document's
+    own contexts, so the middle is valid where the file is."""
+    from fimlsp.decoding import DecodingOptions, complete_middles
+    from fimlsp.model.transformers import TransformersModel
+
+    prompts = []
+    original = TransformersModel.prompt_pass
+    monkeypatch.setattr(TransformersModel, "prompt_pass", lambda self, ids, shared=False, deadline=None: (
+        prompts.append(list(ids)) or original(self, ids, shared, deadline)))
+    left, right = "from shop.models import Order\n\ndef total(order):\n    return ", "\n"
+    options = DecodingOptions(max_tokens=8)
+    complete_middles(tiny, left, right, options)
+    result = complete_middles(tiny, left, right, options, extra=[MODELS])[0]
+    written = tiny.encode("# shop/models.py\n" + MODELS.text)
+
+    def holds(ids: list[int]) -> bool:
+        return any(ids[start:start + len(written)] == written for start in range(len(ids)))
+
+    assert len(prompts) == 2 and not holds(prompts[0]) and holds(prompts[1])
+    assert result.valid
+    compile(left + result.middle + right, "<cut>", "exec")

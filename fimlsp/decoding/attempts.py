@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, replace
 
 from earley.deadline import Deadline
@@ -31,7 +31,7 @@ from fimlsp.decoding.steering import search_bounds
 from fimlsp.language import FILE, NONE, REGION, Caches, Guarantee, named
 from fimlsp.language import State as FimState
 from fimlsp.lines import after_line, with_line_breaks_of
-from fimlsp.model import FimModel, OutOfTime, PromptPass
+from fimlsp.model import FimModel, OutOfTime, PromptPass, Snippet
 
 # The first search (is the end guaranteed at all?) may take longer than the loop's: it runs once.
 START_SEARCH_SECONDS = 2.0
@@ -78,6 +78,7 @@ def complete_middles(
     guarantee: Guarantee | None = None,
     caches: Caches | None = None,
     stages: dict[str, float] | None = None,
+    extra: Sequence[Snippet] = (),
 ) -> list[Completion]:
     """Up to `n` distinct middles, the best first (`preference`), of at least `options.attempts` decoded.
 
@@ -88,6 +89,7 @@ def complete_middles(
     (those dropped too) and the retry without the name judge: `setup`, `prompt` (building and reading it),
     `tokens` (the model's steps), `judges` (the constraint's work per token), `start` (the start's shortest-finish
     search), `searches` (steering's and fallbacks'), `checks` (the ended middles' judgement on the whole file).
+    `extra`: other files of the repository, for the prompt only (`FimModel.prompt`), never for a judge.
     `should_stop` ends every stage within a few milliseconds: the searches poll it, and a stopped request runs no
     prompt pass, no fallback, no final check and no retry."""
     if n < 1:
@@ -119,7 +121,7 @@ def complete_middles(
     if names_retry and deadline is not None:
         now = time.perf_counter()
         deadline = now + NAMES_SHARE * max(0.0, deadline - now)
-    run = _Run(model, left, right, n, should_stop, stages)
+    run = _Run(model, left, right, n, should_stop, stages, tuple(extra))
     results = run.attempts(options, mode, guarantee, deadline, setup_seconds, names_reason)
     for judge in (members, calls):
         if judge is not None and judge.reason:
@@ -159,6 +161,7 @@ class _Run:
     n: int
     should_stop: Callable[[], bool] | None
     stages: dict[str, float]
+    extra: Sequence[Snippet] = ()
 
     def attempts(self, options: DecodingOptions, mode: str, guarantee: Guarantee | None, deadline: float | None,
                  setup_seconds: float, names_reason: str) -> list[Completion]:
@@ -222,8 +225,8 @@ class _Run:
         limit = None if deadline is None else _steady(model.prompt_tokens_within(PROMPT_SHARE * (deadline - clock)))
         blanks = named(options.language).blanks
         left, right = _steady_contexts(model, self.left, self.right, reserve, limit)
-        prompt, heal = model.healed_prompt(left, right, reserve, limit, blanks=blanks) if (
-            options.token_healing) else (model.prompt(left, right, reserve, limit), b"")
+        prompt, heal = model.healed_prompt(left, right, reserve, limit, blanks=blanks, extra=self.extra) if (
+            options.token_healing) else (model.prompt(left, right, reserve, limit, self.extra), b"")
         # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.
         options = replace(options, max_tokens=max(0, min(options.max_tokens, model.context_window - len(prompt))))
         # The token loops (and the wait for a model server's answers) end early enough to leave a fallback its
