@@ -89,7 +89,7 @@ def test_a_request_stopped_before_its_first_token_runs_no_model_pass_and_polls_o
     assert result.stop == "cancelled" and result.tokens == 0 and not shown(result)
     assert forwards == []  # no prompt pass, no step
     assert fed == [LEFT]  # the setup's; the start's finish search expanded no node (it ran whole before)
-    assert len(polls) <= 4  # the start's search, each attempt's first step: then nothing more runs
+    assert len(polls) <= 5  # before the prompt, before and in the start's search, each first step: no more
 
 
 def test_the_searches_deadline_carries_the_stop_flag():

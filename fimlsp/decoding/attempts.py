@@ -90,8 +90,8 @@ def complete_middles(
     `tokens` (the model's steps), `judges` (the constraint's work per token), `start` (the start's shortest-finish
     search), `searches` (steering's and fallbacks'), `checks` (the ended middles' judgement on the whole file).
     `extra`: other files of the repository, for the prompt only (`FimModel.prompt`), never for a judge.
-    `should_stop` ends every stage within a few milliseconds: the searches poll it, and a stopped request runs no
-    prompt pass, no fallback, no final check and no retry."""
+    `should_stop` ends every stage within a few milliseconds: the searches and the prompt's reading (a chunk at a
+    time) poll it, and a stopped request runs no fallback, no final check and no retry."""
     if n < 1:
         raise ValueError("n must be at least 1")
     stages = {} if stages is None else stages
@@ -169,6 +169,8 @@ class _Run:
         one after another until `n` distinct middles (or twice as many attempts) or the deadline."""
         model, n = self.model, self.n
         prompt, options, prompt_pass, steps_deadline = self._prompt(options, deadline)
+        if not self._stopped():  # before the start's search: a superseded request leaves its chunks in the cache
+            prompt_pass.read_ahead()
         searches_deadline = _stoppable(deadline, self.should_stop)
         start, scope, scope_reason, start_searches = Prefix("", b"", None, 0), "file", "", 0
         clock = time.perf_counter()
@@ -265,19 +267,31 @@ class _Run:
 
 
 class _PromptOnDemand(PromptPass):
-    """The prompt's forward pass, run when a decoder first asks for it: a request stopped before then (superseded
-    during its start's search) never runs it. `heal`: the bytes token healing took back from the left context."""
+    """The prompt's forward pass, read ahead of the start's search or when a decoder first asks for it: a request
+    stopped while it reads (`OutOfTime`) leaves what it read in the engine's cache, for the next keystroke, and its
+    decoders end as it did. `heal`: the bytes token healing took back from the left context."""
 
     def __init__(self, model: FimModel, prompt: list[int], shared: bool, deadline: float | None, heal: bytes):
         self.model, self.prompt, self.shared, self.deadline, self.heal = model, prompt, shared, deadline, heal
         self.reading_seconds = 0.0  # the pass's time, as the `prompt` stage counts it
         self._pass: PromptPass | None = None
+        self._late: OutOfTime | None = None
+
+    def read_ahead(self) -> None:
+        try:
+            self._read()
+        except OutOfTime as late:
+            self._late = late  # raised again where a decoder asks for the pass
 
     def _read(self) -> PromptPass:
+        if self._late is not None:
+            raise self._late
         if self._pass is None:
             clock = time.perf_counter()
-            self._pass = self.model.prompt_pass(self.prompt, shared=self.shared, deadline=self.deadline)
-            self.reading_seconds = time.perf_counter() - clock
+            try:
+                self._pass = self.model.prompt_pass(self.prompt, shared=self.shared, deadline=self.deadline)
+            finally:
+                self.reading_seconds = time.perf_counter() - clock
         return self._pass
 
     @property
@@ -306,7 +320,7 @@ def _steady_contexts(model: FimModel, left: str, right: str, reserve: int, limit
     The right context gets half the room (all the left one leaves, in steps of `STEADY_STEP` tokens, where the
     left is short), the left one what the right one's tokens leave."""
     room = min(model.context_window - reserve, limit or model.context_window) - len(model.prompt("", "", reserve))
-    if room <= 0:
+    if room < 2 * STEADY_STEP:  # a short prompt is cheap to read again: the model's cut keeps every token it can
         return left, right
     right_room = room // 2
     if len(left) < STEADY_CHARS_PER_TOKEN * room:  # a short left context may leave the right one more room
