@@ -13,7 +13,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 STARTUP_SECONDS = 120  # loading the model and importing the server's web stack, on a busy machine
@@ -39,16 +39,16 @@ def server_command(engine: str, gguf: Path, port: int) -> list[str]:
 
 
 @contextlib.contextmanager
-def llama_server(folder: Path, engine: str = PYTHON_ENGINE) -> Iterator[str]:
-    """The URL of a llama.cpp server of `engine` serving the shipped model, exported into `folder`; stopped on
-    leaving."""
+def llama_server(folder: Path, engine: str = PYTHON_ENGINE, arguments: Sequence[str] = ()) -> Iterator[str]:
+    """The URL of a llama.cpp server of `engine` serving the shipped model, exported into `folder`, with the server's
+    own `arguments` after fimlsp's; stopped on leaving."""
     from fimlsp.model.gguf_export import export_gguf
     from fimlsp.models import default_model_path
 
     gguf = export_gguf(default_model_path(), folder / "default.gguf")
     port = free_port()
     log = open(folder / "llama-server.log", "wb")
-    process = subprocess.Popen(server_command(engine, gguf, port), stdout=log, stderr=subprocess.STDOUT,
+    process = subprocess.Popen([*server_command(engine, gguf, port), *arguments], stdout=log, stderr=subprocess.STDOUT,
                                env={**os.environ, "OMP_NUM_THREADS": "1"})
     url = f"http://127.0.0.1:{port}"
     try:

@@ -26,7 +26,7 @@ from lsprotocol import types
 
 from fimlsp.decoding import DecodingOptions, complete_middles
 from fimlsp.model import ModelError
-from fimlsp.model.backend import FimModel, PromptPass, Session
+from fimlsp.model.backend import FimModel, PromptPass, Session, Snippet
 from fimlsp.model.remote import RemoteModel, connect
 from fimlsp.model.server_vocabulary import PROBE
 from fimlsp.models import default_model_path
@@ -563,3 +563,67 @@ def test_chunked_answers_are_read_whole_on_one_kept_alive_connection():
         stub.shutdown()
         stub.server_close()
     assert len(stub.connections) == 2  # three answers on the first; the refused one closed it
+
+
+ORDERS = Snippet("shop/models.py", "class Order:\n    amount: int\n    customer: str\n")
+ORDER_LEFT, ORDER_RIGHT = "from shop.models import Order\n\n\ndef total(order: Order) -> int:\n    return order.", "\n"
+
+
+def test_repository_context_reaches_the_server_in_the_prompt(model):
+    """The prompt with another file's snippet, as the engine builds it (token ids, or text where the server takes
+    only text), is read by the server: its rows after the prompt are not those of the prompt without it."""
+    plain = model.prompt(ORDER_LEFT, ORDER_RIGHT, 64)
+    with_extra = model.prompt(ORDER_LEFT, ORDER_RIGHT, 64, extra=[ORDERS])
+    assert len(with_extra) > len(plain)
+    if not model.token_prompts:
+        assert "# shop/models.py\n" + ORDERS.text + ORDER_LEFT in model.text_of(with_extra)
+    rows = [model.prompt_pass(ids).log_probs for ids in (plain, with_extra)]
+    assert not np.array_equal(*rows)
+
+
+@pytest.fixture(scope="module")
+def infill_server(tmp_path_factory):
+    """llama-server with a batch of 256 tokens: `/infill` leaves the rest of the shipped model's 512-token context
+    to extras (with its default batch, 2,048 tokens, it leaves them none)."""
+    if not LLAMA_SERVER.exists():
+        message = f"llama-server is not built (run {INSTALL_LLAMA_SERVER.relative_to(ROOT)})"
+        if os.environ.get("CI"):
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    with llama_server(tmp_path_factory.mktemp("infill"), LLAMA_CPP_ENGINE,
+                      ("--batch-size", "256", "--ubatch-size", "256")) as url:
+        yield url
+
+
+@pytest.mark.slow
+def test_llama_servers_infill_takes_input_extra_into_the_prompt_it_evaluates(infill_server):
+    """llama.cpp's `/infill` with `input_extra`, the layout fimlsp's prompt follows for a family with file tokens,
+    is accepted and puts the file's text before the left context in the prompt the server evaluated."""
+    model = connect(infill_server)
+    try:
+        asked = {"input_prefix": ORDER_LEFT, "input_suffix": ORDER_RIGHT, "n_predict": 1, "temperature": 0,
+                 "cache_prompt": False}
+        plain = model.request("POST", "/infill", asked)
+        extra = model.request("POST", "/infill", {**asked, "input_extra": [
+            {"filename": ORDERS.path, "text": ORDERS.text}]})
+        snippet_tokens = len(model.encode(ORDERS.text))
+    finally:
+        model.close()
+    assert ORDERS.text not in plain["prompt"]
+    assert ORDERS.text in extra["prompt"] and extra["prompt"].index(ORDERS.text) < extra["prompt"].index(ORDER_LEFT)
+    assert extra["tokens_evaluated"] >= plain["tokens_evaluated"] + snippet_tokens
+
+
+@pytest.mark.slow
+def test_the_prompt_with_repository_context_is_evaluated_whole_by_llama_server(infill_server):
+    """Through llama.cpp's own API the engine sends its prompt as ids: the server evaluates every one, the snippet
+    written as the format writes it (a path comment for the shipped vocabulary) just before the left context."""
+    model = connect(infill_server)
+    try:
+        ids = model.prompt(ORDER_LEFT, ORDER_RIGHT, 64, extra=[ORDERS])
+        answer = model.request("POST", "/completion", {"prompt": ids, "n_predict": 1, "temperature": 0,
+                                                       "cache_prompt": False})
+    finally:
+        model.close()
+    assert answer["tokens_evaluated"] == len(ids)
+    assert "<fim_middle># shop/models.py\n" + ORDERS.text + ORDER_LEFT in answer["prompt"]
