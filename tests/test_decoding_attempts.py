@@ -133,8 +133,8 @@ def test_a_request_stopped_while_llama_cpp_reads_its_prompt_ends_within_a_chunk(
 
 
 def test_typing_at_the_cursor_reads_only_the_new_tokens_of_the_prompt():
-    """The prompt's contexts are cut where typing does not move the cut (`_steady_contexts`), so llama.cpp's cache of
-    the last keystroke's prompt holds all but the new tokens: over 24 keystrokes in a long file at most 3 read more
+    """The prompt's contexts are cut where typing does not move the cut (`prompts.steady_contexts`), so llama.cpp's
+    cache of the last keystroke's prompt holds all but the new tokens: over 24 keystrokes in a long file at most 3 read more
     than a few tokens (the model's token cut moved the left context's first token at about every other keystroke,
     and each read the left context's ~190 tokens again)."""
     from pathlib import Path

@@ -26,11 +26,12 @@ from fimlsp.decoding.judges import JUDGES
 from fimlsp.decoding.loop import Decoder
 from fimlsp.decoding.options import DecodingOptions
 from fimlsp.decoding.prefix import Prefix
+from fimlsp.decoding.prompts import PromptOnDemand, steady, steady_contexts
 from fimlsp.decoding.results import Completion, preference
 from fimlsp.decoding.steering import search_bounds
 from fimlsp.language import FILE, NONE, REGION, Caches, Guarantee, named
 from fimlsp.language import State as FimState
-from fimlsp.lines import after_line, with_line_breaks_of
+from fimlsp.lines import with_line_breaks_of
 from fimlsp.model import FimModel, OutOfTime, PromptPass, Snippet
 
 # The first search (is the end guaranteed at all?) may take longer than the loop's: it runs once.
@@ -43,11 +44,6 @@ FALLBACK_SHARE = 0.15
 # With the name judge on, the judged decoding's share of a time budget: the rest is left to the retry without it,
 # so that a middle the judge refuses still leaves time for a valid one (a suggestion rather than none).
 NAMES_SHARE = 0.6
-# Where a prompt's contexts are cut (`_steady_contexts`): at a line start on a multiple of this many characters (and,
-# for a short left context, the right one's room in steps of this many tokens), looking at most this many
-# characters per token of room.
-STEADY_STEP = 64
-STEADY_CHARS_PER_TOKEN = 8
 
 
 def complete_middle(
@@ -131,6 +127,12 @@ def complete_middles(
     if not names_retry or (first.valid and first.middle) or first.stop == "cancelled" or (
             budget_end is not None and time.perf_counter() >= budget_end):
         return results
+    return _without_names(run, left, right, options, plain, budget_end)
+
+
+def _without_names(run: _Run, left: str, right: str, options: DecodingOptions, plain: Guarantee,
+                   budget_end: float | None) -> list[Completion]:
+    """The retry without the name judge, where no judged middle bound its names, for the time that is left."""
     # Where no judged middle binds what it must, one decoded without the judge may: strict shows it only if it
     # passes the judge's verdict on the whole middle (as an unchecked middle); fallback shows a valid one anyway.
     again = run.attempts(replace(options, names="off"), "constrained" if plain.state is not None else "unconstrained",
@@ -224,9 +226,9 @@ class _Run:
         model, clock = self.model, time.perf_counter()
         reserve = min(options.max_tokens, model.context_window // 4)
         # Within a time budget, the prompt is cut to what the model can read in its share of the time left.
-        limit = None if deadline is None else _steady(model.prompt_tokens_within(PROMPT_SHARE * (deadline - clock)))
+        limit = None if deadline is None else steady(model.prompt_tokens_within(PROMPT_SHARE * (deadline - clock)))
         blanks = named(options.language).blanks
-        left, right = _steady_contexts(model, self.left, self.right, reserve, limit)
+        left, right = steady_contexts(model, self.left, self.right, reserve, limit)
         prompt, heal = model.healed_prompt(left, right, reserve, limit, blanks=blanks, extra=self.extra) if (
             options.token_healing) else (model.prompt(left, right, reserve, limit, self.extra), b"")
         # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.
@@ -236,7 +238,7 @@ class _Run:
         steps_deadline = None if deadline is None else deadline - FALLBACK_SHARE * (deadline - time.perf_counter())
         shared = options.attempts > 1 or self.n > 1
         _add(self.stages, prompt=time.perf_counter() - clock)
-        reading = _PromptOnDemand(model, prompt, shared, _stoppable(steps_deadline, self.should_stop), heal)
+        reading = PromptOnDemand(model, prompt, shared, _stoppable(steps_deadline, self.should_stop), heal)
         return prompt, options, reading, steps_deadline
 
     def _judge(self, decoders: list[Decoder], outcomes: list, mode: str, guarantee: Guarantee | None,
@@ -264,84 +266,6 @@ class _Run:
         _add(self.stages, judges=judges, searches=searches, checks=checks)
         ended = bool(timed_out) or any(outcome[1] == "no_alternative" for outcome in outcomes)
         return [result for result in judged if result is not None], ended
-
-
-class _PromptOnDemand(PromptPass):
-    """The prompt's forward pass, read ahead of the start's search or when a decoder first asks for it: a request
-    stopped while it reads (`OutOfTime`) leaves what it read in the engine's cache, for the next keystroke, and its
-    decoders end as it did. `heal`: the bytes token healing took back from the left context."""
-
-    def __init__(self, model: FimModel, prompt: list[int], shared: bool, deadline: float | None, heal: bytes):
-        self.model, self.prompt, self.shared, self.deadline, self.heal = model, prompt, shared, deadline, heal
-        self.reading_seconds = 0.0  # the pass's time, as the `prompt` stage counts it
-        self._pass: PromptPass | None = None
-        self._late: OutOfTime | None = None
-
-    def read_ahead(self) -> None:
-        try:
-            self._read()
-        except OutOfTime as late:
-            self._late = late  # raised again where a decoder asks for the pass
-
-    def _read(self) -> PromptPass:
-        if self._late is not None:
-            raise self._late
-        if self._pass is None:
-            clock = time.perf_counter()
-            try:
-                self._pass = self.model.prompt_pass(self.prompt, shared=self.shared, deadline=self.deadline)
-            finally:
-                self.reading_seconds = time.perf_counter() - clock
-        return self._pass
-
-    @property
-    def log_probs(self):
-        return self._read().log_probs
-
-    @property
-    def seconds(self) -> float:
-        return 0.0 if self._pass is None else self._pass.seconds
-
-    def session(self, rows: int = 1):
-        return self._read().session(rows)
-
-
-def _steady(limit: int | None) -> int | None:
-    """A prompt's token limit rounded down to a power of two, so that the same cut holds from one keystroke to the
-    next while the measured speed of the model wavers."""
-    return None if limit is None else 1 << (limit.bit_length() - 1)
-
-
-def _steady_contexts(model: FimModel, left: str, right: str, reserve: int, limit: int | None) -> tuple[str, str]:
-    """What the prompt keeps of `left` and `right`, cut where typing at the cursor does not move the cut: the right
-    context ends and the left one starts at a line start on a multiple of `STEADY_STEP` characters. The model cut
-    both by tokens, so the left context's first token moved with every character typed, and the engine's cache of
-    the last keystroke's prompt (`LlamaCppModel`) was read again from there: now a keystroke reads its new tokens.
-    The right context gets half the room (all the left one leaves, in steps of `STEADY_STEP` tokens, where the
-    left is short), the left one what the right one's tokens leave."""
-    room = min(model.context_window - reserve, limit or model.context_window) - len(model.prompt("", "", reserve))
-    if room < 2 * STEADY_STEP:  # a short prompt is cheap to read again: the model's cut keeps every token it can
-        return left, right
-    right_room = room // 2
-    if len(left) < STEADY_CHARS_PER_TOKEN * room:  # a short left context may leave the right one more room
-        used = len(model.encode(left))
-        right_room = max(right_room, room - STEADY_STEP * (used // STEADY_STEP + 1))
-    end = min(len(right), STEADY_CHARS_PER_TOKEN * right_room)  # typing before the cursor leaves it as it is
-    while end > 0 and len(model.encode(right[:_line_start(right, end)])) > right_room:
-        end -= STEADY_STEP
-    right = right[:_line_start(right, end)]
-    left_room = room - len(model.encode(right))
-    start = max(0, len(left) - STEADY_CHARS_PER_TOKEN * left_room) // STEADY_STEP * STEADY_STEP
-    while start < len(left) and len(model.encode(left[_line_start(left, start):])) > left_room:
-        start += STEADY_STEP
-    return left[_line_start(left, start):] if start else left, right
-
-
-def _line_start(text: str, offset: int) -> int:
-    """The first line start at or after `offset` (the end of `text` without one)."""
-    if offset <= 0 or offset >= len(text):
-        return max(0, min(offset, len(text)))
-    return offset if text[offset - 1] in "\r\n" else after_line(text, offset)
 
 
 def _stoppable(deadline: float | None, should_stop: Callable[[], bool] | None) -> float | None:
