@@ -307,3 +307,9 @@ def test_a_method_defined_conditionally_in_the_class_body_is_no_debt():
 def test_a_name_a_hasattr_guard_tests_is_a_member():
     left = "import sys\n\nif hasattr(sys, 'COLORS'):\n    "
     assert judged(left, "x = sys.COLORS", "\n") == "complete"
+
+
+def test_a_base_meant_to_be_subclassed_owes_no_attribute():
+    """_markupbase.ParserBase loads self.rawdata, which only its subclasses assign."""
+    left = "class ParserBase:\n    def __init__(self):\n        "
+    assert judged(left, "pass", "\n\n    def parse(self):\n        return self.rawdata\n") == "complete"

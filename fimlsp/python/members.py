@@ -228,8 +228,8 @@ class Members:
 
 
 def attribute_debt(text: str, start: int, end: int) -> frozenset[str]:
-    """The attributes that the innermost class holding the middle (`text[start:end]`) loads on its methods' first
-    parameter outside the middle, that neither the class nor anything in the file assigns (an attribute store on
+    """The attributes that the innermost class holding the middle (`text[start:end]`), where its `__init__` sets
+    up its state, loads on its methods' first parameter after the middle and not before it, that neither the class nor anything in the file assigns (an attribute store on
     any receiver, the class body's names, `__slots__`) and that no string of the file names (`getattr(self, "x")`
     guards). Classes whose attributes may come from elsewhere owe nothing: bases other than `object`, decorators,
     keywords (a metaclass), and files that set attributes dynamically (`setattr`, `__dict__`, `__getattr__`,
@@ -258,7 +258,9 @@ def attribute_debt(text: str, start: int, end: int) -> frozenset[str]:
                 assigned.add(node.name)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 assigned.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-    loads = set()
+    if not _sets_up_state(holder):
+        return frozenset()  # a base meant to be subclassed (its attributes are its subclasses')
+    loads, excused = set(), set()
     for method in holder.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args or any(
                 not _binds_receiver(decorator) for decorator in method.decorator_list):
@@ -266,12 +268,25 @@ def attribute_debt(text: str, start: int, end: int) -> frozenset[str]:
         receiver = method.args.args[0].arg
         for node in ast.walk(method):
             if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)
-                    and isinstance(node.value, ast.Name) and node.value.id == receiver
-                    and not first_line <= node.lineno <= last_line):
-                loads.add(node.attr)
+                    and isinstance(node.value, ast.Name) and node.value.id == receiver):
+                if node.lineno < first_line:
+                    excused.add(node.attr)  # loaded before the middle too: unassigned whatever the middle
+                elif node.lineno > last_line:
+                    loads.add(node.attr)
             elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
                 assigned.add(node.attr)
-    return frozenset(loads - assigned)
+    return frozenset(loads - assigned - excused)
+
+
+def _sets_up_state(holder: ast.ClassDef) -> bool:
+    """The class's `__init__` (outside the middle or in it) assigns an attribute on its first parameter."""
+    for method in holder.body:
+        if isinstance(method, ast.FunctionDef) and method.name == "__init__" and method.args.args:
+            receiver = method.args.args[0].arg
+            return any(isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                       and isinstance(node.value, ast.Name) and node.value.id == receiver
+                       for node in ast.walk(method))
+    return False
 
 
 def _binds_receiver(decorator: ast.expr) -> bool:
