@@ -47,6 +47,9 @@ DEFAULTS = {"time_budget": None}
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="FILE:LINE:COL", help="the file and the cursor position (FILE may be -)")
     settings.add_flags(parser, SETTINGS, DEFAULTS)
+    parser.add_argument("--project", metavar="DIR",
+                        help="the project whose files --context reads (default: the nearest folder above FILE "
+                             "that holds pyproject.toml, setup.py, setup.cfg or .git, else FILE's folder)")
     parser.add_argument("--language", choices=[language.name for language in languages()],
                         help="the file's language (default: from its suffix, else %s)" % DEFAULT_LANGUAGE)
     parser.add_argument("--model-server-api", choices=PROTOCOLS, default="auto",
@@ -81,6 +84,7 @@ def parse_target(target: str) -> tuple[str, int, int]:
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
+    from fimlsp.context.editor import for_command
     from fimlsp.decoding import complete_middles, shown
     from fimlsp.model import ModelError, load_model
 
@@ -109,7 +113,9 @@ def run(args: argparse.Namespace) -> int:
         loaded = time.perf_counter()
         if args.model_server and decoding.time_budget is not None:
             decoding = replace(decoding, time_budget=max(0.0, decoding.time_budget - (loaded - loading)))
-        results = complete_middles(model, left, right, decoding, args.alternatives)
+        extra = for_command(None if path == "-" else path, left, right, decoding.context,
+                            decoding.context_exclude, model.context_window, args.project)
+        results = complete_middles(model, left, right, decoding, args.alternatives, extra=extra)
     except ModelError as error:  # a server can also fail during the completion
         raise UserError(str(error)) from error
     result = results[0]
@@ -120,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     if args.json:
         where = {"file": path, "line": line, "column": column, "model": model.name,
+                 "context": [{"path": snippet.path, "chars": len(snippet.text)} for snippet in extra],
                  "differs_from_editors": settings.differing_from_editors(values), "timings": spent}
         if args.model_server:
             where["server"] = {"url": model.url, "api": model.protocol, "round_trips": model.round_trips,

@@ -25,6 +25,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 
+from fimlsp.context.editor import EditorContext
 from fimlsp.language import DEFAULT_LANGUAGE, REGION, Guarantee
 from fimlsp.lines import after_line, line_of
 from fimlsp.server.cache import Recognizers, Suggestion, Suggestions
@@ -85,6 +86,7 @@ class CompletionEngine:
         self._pending: Worker | None = None  # the worker loading the latest model, until it is served
         self._loading: asyncio.Future | None = None  # the latest model load
         self._jobs: dict[str, _Job] = {}  # the latest job of each document
+        self.context = EditorContext()  # what other files say (issue 45), fed by the document events
 
     # Model ---------------------------------------------------------------------------------------------------
 
@@ -231,6 +233,7 @@ class CompletionEngine:
     def shutdown(self) -> None:
         """Stop every generation and abandon every worker: a request waiting on a model server ends at once."""
         self.supersede()
+        self.context.shutdown()
         for worker in (self._pending, self._worker):
             if worker is not None:
                 worker.abandon()
@@ -305,8 +308,12 @@ class CompletionEngine:
             log.info("%s: names not judged: the document is bigger than the size budget (%d characters)",
                      request.where, settings.size_budget)
         stages: dict[str, float] = {}
+        clock = time.perf_counter()
+        extra = self.context.snippets(request.uri, left, right, options.context, options.context_exclude,
+                                      model.context_window)
+        _record(request.timings, context=time.perf_counter() - clock)
         results = complete_middles(model, left, right, options, settings.alternatives,
-                                   should_stop=stop.is_set, guarantee=guarantee, stages=stages)
+                                   should_stop=stop.is_set, guarantee=guarantee, stages=stages, extra=extra)
         stages["setup"] = setup + stages.get("setup", 0.0)  # the server's recognizer, then the name judge's
         _record(request.timings, **stages)
         result = results[0]

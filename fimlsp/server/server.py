@@ -297,6 +297,7 @@ def _lifecycle_handlers(server: FimServer) -> None:
         ls.loop = asyncio.get_running_loop()
         logging.getLogger("fimlsp").addHandler(ClientLogHandler(ls))
         ls.apply_settings(params.initialization_options, "initializationOptions")
+        ls.engine.context.initialize(params.workspace_folders, params.root_uri, params.root_path)
         ls.start_loading()  # no notification may go before the answer: `initialized` reports it
 
     @server.feature(types.INITIALIZED)
@@ -341,6 +342,7 @@ def _document_handlers(server: FimServer) -> None:
     def did_open(ls: FimServer, params: types.DidOpenTextDocumentParams):
         document = params.text_document
         ls.documents.open(document.uri, document.text, document.version, document.language_id)
+        ls.engine.context.opened(document.uri, document.text)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @_never_fails
@@ -356,11 +358,14 @@ def _document_handlers(server: FimServer) -> None:
         ls.change_ms[document.uri] = round(1e3 * (time.perf_counter() - started), 2)
         if changed is None:
             log.warning("%s: change to a document that is not open ignored", document.uri)
+        else:
+            ls.engine.context.changed(document.uri, changed.text)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     @_never_fails
     def did_close(ls: FimServer, params: types.DidCloseTextDocumentParams):
         ls.documents.close(params.text_document.uri)
+        ls.engine.context.closed(params.text_document.uri)
         ls.change_ms.pop(params.text_document.uri, None)
         ls.engine.forget(params.text_document.uri)
 
