@@ -486,7 +486,7 @@ async def test_the_status_after_a_completion_says_where_its_time_went(tiny_model
     decoding."""
     from harness.rpc_client import RpcClient, document_params, position_params
 
-    stages = ("document", "waiting", "setup", "prompt", "tokens", "judges", "start", "searches", "checks")
+    stages = ("document", "waiting", "context", "setup", "prompt", "tokens", "judges", "start", "searches", "checks")
     with RpcClient("--model", str(tiny_model_path), "--device", "cpu") as client:
         client.initialize(options_for(tiny_model_path, singleLine="never"))
         assert client.wait_for_model()["ready"]
