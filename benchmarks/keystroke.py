@@ -45,7 +45,7 @@ from fimlsp.models import default_model, default_model_path  # noqa: E402
 from harness.rpc_client import RpcClient, document_params, position_params  # noqa: E402
 
 THIRD_PARTY = ("site-packages", "site-packages-1")  # the corpus's roots that are not the standard library
-STAGES = ("document", "waiting", "setup", "prompt", "tokens", "judges", "start", "searches", "checks")
+STAGES = ("document", "waiting", "context", "setup", "prompt", "tokens", "judges", "start", "searches", "checks")
 AUTOMATIC = 2  # InlineCompletionTriggerKind.Automatic: what an editor sends as the user types
 
 
