@@ -8,6 +8,7 @@ import torch
 
 from fimlsp.decoding import DecodingOptions, complete_middles, shown
 from fimlsp.model import OutOfTime, TransformersModel, load_model
+from fimlsp.model.backend import Snippet
 from fimlsp.python.syntax import parses
 
 LEFT, RIGHT = "x = ", "\n"  # the empty middle is no valid end: the first attempt must write a token
@@ -132,11 +133,14 @@ def test_a_request_stopped_while_llama_cpp_reads_its_prompt_ends_within_a_chunk(
         model.close()
 
 
-def test_typing_at_the_cursor_reads_only_the_new_tokens_of_the_prompt():
+@pytest.mark.parametrize("extra", [(), (Snippet("shop/models.py", "class Order:\n    quantity: int = 0\n" * 4),)],
+                         ids=["alone", "with other files"])
+def test_typing_at_the_cursor_reads_only_the_new_tokens_of_the_prompt(extra):
     """The prompt's contexts are cut where typing does not move the cut (`prompts.steady_contexts`), so llama.cpp's
     cache of the last keystroke's prompt holds all but the new tokens: over 24 keystrokes in a long file at most 3 read more
     than a few tokens (the model's token cut moved the left context's first token at about every other keystroke,
-    and each read the left context's ~190 tokens again)."""
+    and each read the left context's ~190 tokens again). Snippets of other files are counted in the room: else the
+    model cut the contexts again by tokens."""
     from pathlib import Path
 
     import numpy as np
@@ -153,7 +157,7 @@ def test_typing_at_the_cursor_reads_only_the_new_tokens_of_the_prompt():
         reads = []
         for count in range(1, len(typed)):
             before = np.array(model.llama.input_ids[:model.llama.n_tokens])
-            complete_middles(model, source[:cut] + typed[:count], source[cut:], options)
+            complete_middles(model, source[:cut] + typed[:count], source[cut:], options, extra=extra)
             after = np.array(model.llama.input_ids[:model.llama.n_tokens])
             shared = min(len(before), len(after))
             differs = np.flatnonzero(before[:shared] != after[:shared])

@@ -228,7 +228,7 @@ class _Run:
         # Within a time budget, the prompt is cut to what the model can read in its share of the time left.
         limit = None if deadline is None else steady(model.prompt_tokens_within(PROMPT_SHARE * (deadline - clock)))
         blanks = named(options.language).blanks
-        left, right = steady_contexts(model, self.left, self.right, reserve, limit)
+        left, right = steady_contexts(model, self.left, self.right, reserve, limit, self.extra)
         prompt, heal = model.healed_prompt(left, right, reserve, limit, blanks=blanks, extra=self.extra) if (
             options.token_healing) else (model.prompt(left, right, reserve, limit, self.extra), b"")
         # The context window may leave fewer tokens than asked for; the steering must know the limit that applies.

@@ -4,9 +4,11 @@ forward pass read ahead, a chunk at a time, so that a superseded keystroke's wor
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from fimlsp.lines import after_line
 from fimlsp.model import FimModel, OutOfTime, PromptPass
+from fimlsp.model.backend import Snippet
 
 # Where a prompt's contexts are cut (`steady_contexts`): at a line start on a multiple of this many characters (and,
 # for a short left context, the right one's room in steps of this many tokens), looking at most this many
@@ -61,14 +63,17 @@ def steady(limit: int | None) -> int | None:
     return None if limit is None else 1 << (limit.bit_length() - 1)
 
 
-def steady_contexts(model: FimModel, left: str, right: str, reserve: int, limit: int | None) -> tuple[str, str]:
+def steady_contexts(model: FimModel, left: str, right: str, reserve: int, limit: int | None,
+                    extra: Sequence[Snippet] = ()) -> tuple[str, str]:
     """What the prompt keeps of `left` and `right`, cut where typing at the cursor does not move the cut: the right
     context ends and the left one starts at a line start on a multiple of `STEADY_STEP` characters. The model cut
     both by tokens, so the left context's first token moved with every character typed, and the engine's cache of
     the last keystroke's prompt (`LlamaCppModel`) was read again from there: now a keystroke reads its new tokens.
     The right context gets half the room (all the left one leaves, in steps of `STEADY_STEP` tokens, where the
-    left is short), the left one what the right one's tokens leave."""
-    room = min(model.context_window - reserve, limit or model.context_window) - len(model.prompt("", "", reserve))
+    left is short), the left one what the right one's tokens leave. The room is what the `extra` snippets leave, so
+    that the model does not cut the contexts again by tokens."""
+    room = min(model.context_window - reserve, limit or model.context_window) - len(
+        model.prompt("", "", reserve, extra=extra))
     if room < 2 * STEADY_STEP:  # a short prompt is cheap to read again: the model's cut keeps every token it can
         return left, right
     right_room = room // 2
