@@ -1,7 +1,9 @@
 """The repository context as the server and the commands drive it."""
 
+import threading
 from pathlib import Path
 
+from fimlsp.context import RepositoryContext
 from fimlsp.context.editor import EditorContext, for_command
 from fimlsp.context.recent import first_changed_line
 
@@ -35,13 +37,22 @@ def test_a_model_without_room_starts_nothing(tmp_path):
     assert editor._context is None  # no thread, no index, no file read
 
 
-def test_the_server_context_fills_in_the_background(tmp_path):
+def test_the_server_context_fills_in_the_background(tmp_path, monkeypatch):
     root, main = project(tmp_path)
     editor = EditorContext()
     editor.initialize(None, root.as_uri())
     editor.opened(main.as_uri(), MAIN)
+    background = threading.Event()  # the background thread waits for it to begin: a completion must not wait
+    work = RepositoryContext._work
+
+    def held(self):
+        background.wait()
+        work(self)
+
+    monkeypatch.setattr(RepositoryContext, "_work", held)
     try:
         assert editor.snippets(main.as_uri(), MAIN, "", "auto", "", context_window=4096) == []
+        background.set()
         assert editor._context.settle()
         snippets = editor.snippets(main.as_uri(), MAIN, "", "auto", "", context_window=4096)
         assert snippets[0].path == "helpers.py"

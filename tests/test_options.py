@@ -110,7 +110,7 @@ def test_the_server_settings_that_are_options_take_their_keys_and_choices_from_t
         assert each.default == declared.metadata["editors"]
     updated, problems = config.update(config.Settings(), {"topK": 3, "loopRepeats": 0, "scope": "file",
                                                           "names": "loose"})
-    assert problems == ["setting 'names' = 'loose' ignored: expected one of off, strict"]
+    assert problems == ["setting 'names' = 'loose' ignored: expected one of off, strict, fallback"]
     held = updated.decoding_options(time_budget=1.0)
     assert (held.top_k, held.loop_repeats, held.scope, held.names, held.time_budget) == (3, 0, "file", "strict", 1.0)
     assert held.max_tokens == config.Settings().max_tokens

@@ -11,7 +11,8 @@ import pytest
 
 from fimlsp.cases import boundary_cases, line_cases, node_cases, random_span_cases
 from fimlsp.python import lexemes as lx
-from fimlsp.python.calls import Calls, SignatureSource
+from fimlsp.python.calls import Calls
+from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.syntax import compiles
 

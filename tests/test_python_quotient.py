@@ -303,10 +303,11 @@ def test_two_dots_in_the_right_context_are_two_tokens(window):
 def test_a_stopped_right_context_build_hands_what_it_built_over(monkeypatch):
     """A big window stopped while its NFA is built leaves tens of thousands of young objects in the exception's
     frames: freeing them, and the collector's pass over them, must not fall on the caller that stops it."""
+    import fimlsp.python.collection as collection
     import fimlsp.python.quotient as module
 
     handed = []
-    monkeypatch.setattr(module, "discard_frames", handed.append)
+    monkeypatch.setattr(collection, "discard_frames", handed.append)
     right = "".join(f"    {index}: [{index}, ({index}, 'v')],\n" for index in range(3000)) + "}\n"
     with pytest.raises(Stopped):
         module.RightContext(right, Deadline(math.inf, lambda: True))

@@ -8,7 +8,7 @@ from dataclasses import replace
 from fimlsp.language import DEFAULT_BUDGET, Caches, Guarantee, Language
 from fimlsp.python.finish import comma_spaced, ends_a_comma
 from fimlsp.python.analysis import analysis_for
-from fimlsp.python.calls import SignatureSource
+from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.members import MemberSource
 from fimlsp.python.names import FileNames, undefined_names
 from fimlsp.python.context_cache import RightContextCache

@@ -18,20 +18,20 @@ import bisect
 import gc
 import math
 from collections.abc import Sequence
-from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from earley import DeadlineExceeded, RecognizerState, RightQuotients
+from earley import RecognizerState, RightQuotients
 from earley.deadline import check_deadline
-from earley.reaper import discard_frames
 from fimlsp.python import finish as finishing
 from fimlsp.python import lexemes as lx
 from fimlsp.python.block_scope import BlockScope
 from fimlsp.python.blocks import Blocks
 from fimlsp.python.grammar import load_grammar
 from fimlsp.lines import normalize
-from fimlsp.python.calls import Calls, SignatureSource
+from fimlsp.python.calls import Calls
+from fimlsp.python.collection import no_cycle_collection
+from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.members import Members, MemberSource
 from fimlsp.python.names import FileNames, Names
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token
@@ -63,7 +63,7 @@ class RightContext:
         # A region's enclosing blocks are not fed: what they allow is not known.
         self.initial_blocks = Blocks(unknown=bool(block_indent))
         quotients = python_quotients()
-        with _no_cycle_collection():
+        with no_cycle_collection():
             reversed_language, windows = reversed_right_context_nfa(
                 self.right, self.windowed, deadline, self.initial.indents[0][0], statement_starts)
             # At each boundary index, the text that stands for the right context (None: all of it).
@@ -87,7 +87,7 @@ class RightContext:
         parser = self.recognizer.start()
         if parser is None:
             return None
-        with _no_cycle_collection():
+        with no_cycle_collection():
             headers, cut = left_window(left, statement_starts) if self.windowed else ("", 0)
             state = _feed_in_chunks(FimState(self, self.initial, parser, None, self.initial_blocks), headers, deadline)
             if state is None:
@@ -180,26 +180,6 @@ def python_quotients() -> RightQuotients:
     gc.collect()
     gc.freeze()
     return quotients
-
-
-@contextmanager
-def _no_cycle_collection():
-    """The cycle collector held off while a right context is compiled or a left context fed: the charts are
-    millions of small sets and lists that hold no cycles, and full collections over them took more than half of
-    a big build's time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    except DeadlineExceeded as stopped:
-        # The stopped build's partial structures are still held by the exception's frames: freed while the
-        # collector is still off (built with it off, they are all young, and its first pass would walk them all),
-        # in the background when they are big.
-        discard_frames(stopped.__traceback__)
-        raise
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _feed_in_chunks(state: FimState, text: str, deadline: float | None) -> FimState | None:
