@@ -30,7 +30,7 @@ from fimlsp.model.remote import RemoteModel
 MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
 # The decoding options a run takes (its other options are the library's defaults: file scope, no statement end).
 DECODING = ("max_tokens", "top_k", "time_budget", "scope", "loop_repeats", "token_healing", "attempts", "names",
-            "search_budget", "calls")
+            "search_budget", "calls", "members")
 # A run's finish searches are bounded by nodes expanded, not by the clock: the same cases give the same middles on a
 # busy machine as on an idle one, and two runs compare (about what an editor's searches expand in their seconds).
 SEARCH_BUDGET = 20
@@ -39,7 +39,8 @@ _HEADER_KEYS = {"time_budget": "timeout", "model_server": "server"}
 SETTING_KEYS = tuple(_HEADER_KEYS.get(name, name) for name in ("model", *DECODING, "model_server"))
 # Settings that results files written before them lack, with the value those runs had.
 _SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0], "loop_repeats": 0, "token_healing": False, "attempts": 1,
-                         "names": decoding.NAMES[0], "server": None, "search_budget": None, "calls": "off"}
+                         "names": decoding.NAMES[0], "server": None, "search_budget": None, "calls": "off",
+                         "members": "off"}
 
 
 class ResumeError(Exception):
@@ -68,6 +69,7 @@ class RunSettings:
     attempts: int = _declared("attempts")
     names: str = _declared("names")
     calls: str = _declared("calls")
+    members: str = _declared("members")
     search_budget: int | None = SEARCH_BUDGET  # nodes a finish search expands; None: the clock bounds it too
     model_server: str | None = None  # the URL of a shared server that runs the model (`fimlsp.model.remote`)
 
