@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,19 +26,18 @@ from tests.test_model_folders import CRAFTED, REFUSAL_ADDRESS_SPACE, SMALL_PROCE
 EXAMPLE = str(Path(__file__).resolve().parent.parent / "fixtures" / "example.py") + ":10:12"
 
 
-def complete_with_hub(hub: str, cache: Path, *args: str, address_space: int | None = None,
-                      **environment: str) -> tuple[subprocess.CompletedProcess, float]:
-    """`fimlsp complete` on the README's fixture with the hub at `hub` and the hub cache in `cache`; and its time.
-    With `address_space`, in a process that can map no more bytes."""
+def complete_with_hub(hub: str, cache: Path, *args: str, address_space: int | None = None, hang: float = 120,
+                      **environment: str) -> subprocess.CompletedProcess:
+    """`fimlsp complete` on the README's fixture with the hub at `hub` and the hub cache in `cache`, failing the
+    test (`subprocess.TimeoutExpired`) if it is still running after `hang` seconds: a hang guard, far above what
+    it takes. With `address_space`, in a process that can map no more bytes."""
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
 
     env = {key: value for key, value in os.environ.items() if not key.startswith(("HF_", "TRANSFORMERS_"))}
     env.update(HF_ENDPOINT=hub, HF_HUB_CACHE=str(cache), HF_HUB_DISABLE_TELEMETRY="1", **environment)
-    started = time.monotonic()
-    process = subprocess.run([sys.executable, "-m", "fimlsp", "complete", EXAMPLE, *args], capture_output=True,
-                             text=True, env=env, timeout=120, preexec_fn=limit if address_space else None)
-    return process, time.monotonic() - started
+    return subprocess.run([sys.executable, "-m", "fimlsp", "complete", EXAMPLE, *args], capture_output=True,
+                          text=True, env=env, timeout=hang, preexec_fn=limit if address_space else None)
 
 
 def closed_port() -> int:
@@ -57,11 +55,11 @@ def assert_names_the_ways_out(process: subprocess.CompletedProcess, repo_id: str
 
 
 def test_a_hub_id_fails_at_once_when_the_hub_refuses_and_the_cache_lacks_it(tmp_path):
-    process, seconds = complete_with_hub(f"http://127.0.0.1:{closed_port()}", tmp_path / "hub",
-                                         "--model", "someone/fim-model")
+    # without the probe: 23 s of retries to a refused port, 48 s with no DNS
+    process = complete_with_hub(f"http://127.0.0.1:{closed_port()}", tmp_path / "hub", "--model", "someone/fim-model",
+                                hang=20)
     assert_names_the_ways_out(process, "someone/fim-model", tmp_path / "hub")
     assert "cannot be reached" in process.stderr
-    assert seconds < 5, seconds  # without the probe: 23 s of retries to a refused port, 48 s with no DNS
 
 
 @pytest.mark.slow
@@ -70,17 +68,16 @@ def test_a_silent_hub_is_given_up_after_the_hub_timeout(tmp_path):
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
         port = silent.getsockname()[1]
-        process, seconds = complete_with_hub(f"http://127.0.0.1:{port}", tmp_path / "hub",
-                                             "--model", "someone/fim-model")
+        process = complete_with_hub(f"http://127.0.0.1:{port}", tmp_path / "hub", "--model", "someone/fim-model",
+                                    hang=HUB_TIMEOUT + 30)
     assert_names_the_ways_out(process, "someone/fim-model", tmp_path / "hub")
-    assert seconds < HUB_TIMEOUT + 5, seconds
 
 
 def test_offline_mode_fails_without_trying_the_hub(tmp_path):
-    process, seconds = complete_with_hub("http://192.0.2.1", tmp_path / "hub", "--model", "someone/fim-model",
-                                         HF_HUB_OFFLINE="1")
+    process = complete_with_hub("http://192.0.2.1", tmp_path / "hub", "--model", "someone/fim-model", hang=20,
+                                HF_HUB_OFFLINE="1")
     assert_names_the_ways_out(process, "someone/fim-model", tmp_path / "hub")
-    assert "HF_HUB_OFFLINE is set" in process.stderr and seconds < 5
+    assert "HF_HUB_OFFLINE is set" in process.stderr
 
 
 @pytest.mark.slow
@@ -90,7 +87,7 @@ def test_a_hub_id_in_the_cache_loads_without_the_hub(tmp_path, tiny_model_path):
     shutil.copytree(tiny_model_path, repository / "snapshots" / commit)
     (repository / "refs").mkdir()
     (repository / "refs" / "main").write_text(commit)
-    process, _ = complete_with_hub(f"http://127.0.0.1:{closed_port()}", tmp_path / "hub",
+    process = complete_with_hub(f"http://127.0.0.1:{closed_port()}", tmp_path / "hub",
                                    "--model", "someone/tiny-fim", "--max-tokens", "4", "--json")
     assert process.returncode in (0, 1), process.stderr
     assert json.loads(process.stdout)["model"] == "someone/tiny-fim"
@@ -176,7 +173,7 @@ def test_a_hub_model_is_downloaded_without_pickles_and_checked_before_it_is_buil
     crafted = shipped_copy(tmp_path / "crafted", CRAFTED["a million layers"][0])
     (crafted / "pytorch_model.bin").write_bytes(b"not fetched")
     with loopback_hub("someone/huge-fim", crafted) as (hub, sent):
-        process, _ = complete_with_hub(hub, tmp_path / "hub", "--model", "someone/huge-fim", "--device", "cpu",
+        process = complete_with_hub(hub, tmp_path / "hub", "--model", "someone/huge-fim", "--device", "cpu",
                                        address_space=REFUSAL_ADDRESS_SPACE, **SMALL_PROCESS)
     assert process.returncode == 2 and process.stdout == "", process.stderr
     line = process.stderr.strip()
@@ -186,7 +183,7 @@ def test_a_hub_model_is_downloaded_without_pickles_and_checked_before_it_is_buil
     assert "config.json" in sent and "model.safetensors" in sent and "pytorch_model.bin" not in sent
 
     with loopback_hub("someone/fim", shipped_copy(tmp_path / "shipped")) as (hub, sent):
-        process, _ = complete_with_hub(hub, tmp_path / "hub", "--model", "someone/fim", "--device", "cpu",
+        process = complete_with_hub(hub, tmp_path / "hub", "--model", "someone/fim", "--device", "cpu",
                                        "--max-tokens", "4", "--json")
     assert process.returncode in (0, 1) and process.stderr.count("\n") <= 1, process.stderr
     assert json.loads(process.stdout)["model"] == "someone/fim"
