@@ -12,7 +12,7 @@ more often than the true file has it.
     python benchmarks/type_errors.py --out runs/type-errors \\
         --setting "names off=--names off" --setting "names strict=--names strict"
 
-The report gives, per setting: valid middles, the share that add any pyright error, the share that add an error of
+The report gives, per setting: valid middles (shown: the file compiles with them and they passed their judges), the share that add any pyright error, the share that add an error of
 a kind fimlsp's judges cover (attribute access, undefined or unbound names, call arity, redeclaration), pyflakes'
 undefined names, exact match per cut kind, and the added errors by rule. `--report` prints it again from `--out`.
 """
@@ -100,6 +100,12 @@ def errors_by_file(program: Path, root: Path, files: list[Path]) -> dict[str, co
     return found
 
 
+def shown(row: dict) -> bool:
+    """Whether an editor shows the middle: the file compiles with it and it passed its judges (a middle that
+    strict names decoded without the judge and that does not bind its names compiles, but is not shown)."""
+    return bool(row["parses"]) and row.get("guarantee", "file") != "none"
+
+
 def judge(out: Path, settings: dict[str, str], program: Path, packages: list[str]) -> dict:
     """Every setting's valid middles and the pyright errors they add, written to `out`/judged.json."""
     cases = {case["id"]: case for case in read_jsonl(out / "cases.jsonl")}
@@ -124,16 +130,16 @@ def judge(out: Path, settings: dict[str, str], program: Path, packages: list[str
         write("true", case, case["middle"], index)
         for label in settings:
             row = rows[label].get(case_id)
-            if row is not None and row["parses"]:
+            if row is not None and shown(row):
                 write(label, case, row["middle"], index)
     errors = errors_by_file(program, mirror, list(written.values()))
     judged = {}
     for label in settings:
         entries = []
         for case_id, row in sorted(rows[label].items()):
-            entry = {"case": case_id, "kind": row["kind"], "valid": row["parses"], "exact": row["exact"],
+            entry = {"case": case_id, "kind": row["kind"], "valid": shown(row), "exact": row["exact"] and shown(row),
                      "undefined": bool(row.get("added_undefined")), "added": []}
-            if row["parses"]:
+            if entry["valid"]:
                 true_errors = errors[str(written["true", case_id])]
                 added = errors[str(written[label, case_id])] - true_errors
                 entry["added"] = sorted(f"{rule}: {message}" for rule, message in added.elements())
