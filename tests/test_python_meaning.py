@@ -68,7 +68,8 @@ def test_a_comment_or_string_that_the_right_context_goes_on_with_is_accepted(lef
 @pytest.mark.parametrize("left, middle, right", [
     ("def f():\n    ", '"""Return the', ' value."""\n    return 1\n'),  # a docstring the middle opens
     ("x = 1  ", "# see str(x)", ".zfill(6)\ny = 2\n"),  # the middle's own words before text that reads as code
-])
+    ("", '""', '"Doc.' + '""' + '"\n\nx = 1\n'),  # a module docstring cut after two quotes: the right context's
+])                                                   # line begins with the string "Doc." and an empty string
 def test_a_comment_or_string_of_the_middle_s_own_words_may_go_on_into_the_right_context(left, middle, right):
     """The true middle of a cut inside a comment or docstring, in file scope (block scope keeps a middle's last
     token within the right context's first, as the buffer lexes it: `BlockScope.right_limit`)."""

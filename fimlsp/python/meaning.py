@@ -5,8 +5,8 @@ string (an open docstring before the rest of the file), the file may still compi
 after the cursor gone into it: the binding it held or the use it made vanishes with it. Such an end is refused
 wherever the right context reads as code from the cursor, as the buffer lexes it (from the token the cursor is in,
 the reading's boundary is one the quotient keeps). What a comment or string may run over is what is prose already:
-the rest of the comment or string the cursor is in, or else the blanks after the cursor and a comment or string
-that the right context begins with.
+the rest of the comment or string the cursor is in, or else the blanks after the cursor and the comments and
+strings that the right context's line begins with.
 
 A comment or string in which the middle wrote text of its own (anything after its `#` but blanks and more `#`s; a
 letter or digit after a string's quotes) is the middle's prose, whose text the right context may go on with even
@@ -46,10 +46,20 @@ def prose_limit(right: str, cursor: int, boundaries: frozenset[int]) -> int | No
     start = len(right) - len(right.lstrip(lx.WHITESPACE))
     if start == len(right) or right[start] == "\n":
         return start
-    first = next(Scanner(right).tokens_from(start), None)
-    if first is not None and (first.terminal == lx.STRING or right[first.start] == "#"):
-        return first.end  # a comment or string that begins the right context: prose already
-    return start
+    return _prose_run_end(right, start)
+
+
+def _prose_run_end(right: str, start: int) -> int:
+    """The end of the comments and strings that begin the right context's line at `start`: prose already, and so
+    is a string that follows one with no line between (a docstring cut after its first two quotes leaves the
+    string `"Doc."` and an empty string, which the middle's two quotes make one docstring of)."""
+    end = start
+    for token in Scanner(right).tokens_from(start):
+        if (token is None or "\n" in right[end:token.start]
+                or not (token.terminal == lx.STRING or right[token.start] == "#")):
+            break
+        end = token.end
+    return end
 
 
 def runs_on_as_prose(token: int, right: str) -> bool:
