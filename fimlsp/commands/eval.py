@@ -97,15 +97,18 @@ def cases_from_args(args: argparse.Namespace, *, quiet: bool = False) -> list:
         if args.heldout_label and args.heldout_of is None:
             raise UserError("--heldout-label needs --heldout-of")
         files: list[tuple[str, str]] = []
+        locations: dict[str, dataset.Location] = {}
         try:
             if args.paths:
                 found, skipped = dataset.discover(args.paths, args.max_file_chars)
                 files += found
+                locations.update(dataset.locate(args.paths))
                 if not quiet and any(skipped.values()):
                     print(f"skipped files: {', '.join(f'{n} {why}' for why, n in skipped.items() if n)}")
             if args.heldout_of is not None:
                 named, missing = dataset.heldout_files(args.heldout_of, args.heldout_label)
                 files += dataset.read_named(named, args.max_file_chars)
+                locations.update((name, dataset.Location(str(Path(path).resolve()))) for name, path in named)
                 if not quiet and missing:
                     print(f"{missing} held-out files of {args.heldout_of} are missing or changed here and were skipped")
         except FileNotFoundError as error:
@@ -118,7 +121,7 @@ def cases_from_args(args: argparse.Namespace, *, quiet: bool = False) -> list:
         args.seed = 0 if args.seed is None else args.seed
         args.per_file = args.per_file or 1
         for kind in args.cuts:
-            cases += dataset.build_cases(files, kind, args.seed, args.files, args.per_file)
+            cases += dataset.build_cases(files, kind, args.seed, args.files, args.per_file, locations)
         cases = dataset.schedule(cases)
         if not quiet:
             print(f"{len(cases)} cases ({', '.join(f'{sum(c.kind == k for c in cases)} {k}' for k in args.cuts)}) "
@@ -182,6 +185,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.limit is not None:
         cases = cases[:args.limit]
+    if args.context in ("file", "workspace") and any(case.path is None for case in cases):
+        raise UserError(f"--context {args.context} reads the project of each case's file, and the cases of {args.cases} "
+                        "do not say where their files lie (written before cases had a path); build them again")
 
     from fimlsp.evaluation import runner
     from fimlsp.model import ModelError, load_model

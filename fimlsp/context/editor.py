@@ -85,12 +85,29 @@ class EditorContext:
             context.close()
 
 
+class CommandContexts:
+    """The context of one-shot completions (`fimlsp complete`, eval's cases): resolved and indexed at once, one
+    workspace per project root and excludes, kept from one completion to the next (a run of many cases of a
+    project indexes it once). The workspace is the completion's `project`, else the file's project root; a file
+    read from standard input has none."""
+
+    def __init__(self):
+        self._contexts: dict[tuple, RepositoryContext] = {}
+
+    def snippets(self, path: str | Path | None, left: str, right: str, setting: str, exclude: str,
+                 context_window: int, project: str | Path | None = None) -> list[Snippet]:
+        mode = effective(setting, context_window)
+        if mode == "off" or path is None:
+            return []
+        workspace = Workspace.for_file(path, project, exclude=globs(exclude))
+        key = (workspace.roots, exclude)
+        context = self._contexts.get(key)
+        if context is None:
+            context = self._contexts[key] = RepositoryContext(workspace)
+        return context.gather(path, left, right, mode, budget_for(context_window), wait=True)
+
+
 def for_command(path: str | Path | None, left: str, right: str, setting: str, exclude: str, context_window: int,
                 project: str | Path | None = None) -> list[Snippet]:
-    """The context of a one-shot completion (`fimlsp complete`, eval): resolved and indexed at once. The workspace
-    is `project`, else the file's project root; a file read from standard input has none."""
-    mode = effective(setting, context_window)
-    if mode == "off" or path is None:
-        return []
-    workspace = Workspace.for_file(path, project, exclude=globs(exclude))
-    return RepositoryContext(workspace).gather(path, left, right, mode, budget_for(context_window), wait=True)
+    """The context of one completion of `fimlsp complete` (`CommandContexts`)."""
+    return CommandContexts().snippets(path, left, right, setting, exclude, context_window, project)

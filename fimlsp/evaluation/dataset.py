@@ -8,8 +8,11 @@ random part of the first token; `line` the rest of a line or one to three whole 
 disk: files are ranked by a hash of the seed and their content, and `--files N` takes the first N that yield a
 case.
 
-A case file holds one JSON object per line: `id`, `kind`, `file`, `draw`, `seed`, `left`, `middle`, `right`.
-The `id` (`kind:file#draw`) names the case in results files.
+A case file holds one JSON object per line: `id`, `kind`, `file`, `draw`, `seed`, `left`, `middle`, `right`, and
+where the file lies, `path` and `project` (absent or null in case files written before them, and for files known
+only by their text). The `id` (`kind:file#draw`) names the case in results files. The path and project are what
+a completion of the file in an editor has: the repository context (`--context`) and the judges read the project's
+other files, never the case's own file on disk (it holds the true middle).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from fimlsp.cases import boundary_cases, line_cases, node_cases, random_span_cases
 from fimlsp.language import DEFAULT_LANGUAGE, named
@@ -38,6 +41,8 @@ class EvalCase:
     left: str
     middle: str
     right: str
+    path: str | None = None  # the file's absolute path, where it was read from disk
+    project: str | None = None  # its project root (a directory given to `discover`); None: found from the path
 
     @property
     def context_chars(self) -> int:
@@ -49,44 +54,64 @@ class EvalCase:
     @classmethod
     def from_json(cls, data: dict) -> "EvalCase":
         fields = {field.name for field in dataclasses.fields(cls)}
-        missing = fields - data.keys()
+        required = {field.name for field in dataclasses.fields(cls) if field.default is dataclasses.MISSING}
+        missing = required - data.keys()
         if missing:
             raise ValueError(f"case without {', '.join(sorted(missing))}")
-        return cls(**{name: data[name] for name in fields})
+        return cls(**{name: data[name] for name in fields if name in data})
 
+
+@dataclasses.dataclass(frozen=True)
+class Location:
+    """Where a named file lies: its absolute path and its project root (None: the root above the path)."""
+
+    path: str
+    project: str | None = None
+
+
+
+def locate(paths: Iterable[Path | str]) -> dict[str, Location]:
+    """The Python files under `paths` by the names `discover` gives them, with where they lie: a directory given is
+    its files' project; a file given alone has the project root above it."""
+    found: dict[str, Location] = {}
+    for given in paths:
+        root = Path(given)
+        if root.is_dir():
+            project = str(root.resolve())
+            for path in sorted(root.rglob("*.py")):
+                if path.is_file():
+                    found[f"{root.resolve().name}/{path.relative_to(root).as_posix()}"] = Location(
+                        str(path.resolve()), project)
+        elif root.is_file():
+            found[root.as_posix()] = Location(str(root.resolve()))
+        else:
+            raise FileNotFoundError(f"no such file or directory: {given}")
+    return found
 
 
 def discover(paths: Iterable[Path | str], max_chars: int | None = None) -> tuple[list[tuple[str, str]], dict[str, int]]:
     """(name, text) of the Python files under `paths` that decode as UTF-8 and that the running Python compiles.
 
     A directory is searched recursively for `*.py` and its files are named relative to it (prefixed by the
-    directory's own name), so names do not depend on where a tree lies. Returns the files and counts of those
-    skipped by reason.
+    directory's own name), so names do not depend on where a tree lies (`locate` says where each lies). Returns the
+    files and counts of those skipped by reason.
     """
     files: dict[str, str] = {}
     skipped = {"unreadable": 0, "syntax": 0, "too_large": 0}
-    for given in paths:
-        root = Path(given)
-        if root.is_dir():
-            found = [(f"{root.resolve().name}/{path.relative_to(root).as_posix()}", path)
-                     for path in sorted(root.rglob("*.py")) if path.is_file()]
-        elif root.is_file():
-            found = [(root.as_posix(), root)]
-        else:
-            raise FileNotFoundError(f"no such file or directory: {given}")
-        for name, path in found:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                skipped["unreadable"] += 1
-                continue
-            if max_chars is not None and len(text) > max_chars:
-                skipped["too_large"] += 1
-                continue
-            if not named(DEFAULT_LANGUAGE).parses(text):
-                skipped["syntax"] += 1
-                continue
-            files[name] = text
+    for name, location in locate(paths).items():
+        path = Path(location.path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            skipped["unreadable"] += 1
+            continue
+        if max_chars is not None and len(text) > max_chars:
+            skipped["too_large"] += 1
+            continue
+        if not named(DEFAULT_LANGUAGE).parses(text):
+            skipped["syntax"] += 1
+            continue
+        files[name] = text
     return sorted(files.items()), skipped
 
 
@@ -122,8 +147,10 @@ def read_named(paths: Iterable[tuple[str, Path]], max_chars: int | None = None) 
 
 def build_cases(
     files: list[tuple[str, str]], kind: str, seed: int, files_limit: int | None = None, per_file: int = 1,
+    locations: Mapping[str, Location] | None = None,
 ) -> list[EvalCase]:
-    """Up to `per_file` cases from each of the first `files_limit` files (in the seed's hash order) that yield one."""
+    """Up to `per_file` cases from each of the first `files_limit` files (in the seed's hash order) that yield one;
+    a file in `locations` gives its cases its path and project."""
     if kind not in KINDS:
         raise ValueError(f"unknown cut {kind!r}; choose one of {', '.join(KINDS)}")
     make = CUTS[kind]
@@ -134,8 +161,9 @@ def build_cases(
             if files_limit is not None and len(used) >= files_limit:
                 break
             used.append(case.name)
+        where = (locations or {}).get(case.name)
         cases.append(EvalCase(f"{kind}:{case.name}#{case.draw}", kind, case.name, case.draw, seed,
-                              case.left, case.middle, case.right))
+                              case.left, case.middle, case.right, where and where.path, where and where.project))
     return cases
 
 

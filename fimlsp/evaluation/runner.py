@@ -20,17 +20,19 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from fimlsp import decoding
+from fimlsp.context.editor import CommandContexts
 from fimlsp.evaluation.dataset import EvalCase
 from fimlsp.evaluation.names import added_undefined_names
 from fimlsp.decoding.options import option
 from fimlsp.language import Caches
 from fimlsp.model import FimModel, load_model
+from fimlsp.model.backend import Snippet
 from fimlsp.model.remote import RemoteModel
 
 MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
 # The decoding options a run takes (its other options are the library's defaults: file scope, no statement end).
 DECODING = ("max_tokens", "top_k", "time_budget", "scope", "loop_repeats", "token_healing", "attempts", "names",
-            "search_budget", "calls", "members")
+            "search_budget", "calls", "members", "context", "context_exclude")
 # A run's finish searches are bounded by nodes expanded, not by the clock: the same cases give the same middles on a
 # busy machine as on an idle one, and two runs compare (about what an editor's searches expand in their seconds).
 SEARCH_BUDGET = 20
@@ -40,7 +42,7 @@ SETTING_KEYS = tuple(_HEADER_KEYS.get(name, name) for name in ("model", *DECODIN
 # Settings that results files written before them lack, with the value those runs had.
 _SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0], "loop_repeats": 0, "token_healing": False, "attempts": 1,
                          "names": decoding.NAMES[0], "server": None, "search_budget": None, "calls": "off",
-                         "members": "off"}
+                         "members": "off", "context": "off", "context_exclude": ""}
 
 
 class ResumeError(Exception):
@@ -55,7 +57,7 @@ def _declared(name: str):
 @dataclasses.dataclass(frozen=True)
 class RunSettings:
     """A run's settings: those of its model, and its decoding options with the library's defaults (the paper's
-    setup: file scope, no name judge) but for the search budget."""
+    setup: file scope, no name judge) but for the search budget and the context (the paper's: the file alone)."""
 
     model: str | None = None  # folder or hub id; None: the shipped default model
     max_tokens: int = _declared("max_tokens")
@@ -70,6 +72,8 @@ class RunSettings:
     names: str = _declared("names")
     calls: str = _declared("calls")
     members: str = _declared("members")
+    context: str = "off"  # other files of the case's project in the prompt (`fimlsp.context`)
+    context_exclude: str = _declared("context_exclude")
     search_budget: int | None = SEARCH_BUDGET  # nodes a finish search expands; None: the clock bounds it too
     model_server: str | None = None  # the URL of a shared server that runs the model (`fimlsp.model.remote`)
 
@@ -159,13 +163,15 @@ def prepare(path: Path, settings: RunSettings) -> set[tuple[str, str]]:
 
 
 class _Worker:
-    """What one process runs cases with: the model, loaded once, the run's settings, and the languages' caches,
-    kept from case to case of the process (as a server keeps them from keystroke to keystroke)."""
+    """What one process runs cases with: the model, loaded once, the run's settings, and the languages' caches and
+    the projects' contexts, kept from case to case of the process (as a server keeps them from keystroke to
+    keystroke)."""
 
     def __init__(self, model: FimModel, settings: RunSettings):
         self.model = model
         self.settings = settings
         self.caches = Caches()
+        self.contexts = CommandContexts()
 
     @classmethod
     def loading(cls, settings: RunSettings) -> _Worker:
@@ -180,7 +186,7 @@ class _Worker:
         return cls(load_model(settings.model, settings.device), settings)
 
     def run(self, case: EvalCase, modes: list[str]) -> list[dict]:
-        return run_case(case, modes, self.model, self.settings, self.caches)
+        return run_case(case, modes, self.model, self.settings, self.caches, self.contexts)
 
 
 # The worker of a pool's process: a `multiprocessing.Pool` initializer can hand its tasks nothing but a global.
@@ -230,20 +236,34 @@ class _CountedPromptPass:
 
 
 def run_case(case: EvalCase, modes: list[str], model: FimModel, settings: RunSettings,
-             caches: Caches | None = None) -> list[dict]:
+             caches: Caches | None = None, contexts: CommandContexts | None = None) -> list[dict]:
     """One record per mode for `case`, with the same model and prompt in every mode; the constrained mode's setup
-    reuses and keeps what it compiles in `caches`, when given."""
+    reuses and keeps what it compiles in `caches`, when given. The prompt holds what the settings' context finds in
+    the case's project (`case_context`), assembled once for all modes, with `contexts`' projects when given."""
+    clock = time.perf_counter()
+    extra = case_context(case, settings, model.context_window, contexts)
+    context = {"context": [{"path": snippet.path, "chars": len(snippet.text)} for snippet in extra],
+               "context_seconds": time.perf_counter() - clock}
     counter = _CountedPasses(model)
     model.prompt_pass = counter.prompt_pass  # this case's passes are counted; the class's method is kept aside
     try:
-        return [_run_mode(case, mode, model, settings, caches, counter) for mode in modes]
+        return [{**_run_mode(case, mode, model, settings, caches, counter, extra), **context} for mode in modes]
     finally:
         del model.prompt_pass
 
 
+def case_context(case: EvalCase, settings: RunSettings, context_window: int,
+                 contexts: CommandContexts | None = None) -> list[Snippet]:
+    """The snippets of other files that a completion of the case's file would have in its prompt: those of
+    `fimlsp complete --context SETTING --project PROJECT` (the case's own file on disk, which holds the true middle,
+    is never a source). A case without a path has none."""
+    return (contexts or CommandContexts()).snippets(case.path, case.left, case.right, settings.context,
+                                                     settings.context_exclude, context_window, case.project)
+
+
 def _run_mode(case: EvalCase, mode: str, model: FimModel, settings: RunSettings, caches: Caches | None,
-              counter: _CountedPasses) -> dict:
-    from fimlsp.decoding import complete_middle
+              counter: _CountedPasses, extra: list[Snippet]) -> dict:
+    from fimlsp.decoding.attempts import complete_middles
 
     counter.calls = 0
     remote = isinstance(model, RemoteModel)
@@ -254,7 +274,8 @@ def _run_mode(case: EvalCase, mode: str, model: FimModel, settings: RunSettings,
               "right_chars": len(case.right), "expected_chars": len(case.middle)}
     clock = time.perf_counter()
     try:
-        result = complete_middle(model, case.left, case.right, settings.decoding_options(mode), caches=caches)
+        result = complete_middles(model, case.left, case.right, settings.decoding_options(mode), caches=caches,
+                                  extra=extra)[0]
     except Exception as error:  # noqa: BLE001 - one broken case must not end a long run; it is recorded
         record.update(error=f"{type(error).__name__}: {error}"[:500], parses=False, stop="error",
                       wall_seconds=time.perf_counter() - clock)
