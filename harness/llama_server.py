@@ -39,13 +39,14 @@ def server_command(engine: str, gguf: Path, port: int) -> list[str]:
 
 
 @contextlib.contextmanager
-def llama_server(folder: Path, engine: str = PYTHON_ENGINE, arguments: Sequence[str] = ()) -> Iterator[str]:
-    """The URL of a llama.cpp server of `engine` serving the shipped model, exported into `folder`, with the server's
-    own `arguments` after fimlsp's; stopped on leaving."""
+def llama_server(folder: Path, engine: str = PYTHON_ENGINE, arguments: Sequence[str] = (),
+                 model: Path | None = None) -> Iterator[str]:
+    """The URL of a llama.cpp server of `engine` serving the model folder `model` (default: the shipped model),
+    exported into `folder`, with the server's own `arguments` after fimlsp's; stopped on leaving."""
     from fimlsp.model.gguf_export import export_gguf
     from fimlsp.models import default_model_path
 
-    gguf = export_gguf(default_model_path(), folder / "default.gguf")
+    gguf = export_gguf(model or default_model_path(), folder / "default.gguf")
     port = free_port()
     log = open(folder / "llama-server.log", "wb")
     process = subprocess.Popen([*server_command(engine, gguf, port), *arguments], stdout=log, stderr=subprocess.STDOUT,
