@@ -47,7 +47,7 @@ def main() -> int:
 
     from fimlsp.cases import line_cases
     from fimlsp.model.gguf_export import export_gguf
-    from fimlsp.models import default_model_path
+    from fimlsp.weights import default_model_path
 
     cases = list(line_cases([(name, (STDLIB / name).read_text()) for name in FILES], seed=7, count=args.cases))
     with tempfile.TemporaryDirectory() as folder:
@@ -77,7 +77,7 @@ def _load_transformers():
     import torch
 
     from fimlsp.model import load_model
-    from fimlsp.models import default_model_path
+    from fimlsp.weights import default_model_path
 
     torch.set_num_threads(1)
     return load_model(default_model_path(), "cpu")

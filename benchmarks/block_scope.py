@@ -23,7 +23,7 @@ def main() -> int:
     from fimlsp.decoding import DecodingOptions, complete_middle
     from fimlsp.evaluation.dataset import heldout_files, read_named
     from fimlsp.model import load_model
-    from fimlsp.models import default_model_path
+    from fimlsp.weights import default_model_path
     from harness.tiny_model import build_tiny_model
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -25,7 +25,7 @@ from pathlib import Path
 from fimlsp.decoding import DecodingOptions, complete_middles
 from fimlsp.language import Caches
 from fimlsp.model.loading import load_model
-from fimlsp.models import default_model_path
+from fimlsp.weights import default_model_path
 from fimlsp.corpus_manifest import resolve_files
 from fimlsp.model.folder import CORPUS_MANIFEST
 

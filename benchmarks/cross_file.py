@@ -191,7 +191,7 @@ def main(argv=None) -> None:
     from fimlsp.decoding import DecodingOptions
     from fimlsp.decoding.attempts import complete_middles
     from fimlsp.model import load_model
-    from fimlsp.models import default_model_path
+    from fimlsp.weights import default_model_path
 
     packages = untrained_packages(args.packages.split(","), default_model_path())
     model = load_model(args.model, "cpu")

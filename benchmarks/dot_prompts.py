@@ -28,7 +28,7 @@ from fimlsp.decoding import DecodingOptions, complete_middles
 from fimlsp.language import Caches
 from fimlsp.model.folder import CORPUS_MANIFEST
 from fimlsp.model.loading import load_model
-from fimlsp.models import default_model_path
+from fimlsp.weights import default_model_path
 from fimlsp.python.analysis import analysis_for
 
 PACKAGES = ("fastapi", "starlette", "uvicorn", "pyflakes", "diskcache")

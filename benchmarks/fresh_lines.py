@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:
 from fimlsp.decoding import DecodingOptions, complete_middles  # noqa: E402
 from fimlsp.language import Caches  # noqa: E402
 from fimlsp.model.loading import load_model  # noqa: E402
-from fimlsp.models import default_model_path  # noqa: E402
+from fimlsp.weights import default_model_path  # noqa: E402
 from fimlsp.corpus_manifest import resolve_files  # noqa: E402
 from fimlsp.model.folder import CORPUS_MANIFEST  # noqa: E402
 from harness.corpus import fresh_lines  # noqa: E402

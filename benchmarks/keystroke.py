@@ -41,7 +41,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.server_latency import _p95  # noqa: E402
 from fimlsp.evaluation.dataset import heldout_files, read_named  # noqa: E402
-from fimlsp.models import default_model, default_model_path  # noqa: E402
+from fimlsp.weights import default_model, default_model_path  # noqa: E402
 from harness.rpc_client import RpcClient, document_params, position_params  # noqa: E402
 
 THIRD_PARTY = ("site-packages", "site-packages-1")  # the corpus's roots that are not the standard library

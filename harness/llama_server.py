@@ -44,7 +44,7 @@ def llama_server(folder: Path, engine: str = PYTHON_ENGINE, arguments: Sequence[
     """The URL of a llama.cpp server of `engine` serving the model folder `model` (default: the shipped model),
     exported into `folder`, with the server's own `arguments` after fimlsp's; stopped on leaving."""
     from fimlsp.model.gguf_export import export_gguf
-    from fimlsp.models import default_model_path
+    from fimlsp.weights import default_model_path
 
     gguf = export_gguf(model or default_model_path(), folder / "default.gguf")
     port = free_port()

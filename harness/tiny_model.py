@@ -24,7 +24,7 @@ def build_tiny_model(
     import torch
     from transformers import GPTBigCodeForCausalLM
 
-    from fimlsp.models import default_model_path
+    from fimlsp.weights import default_model_path
     from fimlsp.training.loop import model_config
     from fimlsp.training.options import TrainOptions
     from fimlsp.training.tokenizer import load_tokenizer

@@ -209,7 +209,7 @@ sys.exit(main(sys.argv[1:]))
 
 
 def test_the_shipped_model_needs_no_torch_and_a_model_folder_says_how_to_get_it():
-    from fimlsp.models import default_model_path
+    from fimlsp.weights import default_model_path
 
     def without_torch(*args):
         return subprocess.run([sys.executable, "-c", WITHOUT_TORCH, *args], capture_output=True, text=True)

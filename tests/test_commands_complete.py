@@ -97,10 +97,10 @@ def test_cli_json_and_errors(tiny_model_path, tmp_path):
 
 def test_shipped_model_completes_the_readme_fixture_offline():
     """The README's first command: the default model, no network, a constrained middle that parses."""
-    from fimlsp.models import default_model_path
+    from fimlsp.weights import default_model_path
 
     if not (default_model_path() / "model.safetensors").is_file():
-        pytest.fail("the shipped model is missing from fimlsp/models/default")
+        pytest.fail("the shipped model is missing from fimlsp/weights/default")
     fixture = Path(__file__).resolve().parent.parent / "fixtures" / "example.py"
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     result = subprocess.run(

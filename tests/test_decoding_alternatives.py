@@ -9,7 +9,7 @@ import pytest
 
 from fimlsp.decoding import DecodingOptions, complete_middle
 from fimlsp.model import load_model
-from fimlsp.models import default_model_path
+from fimlsp.weights import default_model_path
 from tests.decoding_fixtures import LEFT, RIGHT, ScriptedModel, branching, byte_token, fixed_ranking
 
 

@@ -22,7 +22,7 @@ from fimlsp.model import ModelError, load_model
 from fimlsp.model.formats import FIM_FORMAT_KEY
 from fimlsp.model.gguf_export import export_gguf
 from fimlsp.model.llama_engine import LlamaCppModel, load_gguf
-from fimlsp.models import default_gguf_path, default_model, default_model_path
+from fimlsp.weights import default_gguf_path, default_model, default_model_path
 from harness.corpus import STDLIB
 
 CORPUS = ("textwrap.py", "ast.py", "json/decoder.py", "string.py", "difflib.py", "shlex.py")

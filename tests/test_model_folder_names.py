@@ -28,7 +28,7 @@ def literal_names(path: Path) -> list[str]:
 def test_the_names_are_the_files_a_trained_model_folder_holds():
     assert {"config.json", "model.safetensors", "tokenizer.json", "fim.json", "corpus.json", "training.json",
             "evaluation.json", "README.md"} <= DECLARED
-    shipped = {path.name for path in (ROOT / "fimlsp" / "models" / "default").iterdir()}
+    shipped = {path.name for path in (ROOT / "fimlsp" / "weights" / "default").iterdir()}
     assert {folder.CONFIG, folder.WEIGHTS, folder.TOKENIZER, folder.TOKENIZER_CONFIG, folder.FIM_SETTINGS,
             folder.CORPUS_MANIFEST, folder.TRAINING_RECORD, folder.EVALUATION, folder.CARD} <= shipped
 

@@ -150,7 +150,7 @@ SHIPPED_FILES = ("config.json", "fim.json", "generation_config.json", "model.saf
 
 def shipped_copy(folder: Path, config=lambda config: config) -> Path:
     """A copy of the shipped model's folder (what loading reads of it) whose config.json is `config` of its own."""
-    from fimlsp.models import default_model_path
+    from fimlsp.weights import default_model_path
 
     folder.mkdir(parents=True)
     for file in SHIPPED_FILES:

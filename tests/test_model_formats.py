@@ -17,7 +17,7 @@ def test_every_format_has_psm_and_its_controls():
 def test_detect_format_by_control_tokens_and_then_by_name():
     assert detect_format(STARCODER, "bigcode/starcoderbase-1b").name == "starcoder"
     assert detect_format(STARCODER, "", "gpt_bigcode").name == "starcoder"
-    assert detect_format(STARCODER, "fimlsp/models/default").name == "fimlsp"
+    assert detect_format(STARCODER, "fimlsp/weights/default").name == "fimlsp"
     assert detect_format(STARCODER, "unknown").name == "fimlsp"  # the first format with these controls
     assert detect_format({"<PRE>", "<SUF>", "<MID>"}, "", "llama").name == "codellama"
     assert detect_format({"<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"}).name == "deepseek"

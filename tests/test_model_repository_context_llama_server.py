@@ -49,7 +49,7 @@ def _needs_llama_server() -> None:
 def family_model(folder: Path, family: str) -> Path:
     """A tiny random model of the shipped architecture whose vocabulary has `family`'s FIM and file tokens."""
     from harness.tiny_model import build_tiny_model
-    from fimlsp.models import default_model_path
+    from fimlsp.weights import default_model_path
     from fimlsp.training.tokenizer import load_tokenizer
 
     renamed = FAMILIES[family]

@@ -29,7 +29,7 @@ from fimlsp.model import ModelError
 from fimlsp.model.backend import FimModel, PromptPass, Session, Snippet
 from fimlsp.model.remote import RemoteModel, connect
 from fimlsp.model.server_vocabulary import PROBE
-from fimlsp.models import default_model_path
+from fimlsp.weights import default_model_path
 from harness.corpus import STDLIB, split, stdlib_cuts
 from harness.llama_server import (INSTALL_LLAMA_SERVER, LLAMA_CPP_ENGINE, LLAMA_SERVER, PYTHON_ENGINE, free_port,
                                   llama_server)

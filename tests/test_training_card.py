@@ -5,7 +5,7 @@ import re
 import shutil
 
 from fimlsp.model.folder import ABLATION
-from fimlsp.models import default_model_path
+from fimlsp.weights import default_model_path
 from fimlsp.training.card import write_card
 
 

@@ -4,7 +4,7 @@ the GPU one fits its budget."""
 import json
 
 from fimlsp.model.folder import CARD, TRAINING_RECORD
-from fimlsp.models import default_model_path
+from fimlsp.weights import default_model_path
 from fimlsp.training import recipe
 from fimlsp.training.lineage import lineage, rebuild_commands
 from fimlsp.training.options import TrainOptions
@@ -18,7 +18,7 @@ def test_fimlsp_train_without_options_is_the_shipped_models_recipe():
     runs = lineage(record)
     assert recipe.matches(runs), [run["options"] for run in runs]
     card = (folder / CARD).read_text()
-    commands = rebuild_commands(record, "fimlsp/models/default")
+    commands = rebuild_commands(record, "fimlsp/weights/default")
     assert len(commands) == len(runs) and all(command in card for command in commands)
     assert f"These {len(runs)} runs are the recipe that `fimlsp train` runs without options" in card
 

@@ -49,8 +49,8 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--no-first-run", "--disable-quic"]
 GHOST = ".monaco-editor .ghost-text-decoration, .monaco-editor .ghost-text"
-SHIPPED_MODEL = ROOT / "fimlsp" / "models" / "default"
-SHIPPED_GGUF = ROOT / "fimlsp" / "models" / "default.gguf"  # what runs when no model is set (llama.cpp, on the CPU)
+SHIPPED_MODEL = ROOT / "fimlsp" / "weights" / "default"
+SHIPPED_GGUF = ROOT / "fimlsp" / "weights" / "default.gguf"  # what runs when no model is set (llama.cpp, on the CPU)
 STATUS_ITEM = '[id="fimlsp.fimlsp"]'  # the extension's status bar item: `<extension id>.<extension id>`
 SECONDS = 1000  # Playwright counts milliseconds
 

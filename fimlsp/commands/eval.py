@@ -18,7 +18,7 @@ the fitted timing lines, and writes the timing figure (the analogue of Fig. 11) 
 Example: the shipped model on its held-out standard-library files (15 in its manifest, so 17 draws per file give
 about 250 cases of each kind); `fimlsp eval --report runs/eval.jsonl` prints the tables again:
 
-    fimlsp eval --heldout-of fimlsp/models/default --heldout-label stdlib --cuts randspan,boundary \\
+    fimlsp eval --heldout-of fimlsp/weights/default --heldout-label stdlib --cuts randspan,boundary \\
         --per-file 17 --max-tokens 128 --out runs/eval.jsonl --workers 2
 """
 

@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from fimlsp.cli import UserError
     from fimlsp.model.folder import CARD, CONFIG, CORPUS_MANIFEST, EVALUATION
-    from fimlsp.models import default_model_path
+    from fimlsp.weights import default_model_path
 
     model = args.model or default_model_path()
     manifest_path = model / CORPUS_MANIFEST

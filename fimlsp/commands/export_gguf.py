@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from fimlsp.model.gguf_export import export_gguf
     from fimlsp.model.errors import ModelError
-    from fimlsp.models import DEFAULT_MODEL, default_model_path
+    from fimlsp.weights import DEFAULT_MODEL, default_model_path
 
     source = default_model_path() if args.model == DEFAULT_MODEL else Path(args.model).expanduser()
     if not source.is_dir():

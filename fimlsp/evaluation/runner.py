@@ -90,7 +90,7 @@ class RunSettings:
     def model_name(self) -> str:
         """The model as recorded: a local folder by its absolute path (the shipped model's included)."""
         if self.model is None:
-            from fimlsp.models import default_model_path
+            from fimlsp.weights import default_model_path
 
             return str(default_model_path())
         location = Path(os.path.expanduser(str(self.model)))

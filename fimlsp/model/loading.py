@@ -15,12 +15,12 @@ def load_model(
     fim_format: str | None = None,
     order: str | None = None,
 ) -> FimModel:
-    """Load a model (default: the model shipped with fimlsp, `fimlsp.models.default_model`: its GGUF on the CPU,
+    """Load a model (default: the model shipped with fimlsp, `fimlsp.weights.default_model`: its GGUF on the CPU,
     where llama.cpp is installed). A path ending in `.gguf` is a GGUF file, run by llama.cpp in this process
     (`llama_engine`), and torch is not imported; anything else is a model folder or hub id for `transformers`
     (`fimlsp.model.transformers.load_transformers`). `order` None: the order the model names, else
     prefix-suffix-middle."""
-    from fimlsp.models import default_model
+    from fimlsp.weights import default_model
 
     if name is None:
         name = default_model(device)

@@ -78,7 +78,7 @@ class LocalVocabulary:
 def local_vocabulary(name: str | os.PathLike | None, fim_format: str | None, order: str | None) -> LocalVocabulary:
     """The vocabulary, FIM format, prompt order and context window of the model folder or GGUF file `name`
     (default: the shipped model's folder)."""
-    from fimlsp.models import default_model_path
+    from fimlsp.weights import default_model_path
 
     location = Path(os.path.expanduser(str(name))) if name is not None else default_model_path()
     label = str(name) if name is not None else str(location)
