@@ -25,7 +25,7 @@ from fimlsp.decoding.fallback import fallback
 from fimlsp.decoding.judges import JUDGES
 from fimlsp.decoding.loop import Decoder
 from fimlsp.decoding.options import DecodingOptions
-from fimlsp.decoding.prefix import Prefix
+from fimlsp.decoding.partial_middle import PartialMiddle
 from fimlsp.decoding.prompts import PromptOnDemand, steady, steady_contexts
 from fimlsp.decoding.results import Completion, preference
 from fimlsp.decoding.steering import search_bounds
@@ -174,7 +174,7 @@ class _Run:
         if not self._stopped():  # before the start's search: a superseded request leaves its chunks in the cache
             prompt_pass.read_ahead()
         searches_deadline = _stoppable(deadline, self.should_stop)
-        start, scope, scope_reason, start_searches = Prefix("", b"", None, 0), "file", "", 0
+        start, scope, scope_reason, start_searches = PartialMiddle("", b"", None, 0), "file", "", 0
         clock = time.perf_counter()
         if mode == "constrained" and not self._stopped():
             start, scope, scope_reason, start_searches = _start(guarantee.state, options, deadline, searches_deadline)
@@ -242,7 +242,7 @@ class _Run:
         return prompt, options, reading, steps_deadline
 
     def _judge(self, decoders: list[Decoder], outcomes: list, mode: str, guarantee: Guarantee | None,
-               start: Prefix) -> tuple[list[Completion], bool]:
+               start: PartialMiddle) -> tuple[list[Completion], bool]:
         """The middles of a batch of attempts, judged, and whether no later attempt is worth decoding.
 
         When the budget ends, a middle that was finished is offered and the unfinished ones are dropped; with none
@@ -276,7 +276,8 @@ def _stoppable(deadline: float | None, should_stop: Callable[[], bool] | None) -
     return Deadline(math.inf if deadline is None else deadline, should_stop)
 
 
-def _decode_side_by_side(prompt_pass: PromptPass, runs: list[Generator], clock: _Clock) -> list[tuple[Prefix, str, list]]:
+def _decode_side_by_side(prompt_pass: PromptPass, runs: list[Generator],
+                         clock: _Clock) -> list[tuple[PartialMiddle, str, list]]:
     """Run the decoders' `steps` together, one model step for all: a session with a row each (a decoder that stops
     leaves it). The decoders' outcomes, in order; the model's time on the steps is added to `clock`. A model
     server that does not answer in time (`OutOfTime`) ends the decoders that wait on it as their clock would."""
@@ -341,7 +342,7 @@ class _Clock:
 
 
 def _start(state: FimState, options: DecodingOptions, deadline: float | None,
-           searches_deadline: float | None) -> tuple[Prefix, str, str, int]:
+           searches_deadline: float | None) -> tuple[PartialMiddle, str, str, int]:
     """The empty middle, with its finish searched for (is the end reachable at all?), in the scope asked for; a
     block that admits no finish falls back to the whole file, and says so. With the searches run, which end at
     `searches_deadline` (`deadline` with the completion's stop flag)."""
@@ -357,13 +358,13 @@ def _start(state: FimState, options: DecodingOptions, deadline: float | None,
         scoped = state.in_block()
         finish_in_block = finish(scoped)
         if finish_in_block is not None:
-            return Prefix("", b"", scoped, 0, finish=finish_in_block, searched=True), "block", "", 1
+            return PartialMiddle("", b"", scoped, 0, finish=finish_in_block, searched=True), "block", "", 1
         finish_in_file = finish(state)
         if finish_in_file is None:
-            return Prefix("", b"", scoped, 0, searched=True), "block", "", 2
+            return PartialMiddle("", b"", scoped, 0, searched=True), "block", "", 2
         reason = "the block at the cursor admits no middle within the limit: the whole file was the scope"
-        return Prefix("", b"", state, 0, finish=finish_in_file, searched=True), "file", reason, 2
-    return Prefix("", b"", state, 0, finish=finish(state), searched=True), "file", reason, 1
+        return PartialMiddle("", b"", state, 0, finish=finish_in_file, searched=True), "file", reason, 2
+    return PartialMiddle("", b"", state, 0, finish=finish(state), searched=True), "file", reason, 1
 
 
 # Stops where the model ended the middle: its end of sequence, or a token past where it was asked to end.
@@ -426,7 +427,7 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
     )
 
 
-def _refusal(prefix: Prefix, left: str) -> str:
+def _refusal(prefix: PartialMiddle, left: str) -> str:
     """Where no candidate could go on, and what the language allowed there, in one line."""
     where = (f"after {prefix.text[-24:]!r} ({len(prefix.text)} characters into the middle)" if prefix.text
              else f"at the cursor, after {left[-24:]!r}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from fimlsp.decoding.judges import CheckedJudge, Judge
-from fimlsp.decoding.prefix import Prefix
+from fimlsp.decoding.partial_middle import PartialMiddle
 from fimlsp.lines import LINE_BREAK, split_lines
 from fimlsp.model import FimModel
 
@@ -31,7 +31,7 @@ def rest_of_line(right: str, blanks: str) -> str:
     return right[:line.start() if line else len(right)].lstrip(blanks)
 
 
-def right_end(judge: Judge, rest: str, prefix: Prefix, following: Prefix) -> Prefix | None:
+def right_end(judge: Judge, rest: str, prefix: PartialMiddle, following: PartialMiddle) -> PartialMiddle | None:
     """The middle, when the model begins to write `rest`, the rest of the cursor's line, after a valid end
     (`open(path` then `)` before `) as f:`; `len(x) == 0` then `:` before `:`): it ends there, rather than write the
     brackets and colons that follow the cursor twice (the constrained and checked modes; the language's
@@ -59,11 +59,12 @@ def right_end(judge: Judge, rest: str, prefix: Prefix, following: Prefix) -> Pre
     accepted, state = judge.extend(prefix, new[:inside])
     if not accepted:
         return None
-    candidate = Prefix(prefix.text + new[:inside], b"", state, prefix.tokens + 1, prefix.log_probability)
+    candidate = PartialMiddle(prefix.text + new[:inside], b"", state, prefix.tokens + 1, prefix.log_probability)
     return candidate if judge.valid_end(candidate) else None
 
 
-def statement_end(judge: Judge, column: int, start: Prefix, prefix: Prefix, following: Prefix) -> Prefix | None:
+def statement_end(judge: Judge, column: int, start: PartialMiddle, prefix: PartialMiddle,
+                  following: PartialMiddle) -> PartialMiddle | None:
     """The middle up to the end of the statement or block that holds the cursor (at `column`), when `following`'s
     new text begins a statement or a comment line at or below its column after a logical line's end, and the file
     is valid there (a comment there starts the code after the statement, not the statement)."""
@@ -79,21 +80,21 @@ def statement_end(judge: Judge, column: int, start: Prefix, prefix: Prefix, foll
     accepted, state = judge.extend(start, kept)
     if not accepted:
         return None
-    candidate = Prefix(kept, b"", state, prefix.tokens, prefix.log_probability)
+    candidate = PartialMiddle(kept, b"", state, prefix.tokens, prefix.log_probability)
     accepted, broken = judge.extend(candidate, text[len(kept):line_start])  # the blank end of the middle
     if not accepted or not broken.at_statement_start():
         return None
     return candidate if judge.valid_end(candidate) else None
 
 
-def line_end(previous: Prefix, text: str, judge: Judge) -> Prefix | None:
+def line_end(previous: PartialMiddle, text: str, judge: Judge) -> PartialMiddle | None:
     """The middle cut at a newline in the newly accepted `text`, if the file is valid there (single-line mode)."""
     if previous.pending:
         return None
     position = text.find("\n")
     while position != -1:
         accepted, state = judge.extend(previous, text[:position])
-        candidate = Prefix(previous.text + text[:position], b"", state, previous.tokens + 1,
+        candidate = PartialMiddle(previous.text + text[:position], b"", state, previous.tokens + 1,
                            previous.log_probability)
         if accepted and judge.valid_end(candidate):
             return candidate
@@ -101,8 +102,8 @@ def line_end(previous: Prefix, text: str, judge: Judge) -> Prefix | None:
     return None
 
 
-def before_loop(judge: Judge, model: FimModel, repeats: int, start: Prefix, prefix: Prefix,
-                seen: list[Prefix]) -> Prefix | None:
+def before_loop(judge: Judge, model: FimModel, repeats: int, start: PartialMiddle, prefix: PartialMiddle,
+                seen: list[PartialMiddle]) -> PartialMiddle | None:
     """The middle cut back to the first chunk of the loop it ends in (`loop_start`), when it ends in one."""
     cut = loop_start(prefix.text, repeats)
     if cut is None:
@@ -113,7 +114,7 @@ def before_loop(judge: Judge, model: FimModel, repeats: int, start: Prefix, pref
         return found
     _accepted, state = judge.extend(start, text)  # a prefix of an accepted middle: accepted too
     tokens = len(model.encode(text)) if text else 0
-    return Prefix(text, b"", state, tokens, prefix.log_probability)
+    return PartialMiddle(text, b"", state, tokens, prefix.log_probability)
 
 
 def repeated_chunk(text: str, repeats: int) -> str | None:
@@ -146,8 +147,8 @@ def loop_start(text: str, repeats: int) -> int | None:
     return end
 
 
-def without_repeated_suffix(prefix: Prefix, seen: list[Prefix], start: Prefix, right: str, judge: Judge,
-                            model: FimModel) -> Prefix | None:
+def without_repeated_suffix(prefix: PartialMiddle, seen: list[PartialMiddle], start: PartialMiddle, right: str,
+                            judge: Judge, model: FimModel) -> PartialMiddle | None:
     """The middle cut before its last lines where they write again the right context's first lines (surrounding
     whitespace and blank lines aside), if what remains is still a valid end; the longest such repetition. Blank
     lines alone count where the right context begins with a line break: a suggestion that ends in line breaks
@@ -170,7 +171,7 @@ def without_repeated_suffix(prefix: Prefix, seen: list[Prefix], start: Prefix, r
                 if not accepted:
                     continue
                 tokens = len(model.encode(text)) if text else 0
-                candidate = Prefix(text, b"", state, tokens, prefix.log_probability)
+                candidate = PartialMiddle(text, b"", state, tokens, prefix.log_probability)
             if judge.valid_end(candidate):
                 return candidate
     return None

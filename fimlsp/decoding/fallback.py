@@ -4,7 +4,7 @@ the valid prefix the model most wanted to end at (`Completion.ending` is `fallba
 
 from __future__ import annotations
 
-from fimlsp.decoding.prefix import Prefix
+from fimlsp.decoding.partial_middle import PartialMiddle
 from fimlsp.decoding.steering import Steering
 from fimlsp.lines import LINE_BREAK
 
@@ -14,7 +14,7 @@ FALLBACK_SEARCH_SECONDS = 0.5  # a fallback's searches may take longer than the 
 FALLBACK_CHARACTERS_PER_TOKEN = 4
 
 
-def fallback(steering: Steering, seen: list[Prefix]) -> tuple[Prefix, int] | None:
+def fallback(steering: Steering, seen: list[PartialMiddle]) -> tuple[PartialMiddle, int] | None:
     """A late prefix completed by a shortest finish that fits the tokens left (the last prefix, then ones further
     back, each back twice as far), or else the valid prefix with the best end-of-sequence probability weighted by
     its length, or else the empty middle and its finish: an empty suggestion is none at all (after `open(`, a model
@@ -38,7 +38,8 @@ def fallback(steering: Steering, seen: list[Prefix]) -> tuple[Prefix, int] | Non
     return _finished(steering, whole[0], whole, seen[-1].text) if judge.constrained and whole else None
 
 
-def _finished(steering: Steering, prefix: Prefix, whole: list[Prefix], written: str) -> tuple[Prefix, int] | None:
+def _finished(steering: Steering, prefix: PartialMiddle, whole: list[PartialMiddle],
+              written: str) -> tuple[PartialMiddle, int] | None:
     """`prefix` completed by a shortest finish that fits the tokens left, or the latest valid line end of
     `whole` where that finish would do more than close what the middle opened."""
     fitting = _fitting_finish(steering, prefix)
@@ -50,10 +51,10 @@ def _finished(steering: Steering, prefix: Prefix, whole: list[Prefix], written: 
         if line_end is not None:
             return line_end, 0
     state = prefix.state.feed(finish) if finish else prefix.state
-    return Prefix(prefix.text + finish, b"", state, prefix.tokens + tokens, prefix.log_probability), len(finish)
+    return PartialMiddle(prefix.text + finish, b"", state, prefix.tokens + tokens, prefix.log_probability), len(finish)
 
 
-def _valid_line_end(steering: Steering, whole: list[Prefix], written: str) -> Prefix | None:
+def _valid_line_end(steering: Steering, whole: list[PartialMiddle], written: str) -> PartialMiddle | None:
     """The latest non-empty prefix that `written` follows with a line break and that is a valid end."""
     for prefix in reversed(whole):
         if (prefix.text.strip() and LINE_BREAK.match(written, len(prefix.text))
@@ -62,7 +63,7 @@ def _valid_line_end(steering: Steering, whole: list[Prefix], written: str) -> Pr
     return None
 
 
-def _fitting_finish(steering: Steering, prefix: Prefix) -> tuple[str, int] | None:
+def _fitting_finish(steering: Steering, prefix: PartialMiddle) -> tuple[str, int] | None:
     """A shortest finish whose tokens fit the tokens left, and their number: a token may hold several
     characters, so the search may look further than one character a token."""
     left = steering.tokens_left(prefix)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from fimlsp.decoding.prefix import Prefix
+from fimlsp.decoding.partial_middle import PartialMiddle
 from fimlsp.language import Language
 from fimlsp.language import State as FimState
 
@@ -28,11 +28,11 @@ class Judge:
         self.searches = 0
         self.search_seconds = 0.0
 
-    def extend(self, prefix: Prefix, text: str) -> tuple[bool, FimState | None]:
+    def extend(self, prefix: PartialMiddle, text: str) -> tuple[bool, FimState | None]:
         """Whether `text` may follow `prefix`, and the recognizer state after it."""
         return True, prefix.state
 
-    def valid_end(self, prefix: Prefix) -> bool:
+    def valid_end(self, prefix: PartialMiddle) -> bool:
         return not prefix.pending
 
     def _timed(self, work: Callable, *args):
@@ -46,7 +46,7 @@ class Judge:
 class CheckedJudge(Judge):
     """Every token is taken; the middle ends only where the language's judge accepts the whole file."""
 
-    def valid_end(self, prefix: Prefix) -> bool:
+    def valid_end(self, prefix: PartialMiddle) -> bool:
         return not prefix.pending and self._timed(self.language.parses, self.left + prefix.text + self.right)
 
 
@@ -55,13 +55,13 @@ class ConstrainedJudge(Judge):
 
     constrained = True
 
-    def extend(self, prefix: Prefix, text: str) -> tuple[bool, FimState | None]:
+    def extend(self, prefix: PartialMiddle, text: str) -> tuple[bool, FimState | None]:
         if not text:
             return True, prefix.state
         state = self._timed(prefix.state.feed, text)
         return state is not None, state
 
-    def valid_end(self, prefix: Prefix) -> bool:
+    def valid_end(self, prefix: PartialMiddle) -> bool:
         return not prefix.pending and self._timed(lambda: prefix.state.complete)
 
     def bound(self, state: FimState) -> float:

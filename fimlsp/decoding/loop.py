@@ -10,7 +10,7 @@ import numpy as np
 from fimlsp.decoding.endings import before_loop, line_end, rest_of_line, right_end, statement_end
 from fimlsp.decoding.judges import Judge
 from fimlsp.decoding.options import DecodingOptions
-from fimlsp.decoding.prefix import Prefix, after_healing
+from fimlsp.decoding.partial_middle import PartialMiddle, after_healing
 from fimlsp.decoding.steering import NEAR_LIMIT_MARGIN, Steering
 from fimlsp.model import FimModel, OutOfTime
 from fimlsp.model.token_text import split_utf8
@@ -29,11 +29,11 @@ class Decoder:
         self.stop_ids = sorted(model.stop_ids)
         self.tried = 0
         self.statement_column: int | None = None  # with `statement_end`: the column of the cursor's statement
-        self.looped: Prefix | None = None  # the middle that ended in a loop, before it was cut back
+        self.looped: PartialMiddle | None = None  # the middle that ended in a loop, before it was cut back
         self.end_log_probability: float | None = None  # of the token that ended the middle (`Completion`'s)
         self.rest_of_line = rest_of_line(judge.right, judge.language.blanks)
 
-    def steps(self, prompt_length: int, start: Prefix, skip_first: int = 0) -> Generator:
+    def steps(self, prompt_length: int, start: PartialMiddle, skip_first: int = 0) -> Generator:
         """Decode from `start`, a token a step, after a prompt of `prompt_length` tokens: yields the token taken (None
         first: the prompt) and is sent the model's logits after it (`attempts._decode_side_by_side` runs the
         model); returns the last prefix, why it stopped, and the prefixes passed on the way.
@@ -93,7 +93,7 @@ class Decoder:
                     self.looped = prefix
                     return looped, "loop", [each for each in seen if len(each.text) <= len(looped.text)]
 
-    def _stopped(self, prompt_length: int, prefix: Prefix) -> str | None:
+    def _stopped(self, prompt_length: int, prefix: PartialMiddle) -> str | None:
         if self.should_stop is not None and self.should_stop():
             return "cancelled"
         if self.steps_deadline is not None and time.perf_counter() > self.steps_deadline:
@@ -104,7 +104,7 @@ class Decoder:
             return "max_tokens"
         return None
 
-    def _choose(self, prefix: Prefix, log_probs, generator, skip: int):
+    def _choose(self, prefix: PartialMiddle, log_probs, generator, skip: int):
         """The next token and the prefix after it, "eos" when the middle ends here, or "no_candidate"; with `skip`,
         the first token of an alternative, or "no_alternative" when the top `top_k` hold no other valid one (the
         rest of the vocabulary is the model's noise: `ρ;` before `return`)."""
@@ -139,7 +139,7 @@ class Decoder:
             accepted, state = judge.extend(prefix, text)
             if not accepted:
                 continue
-            following = Prefix(prefix.text + text, pending, state, prefix.tokens + 1,
+            following = PartialMiddle(prefix.text + text, pending, state, prefix.tokens + 1,
                                prefix.log_probability + float(log_probs[token]), heal=heal)
             if judge.constrained:
                 if not steering.within_budget(prefix, following, text):
@@ -151,7 +151,8 @@ class Decoder:
             return self._spaced_after_comma(prefix, following, text, log_probs) or (token, following)
         return "no_alternative" if alternative else "no_candidate"
 
-    def _spaced_after_comma(self, prefix: Prefix, chosen: Prefix, text: str, log_probs) -> tuple[int, Prefix] | None:
+    def _spaced_after_comma(self, prefix: PartialMiddle, chosen: PartialMiddle, text: str,
+                            log_probs) -> tuple[int, PartialMiddle] | None:
         """After a comma of the code, the token that writes the chosen `text` with a space before it, where the file
         writes `, ` (`Language.spaces_after_comma`): `os, shutil`, not `os,shutil`. None where there is no such
         token, the constraint refuses it, or the end is near (steered, or a finish search would judge it): there the
@@ -168,7 +169,7 @@ class Decoder:
         accepted, state = judge.extend(prefix, " " + text)
         if not accepted:
             return None
-        following = Prefix(prefix.text + " " + text, b"", state, prefix.tokens + 1,
+        following = PartialMiddle(prefix.text + " " + text, b"", state, prefix.tokens + 1,
                            prefix.log_probability + float(log_probs[token]))
         left, bound = steering.tokens_left(following), judge.bound(state)
         if steering.steerable and left < 2 * bound + NEAR_LIMIT_MARGIN or bound > left:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from earley.deadline import within
 from fimlsp.decoding.judges import Judge
 from fimlsp.decoding.options import DecodingOptions
-from fimlsp.decoding.prefix import Prefix
+from fimlsp.decoding.partial_middle import PartialMiddle
 from fimlsp.language import State as FimState
 from fimlsp.model import FimModel
 from fimlsp.model.token_text import completions_of
@@ -39,7 +39,7 @@ class Steering:
         self.searches_left = SEARCHES
         self.searched_this_step = False  # one search a step for a candidate off the known finish
 
-    def follow_finish(self, prefix: Prefix, log_probs):
+    def follow_finish(self, prefix: PartialMiddle, log_probs):
         """The model's most probable token among those that begin the known finish (a byte-level vocabulary has
         one for its first character): past the top candidates, steering needs no search down the vocabulary."""
         finish, best = prefix.finish, None
@@ -53,13 +53,13 @@ class Steering:
         accepted, state = self.judge.extend(prefix, text)
         if not accepted:
             return "no_candidate"
-        return token, Prefix(prefix.text + text, b"", state, prefix.tokens + 1,
+        return token, PartialMiddle(prefix.text + text, b"", state, prefix.tokens + 1,
                              prefix.log_probability + float(log_probs[token]), finish=finish[len(text):])
 
-    def tokens_left(self, prefix: Prefix) -> int:
+    def tokens_left(self, prefix: PartialMiddle) -> int:
         return self.options.max_tokens - prefix.tokens
 
-    def within_budget(self, prefix: Prefix, following: Prefix, text: str) -> bool:
+    def within_budget(self, prefix: PartialMiddle, following: PartialMiddle, text: str) -> bool:
         """Whether the file can still be finished within the tokens left after `following` (and, when finishing,
         whether `following` brings the end closer). Sets `following.finish` where it is known."""
         left = self.tokens_left(following)
@@ -87,7 +87,7 @@ class Steering:
             return False
         return True
 
-    def steer(self, prefix: Prefix) -> None:
+    def steer(self, prefix: PartialMiddle) -> None:
         """A candidate was refused for the budget, or the model wanted to end: the end is steered from here on,
         along candidates that keep a finish within reach (the current prefix's is searched for once)."""
         if self.steered_from is None:
@@ -95,7 +95,7 @@ class Steering:
         if not prefix.pending:
             self.known_finish(prefix)
 
-    def known_finish(self, prefix: Prefix, limit: int | None = None) -> str | None:
+    def known_finish(self, prefix: PartialMiddle, limit: int | None = None) -> str | None:
         """The prefix's finish, searched for once (within `limit` characters, by default the tokens left)."""
         if prefix.finish is None and not prefix.searched and self.searches_left > 0:
             prefix.searched = True

@@ -2,7 +2,7 @@
 
 The prompt is token-healed (`token_healing`, `FimModel.healed_prompt`): where the middle goes on from the left
 context, the left context's last tokens are taken back, and the model's first tokens must write their bytes again
-(`Prefix.heal`) before anything it writes counts as the middle.
+(`PartialMiddle.heal`) before anything it writes counts as the middle.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from fimlsp.language import State as FimState
 
 
 @dataclass
-class Prefix:
+class PartialMiddle:
     """The middle up to a token boundary, with what is needed to judge it and to continue from it."""
 
     text: str

@@ -1,4 +1,5 @@
-"""Token healing (`fimlsp.decoding.prefix`): the tokens the cursor cuts into are taken back and written again."""
+"""Token healing (`fimlsp.decoding.partial_middle`): the tokens the cursor cuts into are taken back and written
+again."""
 
 from __future__ import annotations
 
