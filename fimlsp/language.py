@@ -60,7 +60,7 @@ class State(Protocol):
         refused."""
 
 
-class RightContext(Protocol):
+class CompiledRightContext(Protocol):
     """A right context compiled once (its quotient), from which recognizers start after any left context."""
 
     def start(self, left: str) -> State | None:
@@ -144,7 +144,7 @@ class Language(ABC):
         setup compiles may be kept there for the next call; without, nothing outlives the call."""
 
     @abstractmethod
-    def right_context(self, right: str) -> RightContext:
+    def right_context(self, right: str) -> CompiledRightContext:
         """The right context alone, compiled for the whole-file promise (setup measured apart from the left)."""
 
     def judging_names(self, guarantee: Guarantee, left: str, right: str) -> tuple[Guarantee, str]:
