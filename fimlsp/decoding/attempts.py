@@ -30,7 +30,7 @@ from fimlsp.decoding.prompts import PromptOnDemand, steady, steady_contexts
 from fimlsp.decoding.results import Completion, preference
 from fimlsp.decoding.steering import search_bounds
 from fimlsp.language import FILE, NONE, REGION, Caches, Guarantee, named
-from fimlsp.language import State as FimState
+from fimlsp.language import State
 from fimlsp.lines import with_line_breaks_of
 from fimlsp.model import FimModel, OutOfTime, PromptPass, Snippet
 
@@ -341,7 +341,7 @@ class _Clock:
     seconds: float = 0.0
 
 
-def _start(state: FimState, options: DecodingOptions, deadline: float | None,
+def _start(state: State, options: DecodingOptions, deadline: float | None,
            searches_deadline: float | None) -> tuple[PartialMiddle, str, str, int]:
     """The empty middle, with its finish searched for (is the end reachable at all?), in the scope asked for; a
     block that admits no finish falls back to the whole file, and says so. With the searches run, which end at
@@ -351,7 +351,7 @@ def _start(state: FimState, options: DecodingOptions, deadline: float | None,
         seconds = min(seconds, START_SEARCH_SHARE * (deadline - time.perf_counter()))
     limit, reason = options.max_tokens, ""
 
-    def finish(start: FimState) -> str | None:
+    def finish(start: State) -> str | None:
         return start.finish(limit, *search_bounds(options, seconds, searches_deadline))
 
     if options.scope == "block":

@@ -1,7 +1,7 @@
 """The three modes' judges: which candidate tokens a mode accepts and where it lets the middle end.
 
 - `constrained`: a candidate is taken only if the quotient recognizer can still complete the file after it
-  (`FimState.feed`); end of sequence only if the file is complete.
+  (`State.feed`); end of sequence only if the file is complete.
 - `checked`: unconstrained, but end of sequence (and the final choice) only where the language's judge accepts the
   whole file (Python: CPython compiles it) (the paper's "checked unconstrained").
 - `unconstrained`: plain greedy or sampled FIM.
@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from fimlsp.decoding.partial_middle import PartialMiddle
 from fimlsp.language import Language
-from fimlsp.language import State as FimState
+from fimlsp.language import State
 
 
 class Judge:
@@ -28,7 +28,7 @@ class Judge:
         self.searches = 0
         self.search_seconds = 0.0
 
-    def extend(self, prefix: PartialMiddle, text: str) -> tuple[bool, FimState | None]:
+    def extend(self, prefix: PartialMiddle, text: str) -> tuple[bool, State | None]:
         """Whether `text` may follow `prefix`, and the recognizer state after it."""
         return True, prefix.state
 
@@ -55,7 +55,7 @@ class ConstrainedJudge(Judge):
 
     constrained = True
 
-    def extend(self, prefix: PartialMiddle, text: str) -> tuple[bool, FimState | None]:
+    def extend(self, prefix: PartialMiddle, text: str) -> tuple[bool, State | None]:
         if not text:
             return True, prefix.state
         state = self._timed(prefix.state.feed, text)
@@ -64,10 +64,10 @@ class ConstrainedJudge(Judge):
     def valid_end(self, prefix: PartialMiddle) -> bool:
         return not prefix.pending and self._timed(lambda: prefix.state.complete)
 
-    def bound(self, state: FimState) -> float:
+    def bound(self, state: State) -> float:
         return self._timed(state.distance_bound)
 
-    def finish(self, state: FimState, limit: float, deadline: float | None = None, work: int | None = None
+    def finish(self, state: State, limit: float, deadline: float | None = None, work: int | None = None
                ) -> str | None:
         """A shortest finish of at most `limit` characters; None if none is found (before `deadline`, within
         `work` steps of the search)."""

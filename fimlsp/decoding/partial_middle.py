@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fimlsp.language import State as FimState
+from fimlsp.language import State
 
 
 @dataclass
@@ -18,7 +18,7 @@ class PartialMiddle:
 
     text: str
     pending: bytes
-    state: FimState | None
+    state: State | None
     tokens: int
     log_probability: float = 0.0
     eos_probability: float = 0.0

@@ -1,8 +1,8 @@
 """Steering toward the end, the constrained mode's promise: once a quotient exists the middle always ends valid,
 within the token limit, whatever the model.
 
-A token is never taken if the file could no longer be finished in the tokens left (`FimState.distance_bound`, and
-near the limit `FimState.finish`, measured in characters since every character is at most one token), and when
+A token is never taken if the file could no longer be finished in the tokens left (`State.distance_bound`, and
+near the limit `State.finish`, measured in characters since every character is at most one token), and when
 the model ranks end of sequence first before the file is complete, decoding enters a finishing phase that takes
 the model's most probable token among those that shorten the distance to a complete file. The model writes the
 finish; the shortest finish is only the yardstick.
@@ -14,7 +14,7 @@ from earley.deadline import within
 from fimlsp.decoding.judges import Judge
 from fimlsp.decoding.options import DecodingOptions
 from fimlsp.decoding.partial_middle import PartialMiddle
-from fimlsp.language import State as FimState
+from fimlsp.language import State
 from fimlsp.model import FimModel
 from fimlsp.model.token_text import completions_of
 
@@ -104,7 +104,7 @@ class Steering:
             prefix.finish = self.finish(prefix.state, limit, SEARCH_SECONDS)
         return prefix.finish
 
-    def finish(self, state: FimState, limit: float, seconds: float) -> str | None:
+    def finish(self, state: State, limit: float, seconds: float) -> str | None:
         """A shortest finish of `state` within `limit` characters, searched for within the search's bounds
         (`search_bounds`)."""
         return self.judge.finish(state, limit, *search_bounds(self.options, seconds, self.deadline))
