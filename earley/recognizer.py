@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping
 
-from earley.completion import CompletionCosts
+from earley.distance import DistanceTables
 from earley.grammar import Grammar
 from earley.tables import COMPLETE, GrammarTables
 
@@ -38,7 +38,7 @@ class _Chart:
         self.waiting = waiting
         self.closure = closure
         self.accepting = accepting
-        self.finish = None  # what `CompletionCosts` learns of this chart, computed when first asked
+        self.finish = None  # what `DistanceTables` learns of this chart, computed when first asked
 
 
 class Recognizer:
@@ -62,14 +62,14 @@ class Recognizer:
         self._symbol_closures: dict[int, frozenset[int]] = {}
         self._new_closures: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
         self._terminal_costs = terminal_costs
-        self._completion_costs: CompletionCosts | None = None
+        self._distance_tables: DistanceTables | None = None
 
     @property
-    def completion_costs(self) -> CompletionCosts:
+    def distance_tables(self) -> DistanceTables:
         """The tables of shortest completions, built when first asked for."""
-        if self._completion_costs is None:
-            self._completion_costs = CompletionCosts(self.tables, self._terminal_costs)
-        return self._completion_costs
+        if self._distance_tables is None:
+            self._distance_tables = DistanceTables(self.tables, self._terminal_costs)
+        return self._distance_tables
 
     def start(self) -> RecognizerState | None:
         """The state before any input, or None if the language is empty."""
@@ -207,7 +207,7 @@ class RecognizerState:
 
     def distance(self) -> float:
         """The least total cost of terminals that, fed next, complete a sentence (`math.inf` if none do)."""
-        return self.recognizer.completion_costs.distance(self._charts, self._index)
+        return self.recognizer.distance_tables.distance(self._charts, self._index)
 
     def allowed_ids(self) -> frozenset[int]:
         chart = self._charts[self._index]

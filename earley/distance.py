@@ -1,4 +1,4 @@
-"""Shortest completions of Earley prefixes: the least cost of input that turns a viable prefix into a sentence.
+"""The distance of an Earley prefix to a sentence: the least cost of input that turns a viable prefix into one.
 
 A constrained decoder asks this after every candidate token: can the text still be finished within the budget,
 and which continuations bring the end closer. Each terminal has a non-negative cost (a language gives, say, the
@@ -33,7 +33,7 @@ from earley.tables import COMPLETE, GrammarTables
 INFINITE = math.inf
 
 
-class CompletionCosts:
+class DistanceTables:
     """The grammar-dependent tables behind `RecognizerState.distance`, for one cost per terminal."""
 
     def __init__(self, tables: GrammarTables, terminal_costs: Mapping[str, float] | None = None):
