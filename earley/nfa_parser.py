@@ -98,6 +98,9 @@ class NFAParse:
         return [*self.waiters[chart].get(symbol, ()), *(dotted + base for dotted in predicted)]
 
     def _run(self, deadline: float | None) -> None:
+        """Fill the charts from the initial states' predictions, one agenda item at a time; raises
+        `DeadlineExceeded` past `deadline`. One piece on purpose: this loop is most of the cost of a quotient, and
+        it keeps the tables in locals; split into helpers, it would pay a call per item."""
         tables = self.tables
         n_dotted = tables.n_dotted
         next_symbol, lhs, is_terminal = tables.next_symbol, tables.lhs, tables.is_terminal

@@ -69,15 +69,14 @@ def _quotient_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str],
 
 def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], list[Rule], int]:
     """Names of the new nonterminals (numbered after the grammar's symbols), the rules that say how to finish
-    every item still open at a final state of the NFA (Fig. 2), and the new start symbol."""
+    every item still open at a final state of the NFA (Fig. 2), and the new start symbol. One piece on purpose:
+    its walk back over the charts is most of the cost of a quotient after the parse, and keeps the tables in
+    locals."""
     tables = parse.tables
     grammar = tables.grammar
     n_dotted = tables.n_dotted
     base = len(grammar.names)
-    start_name = grammar.names[grammar.start] + "'"
-    while start_name in grammar.ids:
-        start_name += "'"
-    names = [start_name]
+    names = [_unused_name(grammar, grammar.names[grammar.start] + "'")]
     new_start = base
     open_symbols: dict[int, int] = {}  # E!q by q * base + E (E itself at an end)
     nfa = parse.nfa
@@ -93,10 +92,7 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
             if state in ends:
                 found = open_symbols[key] = symbol
                 return found
-            name = f"{grammar.names[symbol]}!{state}"
-            while name in grammar.ids:
-                name += "'"
-            names.append(name)
+            names.append(_unused_name(grammar, f"{grammar.names[symbol]}!{state}"))
             found = open_symbols[key] = base + len(names) - 1
         return found
 
@@ -177,3 +173,10 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
                 visited.add(key)
                 stack.append(key)
     return names, list(rules), new_start
+
+
+def _unused_name(grammar: Grammar, name: str) -> str:
+    """`name`, primed until no symbol of `grammar` has it."""
+    while name in grammar.ids:
+        name += "'"
+    return name

@@ -91,9 +91,10 @@ def string_is_valid(text: str) -> bool:
 
 def advance(state: LexerState, text: str) -> tuple[LexerState, list[str]] | None:
     """Lex `text` after `state`; None if the text is invalid whatever follows it. CPython reads `\\r\\n` and `\\r`
-    as `\\n`; so does everything here."""
-    # One piece on purpose: the per-character loop of every feed keeps its state in locals; split into helpers,
-    # it would pay a call and a state object per character.
+    as `\\n`; so does everything here.
+
+    One piece on purpose: this is the per-character loop of every feed, and it keeps its state in locals; split
+    into helpers, it would pay a call and a state object per character."""
     if "\x00" in text:
         return None
     if state.pending_cr and text.startswith("\n"):
