@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from fimlsp.python import lexemes as lx
 from fimlsp.python.facts import STATEMENT_ENDS
+from fimlsp.python.folding import fold
 
 FUNCTION, ASYNC_FUNCTION, CLASS, LOOP, OTHER = "def", "async def", "class", "loop", "other"
 _SCOPES = (FUNCTION, ASYNC_FUNCTION, CLASS)
@@ -48,12 +49,7 @@ class Blocks:
 
     def feed(self, terminals: list[str]) -> Blocks | None:
         """The blocks after `terminals`; None where one of them is one that CPython's compiler refuses here."""
-        state = self
-        for terminal in terminals:
-            state = state._step(terminal)
-            if state is None:
-                return None
-        return state
+        return fold(Blocks._step, self, terminals)
 
     def _step(self, terminal: str) -> Blocks | None:
         if terminal in _WATCHED and not self._allows(terminal):
