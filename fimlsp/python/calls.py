@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from fimlsp.python import lexemes as lx
 from fimlsp.python.facts import STATEMENT_ENDS
+from fimlsp.python.folding import fold
 from fimlsp.python.lexer import LexerState, advance
 from fimlsp.python.signatures import Signature, SignatureSource
 # The most of the right context read on to see the calls the middle left open closed.
@@ -83,12 +84,7 @@ class Calls:
 
     def feed(self, terminals: list[str]) -> Calls | None:
         """The judge after `terminals`; None where one makes a call that cannot fit its callable's signature."""
-        state = self
-        for terminal in terminals:
-            state = state._step(terminal)
-            if state is None:
-                return None
-        return state
+        return fold(Calls._step, self, terminals)
 
     def ends(self, lexer: LexerState, right: str) -> bool:
         """Whether the middle may end where `lexer` stands before `right`: the calls it left open fit as the right
