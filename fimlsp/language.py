@@ -11,6 +11,7 @@ imports a language's package: adding a language is one package with a `Language`
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -147,27 +148,37 @@ class Language(ABC):
     def right_context(self, right: str) -> CompiledRightContext:
         """The right context alone, compiled for the whole-file promise (setup measured apart from the left)."""
 
-    def judging_names(self, guarantee: Guarantee, left: str, right: str) -> tuple[Guarantee, str]:
+    def judging_names(self, guarantee: Guarantee, left: str, right: str, path: str | None = None,
+                      project: str | None = None) -> tuple[Guarantee, str]:
         """The promise with a judge of names on: a middle may not load a name that nothing binds. Returns it and
         why the judge is off (a language without one, a file whose names its text does not show), or "" where
-        it is on."""
+        it is on. Every judge takes the document's place where it is known: its `path` and its `project` root
+        (None: found from the path), whose other files the judges read."""
         return guarantee, f"names not judged: {self.name} has no name judge"
 
-    def judging_members(self, guarantee: Guarantee, left: str, right: str, path: str | None = None) -> tuple:
+    def judging_members(self, guarantee: Guarantee, left: str, right: str, path: str | None = None,
+                        project: str | None = None) -> tuple:
         """The promise with a judge of members after a dot on, and what says which receivers it let go (None: a
         language without one)."""
         return guarantee, None
 
-    def judging_calls(self, guarantee: Guarantee, left: str, right: str, path: str | None = None) -> tuple:
+    def judging_calls(self, guarantee: Guarantee, left: str, right: str, path: str | None = None,
+                      project: str | None = None) -> tuple:
         """The promise with a judge of calls on (a call must fit its callable's signature), and what says which
         calls it let go (None: a language without one)."""
         return guarantee, None
 
-    def binds_names(self, left: str, middle: str, right: str) -> bool:
+    def binds_names(self, left: str, middle: str, right: str, path: str | None = None,
+                    project: str | None = None) -> bool:
         """Whether `middle` (with which the file is valid) loads no name that nothing binds and leaves no name the
         right context needs unbound: the name judge's verdict on a whole middle, for ends it did not see being
         written. True in a language without a name judge, and where the judge is off."""
         return True
+
+    def workspace_analysis(self, root: str | os.PathLike | None) -> object | None:
+        """The language's one analysis of the project at `root` (None: of the environment alone), which its judges
+        use and the repository context shares (same project, same caches); None for a language without one."""
+        return None
 
     def undefined_names(self, text: str) -> set[str] | None:
         """The names a static checker reports undefined in the whole `text` (for Python, pyflakes'), for the

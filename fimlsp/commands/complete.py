@@ -48,8 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="FILE:LINE:COL", help="the file and the cursor position (FILE may be -)")
     settings.add_flags(parser, SETTINGS, DEFAULTS)
     parser.add_argument("--project", metavar="DIR",
-                        help="the project whose files --context reads (default: the nearest folder above FILE "
-                             "that holds pyproject.toml, setup.py, setup.cfg or .git, else FILE's folder)")
+                        help="the project whose files --context and the judges read (default: the nearest folder "
+                             "above FILE that holds pyproject.toml, setup.py, setup.cfg or .git, else FILE's folder)")
     parser.add_argument("--language", choices=[language.name for language in languages()],
                         help="the file's language (default: from its suffix, else %s)" % DEFAULT_LANGUAGE)
     parser.add_argument("--model-server-api", choices=PROTOCOLS, default="auto",
@@ -115,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
             decoding = replace(decoding, time_budget=max(0.0, decoding.time_budget - (loaded - loading)))
         extra = for_command(None if path == "-" else path, left, right, decoding.context,
                             decoding.context_exclude, model.context_window, args.project)
-        results = complete_middles(model, left, right, decoding, args.alternatives, extra=extra)
+        results = complete_middles(model, left, right, decoding, args.alternatives, extra=extra,
+                                   place=(None if path == "-" else path, args.project))
     except ModelError as error:  # a server can also fail during the completion
         raise UserError(str(error)) from error
     result = results[0]

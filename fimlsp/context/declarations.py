@@ -2,8 +2,9 @@
 `__init__`'s attributes, method signatures), function signatures with their docstrings' first paragraph, constants.
 
 Resolution is jedi's (static: it reads code and never runs it), through the workspace's root and the environment's
-packages; rendering reads the defining file's source with `ast`. Resolving takes milliseconds to seconds (jedi's
-first use), so a completion only looks up what a background pass resolved (`Declarations.lookup`) and asks for the
+packages, in the one workspace analysis that the judges use too (`Language.workspace_analysis`: same project, same
+jedi thread, where a judge's query goes first); rendering reads the defining file's source with `ast`. Resolving
+takes milliseconds to seconds (jedi's first use), so a completion only looks up what a background pass resolved (`Declarations.lookup`) and asks for the
 rest to be resolved for the next keystroke (`Declarations.resolve`); the CLI resolves at once.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from fimlsp.language import named
 from fimlsp.workspace import Workspace
 
 # A dotted chain of names (`models.Cart`, `self.items`); every prefix of it is resolved.
@@ -46,6 +48,16 @@ class Declaration:
     path: Path  # the defining file
     qualname: str  # within its module: `Order`, `Cart` (a method's class), `LIMIT`
     text: str
+
+
+@dataclass(frozen=True)
+class _Definition:
+    """What jedi says of a definition, read on the analysis's thread (jedi's names infer lazily)."""
+
+    module_path: str | None
+    type: str
+    full_name: str | None
+    module_name: str | None
 
 
 def _blanked(match: re.Match) -> str:
@@ -254,7 +266,6 @@ class Declarations:
         self._rendered: dict[tuple[Path, str], Declaration | None] = {}
         self._imports: dict[Path, frozenset[str]] = {}
         self._lock = threading.Lock()
-        self._jedi_projects: dict[Path, object] = {}  # per root: its import paths (jedi.Project)
         self.resolutions = 0  # jedi calls made (a counted bound for tests)
 
     # -- the keystroke's path: dictionary look-ups only
@@ -297,43 +308,47 @@ class Declarations:
     # -- the background's work
 
     def resolve(self, path: Path, code: str, uses: list[Use]) -> None:
-        """Resolve `uses` of the document at `path` whose text is `code` (jedi), and render what they name."""
-        import jedi
-
+        """Resolve `uses` of the document at `path` whose text is `code` (jedi), and render what they name. jedi
+        runs on the workspace analysis's thread, a use at a time, so that a judge's query waits for one use at most."""
         root = self.workspace.root_of(path) or (self.workspace.roots[0] if self.workspace.roots else path.parent)
-        project = self._jedi_projects.get(root)
-        if project is None:
-            project = self._jedi_projects[root] = jedi.Project(root, load_unsafe_extensions=False)
+        analysis = named("python").workspace_analysis(root)
         with self._lock:
             self._imports.setdefault(path, _imports(code))
-        try:
-            script = jedi.Script(code, path=path, project=project)
-        except Exception:  # jedi's parser on a document mid-edit: nothing resolved, nothing broken
-            return
+        script: list = []  # made by the first use's job, on the analysis's thread
+        pending = []
         for use in uses:
             with self._lock:
                 if (path, use.chain) in self._resolved:
                     continue
+            pending.append((use, analysis.run(self._definitions, script, analysis.project, code, path, use,
+                                              background=True)))
+        for use, future in pending:
             targets = []
-            for definition in self._definitions(script, path, use):
+            for definition in future.result():
                 target = self._target(definition, path)
                 if target is not None and target not in targets:
                     targets.append(target)
             with self._lock:
                 self._resolved[(path, use.chain)] = tuple(targets)
 
-    def _definitions(self, script, path: Path, use: Use):
+    def _definitions(self, script: list, project, code: str, path: Path, use: Use) -> list[_Definition]:
+        """On the analysis's thread: where `use` is defined (the script made once for all the uses)."""
+        import jedi
+
         self.resolutions += 1
         try:
-            found = script.goto(use.line, use.column, follow_imports=True)
+            if not script:
+                script.append(jedi.Script(code, path=path, project=project))
+            found = script[0].goto(use.line, use.column, follow_imports=True)
             if all(d.module_path is not None and Path(d.module_path) == path and d.type in ("statement", "param")
                    for d in found):
-                found = script.infer(use.line, use.column)  # a local: what its value is
-            return found
+                found = script[0].infer(use.line, use.column)  # a local: what its value is
+            return [_Definition(None if d.module_path is None else str(d.module_path), d.type, d.full_name,
+                                d.module_name) for d in found]
         except Exception:  # jedi fails on some mid-edit code; a use it cannot resolve has no declaration
             return []
 
-    def _target(self, definition, path: Path) -> tuple[Path, str] | None:
+    def _target(self, definition: _Definition, path: Path) -> tuple[Path, str] | None:
         if definition.module_path is None or definition.type == "module" or not definition.full_name:
             return None
         source = Path(definition.module_path).resolve()

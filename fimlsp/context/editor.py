@@ -19,6 +19,7 @@ class EditorContext:
 
     def __init__(self):
         self._folders: tuple = ((), None, None)
+        self._roots = Workspace(())
         self._exclude = ""
         self._context: RepositoryContext | None = None
         self._texts: dict[Path, str] = {}
@@ -26,6 +27,17 @@ class EditorContext:
 
     def initialize(self, workspace_folders, root_uri: str | None, root_path: str | None = None) -> None:
         self._folders = (tuple(workspace_folders or ()), root_uri, root_path)
+        self._roots = Workspace.from_initialize(*self._folders)
+
+    def place(self, uri: str) -> tuple[str | None, str | None]:
+        """The document's path and the workspace root that holds it, for the judges (`complete_middles`' `place`):
+        no path for a document that is not a file, no root where no root of `initialize` holds it (the judges then
+        find the file's own project)."""
+        path = path_from_uri(uri)
+        if path is None:
+            return None, None
+        root = self._roots.root_of(path)
+        return str(path), None if root is None else str(root)
 
     def opened(self, uri: str, text: str) -> None:
         self.changed(uri, text)

@@ -75,6 +75,7 @@ def complete_middles(
     caches: Caches | None = None,
     stages: dict[str, float] | None = None,
     extra: Sequence[Snippet] = (),
+    place: tuple[str | None, str | None] = (None, None),
 ) -> list[Completion]:
     """Up to `n` distinct middles, the best first (`preference`), of at least `options.attempts` decoded.
 
@@ -85,7 +86,8 @@ def complete_middles(
     (those dropped too) and the retry without the name judge: `setup`, `prompt` (building and reading it),
     `tokens` (the model's steps), `judges` (the constraint's work per token), `start` (the start's shortest-finish
     search), `searches` (steering's and fallbacks'), `checks` (the ended middles' judgement on the whole file).
-    `extra`: other files of the repository, for the prompt only (`FimModel.prompt`), never for a judge.
+    `extra`: other files of the repository, for the prompt only (`FimModel.prompt`), never for a judge. `place`: the
+    document's path and project root, where the judges read the project's other files (`Language.judging_names`).
     `should_stop` ends every stage within a few milliseconds: the searches and the prompt's reading (a chunk at a
     time) poll it, and a stopped request runs no fallback, no final check and no retry."""
     if n < 1:
@@ -103,11 +105,11 @@ def complete_middles(
                                        min(setup_deadline, budget_end or setup_deadline), caches)
         guarantee = plain
         if options.names != "off":
-            guarantee, names_reason = language.judging_names(plain, left, right)
+            guarantee, names_reason = language.judging_names(plain, left, right, *place)
         if options.members == "strict":
-            guarantee, members = language.judging_members(guarantee, left, right)
+            guarantee, members = language.judging_members(guarantee, left, right, *place)
         if options.calls == "strict":
-            guarantee, calls = language.judging_calls(guarantee, left, right)
+            guarantee, calls = language.judging_calls(guarantee, left, right, *place)
         if guarantee.state is None:
             mode = "unconstrained"
         setup_seconds = time.perf_counter() - started
@@ -117,7 +119,7 @@ def complete_middles(
     if names_retry and deadline is not None:
         now = time.perf_counter()
         deadline = now + NAMES_SHARE * max(0.0, deadline - now)
-    run = _Run(model, left, right, n, should_stop, stages, tuple(extra))
+    run = _Run(model, left, right, n, should_stop, stages, tuple(extra), tuple(place))
     results = run.attempts(options, mode, guarantee, deadline, setup_seconds, names_reason)
     for judge in (members, calls):
         if judge is not None and judge.reason:
@@ -137,7 +139,8 @@ def _without_names(run: _Run, left: str, right: str, options: DecodingOptions, p
     # passes the judge's verdict on the whole middle (as an unchecked middle); fallback shows a valid one anyway.
     again = run.attempts(replace(options, names="off"), "constrained" if plain.state is not None else "unconstrained",
                          plain, budget_end, 0.0, "")
-    binding = [result.valid and named(options.language).binds_names(left, result.middle, right) for result in again]
+    binding = [result.valid and named(options.language).binds_names(left, result.middle, right, *run.place)
+               for result in again]
     # stable: among those that bind their names (or not), the preferred first
     again = [result for _binds, result in sorted(zip(binding, again), key=lambda pair: pair[0], reverse=True)]
     said = "no valid middle was found that binds every name it needs: decoded without the name judge"
@@ -164,6 +167,7 @@ class _Run:
     should_stop: Callable[[], bool] | None
     stages: dict[str, float]
     extra: Sequence[Snippet] = ()
+    place: tuple[str | None, str | None] = (None, None)
 
     def attempts(self, options: DecodingOptions, mode: str, guarantee: Guarantee | None, deadline: float | None,
                  setup_seconds: float, names_reason: str) -> list[Completion]:
@@ -189,7 +193,7 @@ class _Run:
             decoders = []
             for attempt in range(attempts, attempts + together):
                 run_options = options if options.temperature == 0 else replace(options, seed=options.seed + attempt)
-                judge = JUDGES[mode](self.left, self.right, named(options.language))
+                judge = JUDGES[mode](self.left, self.right, named(options.language), self.place)
                 decoders.append(Decoder(model, judge, run_options, searches_deadline, self.should_stop,
                                         steps_deadline))
             runs = [decoder.steps(len(prompt), start, attempt if options.temperature == 0 else 0)
@@ -350,9 +354,10 @@ def _start(state: State, options: DecodingOptions, deadline: float | None,
     if deadline is not None and options.search_budget is None:  # an editor's time budget: the model gets most of it
         seconds = min(seconds, START_SEARCH_SHARE * (deadline - time.perf_counter()))
     limit, reason = options.max_tokens, ""
+    bounds = search_bounds(options, seconds, searches_deadline)  # the block's search and the file's share its time
 
     def finish(start: State) -> str | None:
-        return start.finish(limit, *search_bounds(options, seconds, searches_deadline))
+        return start.finish(limit, *bounds)
 
     if options.scope == "block":
         scoped = state.in_block()
@@ -410,7 +415,7 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
         whole = judge.language.parses(left + middle + right)
     if whole and not confirmed and options.names != "off" and options.mode == "constrained":
         # an end the judge did not accept (a loop cut back, an unchecked middle) is valid only if it binds its names
-        whole_names = judge.language.binds_names(left, middle, right)
+        whole_names = judge.language.binds_names(left, middle, right, *judge.place)
     else:
         whole_names = True
     checked = scope if confirmed else FILE if whole and whole_names else NONE

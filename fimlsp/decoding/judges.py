@@ -22,8 +22,10 @@ class Judge:
 
     constrained = False
 
-    def __init__(self, left: str, right: str, language: Language):
+    def __init__(self, left: str, right: str, language: Language,
+                 place: tuple[str | None, str | None] = (None, None)):
         self.left, self.right, self.language = left, right, language
+        self.place = place  # the document's path and project root, for the language's judges of names
         self.seconds = 0.0
         self.searches = 0
         self.search_seconds = 0.0

@@ -275,7 +275,7 @@ def _run_mode(case: EvalCase, mode: str, model: FimModel, settings: RunSettings,
     clock = time.perf_counter()
     try:
         result = complete_middles(model, case.left, case.right, settings.decoding_options(mode), caches=caches,
-                                  extra=extra)[0]
+                                  extra=extra, place=(case.path, case.project))[0]
     except Exception as error:  # noqa: BLE001 - one broken case must not end a long run; it is recorded
         record.update(error=f"{type(error).__name__}: {error}"[:500], parses=False, stop="error",
                       wall_seconds=time.perf_counter() - clock)

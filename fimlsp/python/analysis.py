@@ -1,11 +1,16 @@
-"""Static analysis of a project with jedi: the members of a receiver before a dot, for the member judge
-(`fimlsp.python.members`).
+"""The workspace analysis: one per project root (`analysis_for`), shared by every judge (members here, calls in
+`fimlsp.python.signatures`, imported names in `fimlsp.python.names`) and by the repository context's declarations
+(`fimlsp.context.declarations`, through `Language.workspace_analysis`), so that a project is loaded once.
 
-One `Analysis` per project root (`analysis_for`), holding a `jedi.Project`: imports resolve through the workspace
-and the environment, and nothing of the project is executed (jedi reads source and stubs; compiled modules of the
-environment are introspected in jedi's own subprocess). A member list is an over-approximation on purpose: jedi's
-members, the names written after the same receiver anywhere in the file, the names it quotes (what hasattr and
-getattr guards test), the names the file stores as an attribute of anything (attributes set from outside the class), and the names of every `__slots__` the file or the receiver's
+It holds a `jedi.Project`: imports resolve through the workspace and the environment, and nothing of the project is
+executed (jedi reads source and stubs; compiled modules of the environment are introspected in jedi's own
+subprocess). jedi is not thread-safe, so all its work runs on the analysis's one thread (`run`), a judge's query
+(urgent, inside a completion's time) before the context's background resolving.
+
+The members of a receiver before a dot, for the member judge (`fimlsp.python.members`), are answered here. A member
+list is an over-approximation on purpose: jedi's members, the names written after the same receiver anywhere in the
+file, the names it quotes (what hasattr and getattr guards test), the names the file stores as an attribute of
+anything (attributes set from outside the class), and the names of every `__slots__` the file or the receiver's
 module declares. A receiver whose members cannot be known statically is unknown (None), with the reason: no
 inferred type or several, an instance other than `self`'s or a builtin type's (jedi infers other instances from
 their assignments and call sites, not surely enough: `self._sock` in asyncio lacked `getsockopt`), a base class
@@ -21,7 +26,9 @@ import hashlib
 import re
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor, TimeoutError as FutureTimeout
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,8 +73,42 @@ def used_after(receiver: str, text: str) -> set[str]:
     return set(re.findall(r"(?<![\w.])" + re.escape(receiver).replace(r"\.", r"\s*\.\s*") + r"\s*\.\s*(\w+)", text))
 
 
+class _Worker:
+    """One daemon thread running work in order, urgent work (a judge's query) before background work (the
+    context's resolving); started at the first work."""
+
+    def __init__(self, name: str):
+        self._name = name
+        self._urgent: deque = deque()
+        self._background: deque = deque()
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, work: Callable, *args, background: bool = False) -> Future:
+        future: Future = Future()
+        with self._wake:
+            (self._background if background else self._urgent).append((future, work, args))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
+                self._thread.start()
+            self._wake.notify()
+        return future
+
+    def _loop(self) -> None:
+        while True:
+            with self._wake:
+                self._wake.wait_for(lambda: self._urgent or self._background)
+                future, work, args = (self._urgent or self._background).popleft()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(work(*args))
+            except BaseException as error:  # the caller's future carries it
+                future.set_exception(error)
+
+
 class Analysis:
-    """jedi over one project root; queries run one at a time on a worker thread (jedi is not thread-safe)."""
+    """jedi over one project root; queries run one at a time on its worker thread (jedi is not thread-safe)."""
 
     def __init__(self, root: str | Path | None):
         import jedi
@@ -75,11 +116,24 @@ class Analysis:
         self._jedi = jedi
         self.root = None if root is None else Path(root)
         self.project = jedi.Project(self.root) if self.root is not None else None
-        self._worker = ThreadPoolExecutor(1, thread_name_prefix="fimlsp-analysis")
+        self._worker = _Worker("fimlsp-analysis")
         self._answers: dict[tuple[str, str], Future] = {}
         self._lock = threading.Lock()
         self.queries = 0  # jedi queries made (counted bound: at most one per code and receiver)
+        self.jobs = 0  # work run on its thread, the judges' and the context's
         self.waited = 0.0  # seconds callers spent waiting on answers
+
+    def run(self, work: Callable, *args, background: bool = False) -> Future:
+        """Run `work(*args)` where this project's jedi work runs, after the urgent work queued (and, `background`,
+        after all other work)."""
+        self.jobs += 1
+        return self._worker.submit(work, *args, background=background)
+
+    def roots(self) -> tuple[str, ...]:
+        """Where the project's own modules are found: its root (and a `src` folder in it)."""
+        if self.root is None:
+            return ()
+        return tuple(str(folder) for folder in (self.root, self.root / "src") if folder.is_dir())
 
     def members(self, code: str, line: int, column: int, path: str | None = None) -> frozenset[str] | None:
         """The members of the receiver that ends just before the dot at `line` (1-based), `column` (0-based,
@@ -94,7 +148,7 @@ class Analysis:
         with self._lock:
             future = self._answers.get(key)
             if future is None:
-                future = self._worker.submit(self._ask, code, line, column, path, receiver)
+                future = self.run(self._ask, code, line, column, path, receiver)
                 self._answers[key] = future
         clock = time.perf_counter()
         try:
@@ -189,13 +243,13 @@ _ANALYSES: dict[Path | None, Analysis] = {}
 _ANALYSES_LOCK = threading.Lock()
 
 
-def analysis_for(path: str | Path | None) -> Analysis:
-    """The one analysis of the project that holds `path` (a file or folder; None: no project, the environment)."""
-    try:
-        from fimlsp.workspace import project_root
-        root = None if path is None else project_root(path)
-    except ImportError:
-        root = None if path is None else Path(path)
+def analysis_for(path: str | Path | None, project: str | Path | None = None) -> Analysis:
+    """The one analysis of the project `project` (a folder), else of the project that holds `path` (a file or folder:
+    the nearest folder above it with a project marker, `fimlsp.workspace.project_root`); with neither, of no
+    project (the environment)."""
+    from fimlsp.workspace import project_root
+
+    root = (Path(project).resolve() if project is not None else None if path is None else project_root(path))
     with _ANALYSES_LOCK:
         found = _ANALYSES.get(root)
         if found is None:

@@ -1,13 +1,20 @@
 """Python behind the language seam (`fimlsp.language`): the promise of `fimlsp.python.region`, CPython's verdict
-(its compiler's: a file that parses but that `compile` refuses, `return` outside a function, is not valid)."""
+(its compiler's: a file that parses but that `compile` refuses, `return` outside a function, is not valid).
+
+The judges read the document's place: its `path` (its folder holds the modules of its relative imports) and the
+`project` root (where the project's modules are found; None: the nearest folder above the file with a project
+marker). Every judge of one project asks the one workspace analysis of it (`fimlsp.python.analysis.analysis_for`).
+"""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
+from pathlib import Path
 
 from fimlsp.language import DEFAULT_BUDGET, Caches, Guarantee, Language
 from fimlsp.python.finish import comma_spaced, ends_a_comma
-from fimlsp.python.analysis import analysis_for
+from fimlsp.python.analysis import Analysis, analysis_for
 from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.members import MemberSource
 from fimlsp.python.names import FileNames, undefined_names
@@ -34,35 +41,37 @@ class Python(Language):
     def right_context(self, right: str) -> RightContext:
         return RightContext(right)
 
-    def judging_names(self, guarantee: Guarantee, left: str, right: str) -> tuple[Guarantee, str]:
+    def judging_names(self, guarantee: Guarantee, left: str, right: str, path: str | None = None,
+                      project: str | None = None) -> tuple[Guarantee, str]:
         if guarantee.state is None:
             return guarantee, ""
-        file = FileNames.of(left, right)
+        file = _file_names(left, right, path, project)
         return replace(guarantee, state=guarantee.state.judging_names(file)), file.relaxed or ""
 
-    def judging_members(self, guarantee: Guarantee, left: str, right: str,
-                        path: str | None = None) -> tuple[Guarantee, MemberSource | None]:
+    def judging_members(self, guarantee: Guarantee, left: str, right: str, path: str | None = None,
+                        project: str | None = None) -> tuple[Guarantee, MemberSource | None]:
         """The promise with the member judge on (`fimlsp.python.members`): after a dot, a name must be a member of
         the receiver where its members are known. Returns it and the judge's source, whose `reason` says which
         receivers it let go (None where there is no state to judge)."""
         if guarantee.state is None:
             return guarantee, None
-        source = MemberSource(analysis_for(path), left, right, path)
+        source = MemberSource(analysis_for(path, project), left, right, _jedi_path(path))
         return replace(guarantee, state=guarantee.state.judging_members(source)), source
 
-    def judging_calls(self, guarantee: Guarantee, left: str, right: str,
-                      path: str | None = None) -> tuple[Guarantee, SignatureSource | None]:
+    def judging_calls(self, guarantee: Guarantee, left: str, right: str, path: str | None = None,
+                      project: str | None = None) -> tuple[Guarantee, SignatureSource | None]:
         """The promise with the call judge on (`fimlsp.python.calls`): a call must fit its callable's signature
         where jedi knows it. Returns it and the judge's source, whose `reason` says which calls it let go (None
         where there is no state to judge). Its queries run on the project analysis's one jedi thread."""
         if guarantee.state is None:
             return guarantee, None
-        analysis = analysis_for(path)
-        source = SignatureSource(left, right, analysis.project, path, analysis._worker.submit)
+        analysis = analysis_for(path, project)
+        source = SignatureSource(left, right, analysis.project, _jedi_path(path), analysis.run)
         return replace(guarantee, state=guarantee.state.judging_calls(source)), source
 
-    def binds_names(self, left: str, middle: str, right: str) -> bool:
-        file, text = FileNames.of(left, right), left + middle + right
+    def binds_names(self, left: str, middle: str, right: str, path: str | None = None,
+                    project: str | None = None) -> bool:
+        file, text = _file_names(left, right, path, project), left + middle + right
         return not file.unbound(text) and not file.redeclared(text)
 
     def parses(self, text: str) -> bool:
@@ -73,6 +82,23 @@ class Python(Language):
 
     def spaces_after_comma(self, state) -> bool:
         return ends_a_comma(state) and comma_spaced(state.text)
+
+
+    def workspace_analysis(self, root: str | os.PathLike | None) -> Analysis:
+        return analysis_for(None, root)
+
+
+def _file_names(left: str, right: str, path: str | None, project: str | None) -> FileNames:
+    """The names of the file at `path` (None: a file of no known place) in `project`."""
+    if path is None and project is None:
+        return FileNames.of(left, right)
+    folder = None if path is None else str(Path(path).resolve().parent)
+    return FileNames.of(left, right, folder, analysis_for(path, project).roots())
+
+
+def _jedi_path(path: str | None) -> str | None:
+    """The document's path as jedi takes it (absolute: its relative imports are read from its folder)."""
+    return None if path is None else str(Path(path).resolve())
 
 
 LANGUAGE = Python()

@@ -27,6 +27,12 @@ import only where its module cannot be read (else its names are bound); it refus
   paid by a later binding, and an end is accepted only with no debt left.
 Writing `globals`, `locals`, `vars`, `exec`, `eval`, `__builtins__` or `import *` in the middle relaxes it from
 then on.
+
+Where the file's place is known (its folder and the project's roots), a name the middle imports from a module of the
+project (`from .util import helper`, `from pkg.mod import Thing`) must be one the module defines
+(`fimlsp.python.relaxation.imported_names`, read without running it): refused as it is written at module level or
+in a function or class body, and judged on the whole file at an end (`FileNames.unbound`); not inside `try` or
+`with`, where an import may be meant to fail.
 """
 
 from __future__ import annotations
@@ -38,11 +44,11 @@ import warnings
 from dataclasses import dataclass, replace
 
 from fimlsp.python import lexemes as lx
-from fimlsp.python.blocks import ASYNC_FUNCTION, FUNCTION, OTHER, Blocks
+from fimlsp.python.blocks import ASYNC_FUNCTION, CLASS, FUNCTION, OTHER, Blocks
 from fimlsp.python.facts import STATEMENT_ENDS as _STATEMENT_ENDS
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.redeclaration import redeclared
-from fimlsp.python.relaxation import relaxation
+from fimlsp.python.relaxation import imported_names, relaxation
 
 # Names through which a module's names are made or read in ways its text does not show.
 DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "__builtins__"})
@@ -131,9 +137,9 @@ def left_names(left: str) -> set[str]:
     return declared
 
 
-def relaxed(left: str, right: str = "", folder: str | None = None) -> str | None:
+def relaxed(left: str, right: str = "", folder: str | None = None, roots: tuple[str, ...] = ()) -> str | None:
     """Why the names at the cursor between `left` and `right` cannot be known from the text; None when they can."""
-    return relaxation(left, right, folder).reason
+    return relaxation(left, right, folder, roots).reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,15 +150,52 @@ class FileNames:
     relaxed: str | None = None
     left: str = ""  # the left context
     right: str = ""  # the right context
+    folder: str | None = None  # the file's folder (None: not known)
+    roots: tuple[str, ...] = ()  # where the project's modules lie
 
     @staticmethod
-    def of(left: str, right: str, folder: str | None = None) -> FileNames:
+    def of(left: str, right: str, folder: str | None = None, roots: tuple[str, ...] = ()) -> FileNames:
         """The file's names for a middle between `left` and `right` in a file of `folder` (where its relative star
-        imports are read; None: they relax the judge)."""
-        relaxing = relaxation(left, right, folder)
+        imports are read; None: they relax the judge) in a project whose modules lie in `roots`."""
+        relaxing = relaxation(left, right, folder, roots)
         if relaxing.reason:
-            return FileNames(frozenset(), relaxing.reason, left, right)
-        return FileNames(visible_names(left, right) | relaxing.star_names, None, left, right)
+            return FileNames(frozenset(), relaxing.reason, left, right, folder, roots)
+        return FileNames(visible_names(left, right) | relaxing.star_names, None, left, right, folder, roots)
+
+    def imported(self, module: str) -> frozenset[str] | None:
+        """The names `from <module> import NAME` may import (`module` with its leading dots), where `module` is one of
+        the project's and its names can be read; None where they cannot be known."""
+        if self.folder is None and not self.roots:
+            return None
+        dotted = module.lstrip(".")
+        return imported_names(len(module) - len(dotted), dotted, self.folder, self.roots)
+
+    def missing_imports(self, text: str) -> frozenset[str]:
+        """The names the middle of the whole file `text` (which compiles) writes in a `from M import NAME` of a
+        project module M that M does not define, outside `try` and `with` blocks."""
+        start, end = len(self.left), len(text) - len(self.right)
+        if ((self.folder is None and not self.roots) or not text.startswith(self.left)
+                or "import" not in text[text.rfind("\n", 0, start) + 1:text.find("\n", end) % (len(text) + 1)]):
+            return frozenset()
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return frozenset()
+        lines = text.splitlines(keepends=True)
+        offsets = [0]
+        for line in lines:
+            offsets.append(offsets[-1] + len(line))
+        missing = set()
+        for node in _imports_outside_guards(tree.body):
+            for alias in node.names:
+                line = lines[alias.lineno - 1].encode("utf-8")
+                first = offsets[alias.lineno - 1] + len(line[:alias.col_offset].decode("utf-8", "replace"))
+                if alias.name == "*" or not (first < end and first + len(alias.name) > start):
+                    continue
+                defined = self.imported("." * node.level + (node.module or ""))
+                if defined is not None and alias.name not in defined:
+                    missing.add(alias.name)
+        return frozenset(missing)
 
     def unbound(self, text: str) -> frozenset[str]:
         """The names the whole file `text` (which compiles) loads that the middle was to bind: those pyflakes finds
@@ -162,12 +205,13 @@ class FileNames:
         left context's continuation (a region's) is not judged."""
         if self.relaxed is not None or not text.startswith(self.left):
             return frozenset()
+        missing = self.missing_imports(text)
         found = undefined_loads(text)
         if not found:
-            return frozenset()
+            return missing
         left_lines = self.left.count("\n")
         unknown = {name for name, line in found if line <= left_lines}
-        return frozenset(name for name, _line in found if name not in unknown)
+        return missing | frozenset(name for name, _line in found if name not in unknown)
 
     def redeclared(self, text: str) -> frozenset[str]:
         """The functions and classes the middle of the whole file `text` (which compiles) defines that the right
@@ -197,6 +241,8 @@ class Names:
     lambdas: int = 0  # `lambda`s waiting for their `:`
     after_as: bool = False
     calls: tuple[bool, ...] = ()  # the open brackets, innermost last: a call's or subscript's
+    from_module: str | None = None  # on a `from` line: the module written so far (its dots and names)
+    importing: bool = False  # after that line's `import`
     previous: str = lx.NEWLINE
 
     @staticmethod
@@ -230,6 +276,15 @@ class Names:
                 return state
         return state
 
+    def admits(self, begun: str, blocks: Blocks) -> bool:
+        """Whether a name in progress, `begun` so far, may go on to one the judge accepts: after a `from` line's
+        `import`, one its module defines (where that is known)."""
+        if not (begun and self.importing and self.previous in ("import", ",", "(") and not self.exempt
+                and not self.off and _imports_judged(blocks)):
+            return True
+        defined = self.file.imported(self.from_module)
+        return defined is None or any(name.startswith(begun) for name in defined)
+
     def ends(self, terminals: list[str]) -> bool:
         """Whether the middle may end with `terminals` (those of the right context up to where it settles) after
         it: the last name's role decided by what follows, and no debt left."""
@@ -256,6 +311,8 @@ class Names:
         state = self if self.pending is None else self._decide(terminal)
         if state is None:
             return None
+        if state.from_module is not None and not state.importing and terminal != "import":
+            state = replace(state, from_module=state.from_module + getattr(terminal, "text", str(terminal)))
         if terminal not in _WATCHED:
             return replace(state, previous=terminal)
         # Where the terminals fed together open or close a block, either side may hold: the more lenient counts.
@@ -264,11 +321,21 @@ class Names:
         changes: dict = {"previous": terminal}
         text = getattr(terminal, "text", None)
         if text is not None:
+            if (state.importing and state.previous in ("import", ",", "(") and not state.exempt
+                    and _imports_judged(before) and _imports_judged(after)):
+                defined = state.file.imported(state.from_module)
+                if defined is not None and text not in defined:
+                    return None
             changes.update(state._named(text, _in_function(before) or _in_function(after)))
         elif terminal == lx.NEWLINE:
-            changes.update(line_free=False, header_free=False, targets=0, lambdas=0, after_as=False, calls=())
+            changes.update(line_free=False, header_free=False, targets=0, lambdas=0, after_as=False, calls=(),
+                           from_module=None, importing=False)
+        elif terminal == "import" and state.from_module is not None:
+            changes.update(line_free=True, importing=True)
         elif statement_start and terminal in _FREE_LINES:
             changes["line_free"] = True
+            if terminal == "from":
+                changes.update(from_module="", importing=False)
         elif terminal in ("def", "class"):
             changes["header_free"] = True
         elif terminal == "for":
@@ -307,6 +374,26 @@ class Names:
 
 
 _OUTSIDE = Blocks()  # the blocks of a statement read again from its start (`Names.start`): none known
+
+
+def _imports_judged(blocks: Blocks) -> bool:
+    """An import here is judged: at module level or in a function's or class's body, known to be so (not in a
+    `try`, where it may be meant to fail)."""
+    return not blocks.unknown and all(kind in (FUNCTION, ASYNC_FUNCTION, CLASS) for kind in blocks.kinds)
+
+
+def _imports_outside_guards(body: list[ast.stmt]):
+    """The `from` imports of a block and of the blocks in it, but for those in a `try` or `with`."""
+    for node in body:
+        if isinstance(node, ast.ImportFrom):
+            yield node
+        elif not isinstance(node, (ast.Try, ast.TryStar, ast.With, ast.AsyncWith)):
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(node, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    yield from _imports_outside_guards(inner)
+            for case in getattr(node, "cases", ()):
+                yield from _imports_outside_guards(case.body)
 
 
 def _in_function(blocks: Blocks) -> bool:

@@ -295,6 +295,8 @@ class FimState:
             names = names.feed(terminals, self.blocks, blocks)
             if names is None:
                 return None
+        if names is not None and pending is not None and lx.NAME in pending and not names.admits(lexer.text, blocks):
+            return None
         members = self.members
         if members is not None:
             members = members.feed(terminals) if terminals else members

@@ -11,6 +11,9 @@
   the file is not judged.
 - A module `__getattr__` is no reason at all: it answers attribute access on the module from elsewhere (the member
   judge's concern), never a name loaded in the module itself.
+
+The same reading tells which names a module of the workspace defines (`imported_names`), for the name judge's check
+that `from .util import helper` imports what `util` has.
 """
 
 from __future__ import annotations
@@ -48,9 +51,11 @@ class Relaxation:
     star_names: frozenset[str] = frozenset()
 
 
-def relaxation(left: str, right: str = "", folder: str | os.PathLike | None = None) -> Relaxation:
+def relaxation(left: str, right: str = "", folder: str | os.PathLike | None = None,
+               roots: tuple[str, ...] = ()) -> Relaxation:
     """The relaxation of the name judge for a middle between `left` and `right`, in a file of `folder` (where
-    relative star imports and the workspace's modules are found; None: only `sys.path`)."""
+    relative star imports are found; None: they relax the judge), in a project whose modules lie in `roots`
+    (searched before `sys.path`)."""
     text = left + right
     found = _FILE_WIDE.search(text)
     if found:
@@ -66,7 +71,7 @@ def relaxation(left: str, right: str = "", folder: str | os.PathLike | None = No
         if len(imports) < len(stars):
             return Relaxation("names not judged: the file has a star import whose module cannot be read from its text")
         for dots, module in imports:
-            brought = star_names(len(dots), module, None if folder is None else str(folder))
+            brought = star_names(len(dots), module, None if folder is None else str(folder), roots)
             if isinstance(brought, str):
                 return Relaxation(f"names not judged: the star import of {dots + module} cannot be read ({brought})")
             names |= brought
@@ -139,10 +144,10 @@ def _enclosing_functions(lines: list[str], line: int, column: int) -> list[int]:
 
 
 @functools.lru_cache(maxsize=512)
-def star_names(level: int, module: str, folder: str | None) -> frozenset[str] | str:
-    """The names `from <level dots><module> import *` brings in a file of `folder`; a string says why they cannot be
-    known."""
-    path = _module_file(level, module, folder)
+def star_names(level: int, module: str, folder: str | None, roots: tuple[str, ...] = ()) -> frozenset[str] | str:
+    """The names `from <level dots><module> import *` brings in a file of `folder` of a project whose modules lie in
+    `roots`; a string says why they cannot be known."""
+    path = _module_file(level, module, folder, roots)
     if isinstance(path, str):
         return path
     try:
@@ -152,8 +157,78 @@ def star_names(level: int, module: str, folder: str | None) -> frozenset[str] | 
     return _module_names(str(path), stat.st_mtime_ns, stat.st_size, ())
 
 
-def _module_file(level: int, module: str, folder: str | None) -> Path | str:
-    """The source file of a module, found without importing anything; a string says why there is none."""
+def imported_names(level: int, module: str, folder: str | None, roots: tuple[str, ...]) -> frozenset[str] | None:
+    """The names `from <level dots><module> import NAME` may import in a file of `folder`, where the module is one of
+    the project's (a relative import, or found in `roots`): every name its top level may bind, its star imports'
+    and, for a package, its submodules. None where they cannot be known: a module outside the project, compiled or
+    not found, one with a module `__getattr__`, or one that makes its names at run time."""
+    path = _module_file(level, module, folder if level else None, roots)
+    if isinstance(path, str) or not (level or any(_within(path, Path(root)) for root in roots)):
+        return None
+    if not level:  # the project's module, unless the environment has another of that name (which one is run?)
+        elsewhere = _module_file(0, module, None)
+        if not isinstance(elsewhere, str) and elsewhere.resolve() != path.resolve():
+            return None
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _defined_names(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+def _within(path: Path, folder: Path) -> bool:
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
+
+
+@functools.lru_cache(maxsize=512)
+def _defined_names(path: str, _mtime: int, size: int) -> frozenset[str] | None:
+    """`imported_names` of the module at `path` (`_mtime` and `size` key the cache)."""
+    if size > _MOST_BYTES:
+        return None
+    try:
+        source = Path(path).read_text(encoding="utf-8")
+        tree = ast.parse(source)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if _top_level_exec(tree) or _reaches_its_namespace(tree):
+        return None
+    names = _top_level_bindings(tree)
+    if "__getattr__" in names:
+        return None
+    folder = os.path.dirname(path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+            inner = _module_file(node.level, node.module or "", folder)
+            if isinstance(inner, str):
+                return None
+            stat = inner.stat()
+            brought = _module_names(str(inner), stat.st_mtime_ns, stat.st_size, (path,))
+            if isinstance(brought, str):
+                return None
+            names |= brought
+    if os.path.basename(path) == "__init__.py":
+        names |= _submodules(folder)
+    return frozenset(names)
+
+
+def _reaches_its_namespace(tree: ast.Module) -> bool:
+    """Whether the module's code may bind names its text does not show: it calls `globals()`, names
+    `__builtins__`, or reads `sys.modules[__name__]`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "globals":
+            return True
+        if isinstance(node, ast.Name) and node.id == "__builtins__":
+            return True
+        if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name) and node.slice.id == "__name__"
+                and isinstance(node.value, ast.Attribute) and node.value.attr == "modules"):
+            return True
+    return False
+
+
+def _module_file(level: int, module: str, folder: str | None, roots: tuple[str, ...] = ()) -> Path | str:
+    """The source file of a module, found without importing anything (a relative import from `folder`, else in
+    `folder`, `roots` and `sys.path`, in that order); a string says why there is none."""
     parts = [part for part in module.split(".") if part]
     if level:
         if folder is None:
@@ -167,7 +242,7 @@ def _module_file(level: int, module: str, folder: str | None) -> Path | str:
     else:
         if parts and parts[0] in sys.builtin_module_names:
             return "a builtin module"
-        locations = ([folder] if folder else []) + [entry for entry in sys.path if entry]
+        locations = ([folder] if folder else []) + list(roots) + [entry for entry in sys.path if entry]
     spec, name = None, ""
     for part in parts:
         name = f"{name}.{part}" if name else part

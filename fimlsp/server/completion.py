@@ -313,7 +313,8 @@ class CompletionEngine:
                                       model.context_window)
         _record(request.timings, context=time.perf_counter() - clock)
         results = complete_middles(model, left, right, options, settings.alternatives,
-                                   should_stop=stop.is_set, guarantee=guarantee, stages=stages, extra=extra)
+                                   should_stop=stop.is_set, guarantee=guarantee, stages=stages, extra=extra,
+                                   place=self.context.place(request.uri))
         stages["setup"] = setup + stages.get("setup", 0.0)  # the server's recognizer, then the name judge's
         _record(request.timings, **stages)
         result = results[0]

@@ -1,0 +1,119 @@
+"""The judges read the document's place (issues 49 and 45): a project on disk with a package and relative imports;
+what a middle imports from the project's modules must be there; one workspace analysis per project, shared with
+the repository context."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fimlsp.context import RepositoryContext
+from fimlsp.language import named
+from fimlsp.python.analysis import analysis_for
+from fimlsp.workspace import Workspace
+
+PYTHON = named("python")
+UTIL = "import os\n\n\ndef helper(x):\n    return x\n\n\nclass Thing:\n    size = 1\n\n\nLIMIT = 3\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project: pyproject.toml, a package with a module and a subpackage, and a script folder."""
+    root = tmp_path / "project"
+    (root / "pkg" / "sub").mkdir(parents=True)
+    (root / "scripts").mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "util.py").write_text(UTIL)
+    (root / "pkg" / "sub" / "__init__.py").write_text("from ..util import *\n")
+    (root / "pkg" / "main.py").write_text("from .util import helper\n\nprint(helper(1))\n")
+    return root.resolve()
+
+
+def judged(left: str, right: str, place: tuple):
+    """The name judge's state at the cursor, for a document at `place` (path, project)."""
+    guarantee, reason = PYTHON.judging_names(PYTHON.constrain(left, right), left, right, *place)
+    assert reason == ""
+    return guarantee.state
+
+
+def accepts(left: str, middle: str, right: str, place: tuple) -> bool:
+    """The judge writes `middle` and may end there, and the whole middle's verdict agrees."""
+    state = judged(left, right, place).feed(middle)
+    ended = state is not None and state.complete
+    assert ended == PYTHON.binds_names(left, middle, right, *place)
+    return ended
+
+
+@pytest.mark.parametrize("middle", ["missing", "helper, missing", "Thing, nothing as n"])
+def test_a_name_the_sibling_module_does_not_define_is_refused(project, middle):
+    left, right = "from .util import ", "\n\nprint(1)\n"
+    main = str(project / "pkg" / "main.py")
+    assert not accepts(left, middle, right, (main, None))
+    assert not accepts(left, middle, right, (main, str(project)))
+    assert accepts(left, middle, right, (None, None))  # no place: the module cannot be found, nothing judged
+
+
+@pytest.mark.parametrize("middle", ["helper", "helper, LIMIT", "Thing as T, os"])
+def test_a_name_the_sibling_module_defines_is_accepted(project, middle):
+    assert accepts("from .util import ", middle, "\n\nprint(1)\n", (str(project / "pkg" / "main.py"), None))
+
+
+def test_a_name_being_written_must_begin_one_the_module_defines(project):
+    state = judged("from .util import ", "\n", (str(project / "pkg" / "main.py"), None))
+    assert state.feed("hel") is not None and state.feed("LIM") is not None
+    assert state.feed("x") is None and state.feed("helper, q") is None
+    assert state.feed("helper as q") is not None  # an alias is a new name
+
+
+def test_whole_import_statements_in_the_middle_and_absolute_imports_through_the_project_root(project):
+    script, root = str(project / "scripts" / "run.py"), str(project)
+    left, right = "import sys\n", "\nprint(sys)\n"
+    for middle in ("from pkg.util import missing", "from pkg.sub import helper, nothing", "from pkg import absent"):
+        assert not accepts(left, middle, right, (script, root)), middle
+        assert accepts(left, middle, right, (None, None)), middle
+    for middle in ("from pkg.util import Thing", "from pkg.sub import helper", "from pkg import util, sub"):
+        assert accepts(left, middle, right, (script, root)), middle
+
+
+def test_a_star_import_of_a_sibling_binds_its_names_and_no_others(project):
+    left, right = "from .util import *\n\nvalue = ", "\n"
+    place = (str(project / "pkg" / "main.py"), None)
+    assert accepts(left, "helper(LIMIT)", right, place)
+    assert judged(left, right, place).feed("missing(1)") is None
+    reason = PYTHON.judging_names(PYTHON.constrain(left, right), left, right)[1]
+    assert "relative import" in reason  # without the place the judge lets the file go
+
+
+def test_imports_that_may_fail_or_whose_names_are_not_known_are_not_judged(project):
+    (project / "pkg" / "lazy.py").write_text("def __getattr__(name):\n    return name\n")
+    (project / "pkg" / "made.py").write_text("globals()['late'] = 1\n")
+    (project / "types.py").write_text("X = 1\n")  # shadows the standard library's only where run from the root
+    place = (str(project / "pkg" / "main.py"), str(project))
+    right = "\nprint(1)\n"
+    assert accepts("", "try:\n    from .util import missing\nexcept ImportError:\n    pass", right, place)
+    assert accepts("", "from .lazy import anything", right, place)
+    assert accepts("", "from .made import late", right, place)
+    assert accepts("", "from types import SimpleNamespace", right, place)
+    assert accepts("", "from .compiled import anything", right, place)  # no such source file
+
+
+def test_unsaved_text_is_not_needed_for_the_document_itself(project):
+    """The document's own text is the left and right contexts, whatever its file on disk holds."""
+    main = project / "pkg" / "main.py"
+    main.write_text("")
+    assert accepts("from .util import helper\n\nvalue = ", "helper(1)", "\n", (str(main), None))
+
+
+def test_one_analysis_per_project_shared_by_the_judges_and_the_context(project):
+    main = project / "pkg" / "main.py"
+    analysis = analysis_for(str(main))
+    assert analysis is analysis_for(None, project) is PYTHON.workspace_analysis(project)
+    assert analysis.root == project
+    context = RepositoryContext(Workspace([project]))
+    before = analysis.jobs
+    left = "from .util import Thing\n\nvalue = Thing"
+    snippets = context.gather(main, left, "\n", "file", 4000, wait=True)
+    assert any("class Thing" in snippet.text for snippet in snippets)
+    assert analysis.jobs > before  # the context's jedi work ran in the judges' analysis
