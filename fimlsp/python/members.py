@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 
 from fimlsp.python import lexemes as lx
 from fimlsp.python.analysis import QUERY_SECONDS, Analysis, Lookup, slot_names, stored_attributes
+from fimlsp.python.folding import fold
 
 _FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del"})
 _DEFINING = frozenset({"def", "class", "lambda"})
@@ -128,12 +129,7 @@ class Members:
 
     def feed(self, terminals: list[str]) -> Members | None:
         """The judge after `terminals`; None where one writes a name that is not a member of its receiver."""
-        state = self
-        for terminal in terminals:
-            state = state._step(terminal)
-            if state is None:
-                return None
-        return state
+        return fold(Members._step, self, terminals)
 
     def admits(self, begun: str) -> bool:
         """Whether a name in progress, `begun` so far, may go on to one the judge accepts here."""
