@@ -123,7 +123,8 @@ def load_gguf(path: str | os.PathLike, device: str | None = None, fim_format: st
               order: str | None = None, threads: int | None = None) -> LlamaCppModel:
     """Load a GGUF file with llama.cpp. The FIM format and order are those `fimlsp export-gguf` recorded in its
     metadata, else detected from the control tokens of its vocabulary (prefix-suffix-middle). `threads`: llama.cpp's
-    CPU threads (default: OMP_NUM_THREADS where set, as torch reads it, else llama-cpp-python's choice)."""
+    CPU threads, for a prompt's batch as for each token (default: OMP_NUM_THREADS where set, as torch reads it, else
+    `default_threads`)."""
     location = Path(os.path.expanduser(str(path)))
     if not location.is_file():
         raise ModelError(f"GGUF file {str(path)!r} does not exist")
@@ -134,6 +135,7 @@ def load_gguf(path: str | os.PathLike, device: str | None = None, fim_format: st
         raise ModelError(f"device {device!r} was asked for, but this llama-cpp-python was built for the CPU only")
     if threads is None and os.environ.get("OMP_NUM_THREADS", "").isdigit():
         threads = int(os.environ["OMP_NUM_THREADS"]) or None
+    threads = threads or default_threads()
     try:
         llama = llama_cpp.Llama(str(location), n_ctx=MAX_CONTEXT, logits_all=False, verbose=False,
                                 n_gpu_layers=-1 if on_gpu else 0, n_threads=threads, n_threads_batch=threads)
@@ -155,6 +157,13 @@ def load_gguf(path: str | os.PathLike, device: str | None = None, fim_format: st
     window = min(llama.n_ctx(), llama._model.n_ctx_train())
     return LlamaCppModel(chosen, order, vocabulary, frozenset(stops), window, str(path), device or "cpu",
                          llama=llama, controls=controls)
+
+
+def default_threads() -> int:
+    """Half the logical CPUs (the physical cores, where each has two), for a prompt's batch too: llama-cpp-python's
+    default gives a batch every logical CPU, and its threads then wait on each other and on the machine's other
+    work (a 224-token prompt of the shipped model on two busy cores: 0.26-1.35 s with 2 threads, 0.08 s with 1)."""
+    return max((os.cpu_count() or 2) // 2, 1)
 
 
 _quiet_log = None  # llama.cpp's log callback while fimlsp runs it: kept referenced, or ctypes would free it

@@ -1,0 +1,83 @@
+"""From starting `fimlsp serve` to `initialize` answered, to the model ready, and to the first completion answered,
+each next to a reference measured in the same run: starting `python -c pass`.
+
+A client starts the server as an editor does (no settings: the shipped model through its default engine), sends
+`initialize` at once, then `initialized`, opens a small file and asks for an inline completion at once (the
+request waits for the model). Each run is a new process; the figures are the median over `--runs` of:
+
+- `initialize`: the process's start to `initialize` answered (the server's imports and its setup);
+- `ready`: to the answer of `fimlsp.modelStatus` (sent after the completion request), the model ready;
+- `first answer`: to the first completion's answer;
+- the reference: `python -c pass`, started and ended, run between the server's runs.
+
+    python benchmarks/startup.py [--runs 5] [--model NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from harness.rpc_client import RpcClient, document_params, position_params  # noqa: E402
+
+URI = "file:///startup/example.py"
+TEXT = "def area(width, height):\n    return width * height\n\n\ntotal = \n"
+AUTOMATIC = 2  # InlineCompletionTriggerKind.Automatic
+
+
+def reference_seconds() -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - started
+
+
+def one_run(model: str | None) -> dict[str, float]:
+    """Seconds from the process's start to each milestone of one server run."""
+    started = time.perf_counter()
+    with RpcClient() as client:
+        client.response(client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {},
+                                                      "initializationOptions": {"model": model} if model else None}))
+        initialized = time.perf_counter() - started
+        client.notify("initialized", {})
+        client.notify("textDocument/didOpen", document_params(URI, TEXT))
+        asked = client.request("textDocument/inlineCompletion", {
+            **position_params(URI, 4, len("total = ")), "context": {"triggerKind": AUTOMATIC}})
+        status = client.wait_for_model()
+        assert status["ready"], status
+        ready = time.perf_counter() - started
+        client.response(asked)
+        answered = time.perf_counter() - started
+        client.response(client.request("shutdown"))
+        client.notify("exit")
+        client.exit_status()
+    return {"initialize": initialized, "ready": ready, "first answer": answered}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--model", help="a model name or path (default: the shipped model)")
+    args = parser.parse_args()
+    runs, references = [], []
+    for _ in range(args.runs):
+        references.append(reference_seconds())
+        runs.append(one_run(args.model))
+    reference = statistics.median(references)
+    print(f"reference (python -c pass): median {1e3 * reference:.0f} ms over {args.runs} runs")
+    for milestone in runs[0]:
+        seconds = statistics.median(run[milestone] for run in runs)
+        print(f"{milestone:>12}: median {seconds:6.2f} s = {seconds / reference:5.1f} x reference "
+              f"(range {min(run[milestone] for run in runs):.2f}-{max(run[milestone] for run in runs):.2f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
