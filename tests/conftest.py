@@ -32,3 +32,27 @@ def python_with(request):
     facts = type("PythonWithOtherFacts", (Python,), {"name": "python-other-facts", **request.param})
     yield language.register(facts()).name
     language.unregister(facts.name)
+
+
+@pytest.fixture(scope="session")
+def middle_verdict():
+    """What a recognizer state makes of `middle` fed a character at a time (any token may end mid-name):
+    "refused" (a character refused), "incomplete" (every character fed, the end refused) or "complete"."""
+    def verdict(state, middle: str) -> str:
+        for char in middle:
+            state = state.feed(char)
+            if state is None:
+                return "refused"
+        return "complete" if state.complete else "incomplete"
+    return verdict
+
+
+@pytest.fixture(scope="session")
+def names_judged(middle_verdict):
+    """The recognizer's verdict on `middle` between `left` and `right` with the name judge on."""
+    from fimlsp.python.names import FileNames
+    from fimlsp.python.quotient import quotient
+
+    def judged(left: str, middle: str, right: str) -> str:
+        return middle_verdict(quotient(left, right).judging_names(FileNames.of(left, right)), middle)
+    return judged

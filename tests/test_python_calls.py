@@ -178,18 +178,6 @@ def test_true_middles_of_real_files_are_never_refused(package, seed, per_kind):
     assert _refused(files, seed, per_kind) == []
 
 
-def fim_judged(left: str, middle: str, right: str) -> str:
-    """Through the recognizer (`FimState.judging_calls`): "complete", "incomplete" or "refused"."""
-    from fimlsp.python.quotient import quotient
-
-    state = quotient(left, right).judging_calls(SignatureSource(left, right))
-    for char in middle:
-        state = state.feed(char)
-        if state is None:
-            return "refused"
-    return "complete" if state.complete else "incomplete"
-
-
 @pytest.mark.parametrize("left, middle, right, verdict", [
     (LEFT + "os.unlink(src, ", "dst", ")\n", "refused"),  # the cursor inside a call: its ( in the left context
     (LEFT + "os.unlink(", "src", ")\n", "complete"),
@@ -200,8 +188,12 @@ def fim_judged(left: str, middle: str, right: str) -> str:
     (LEFT, "open(file, moed='r')", "\n", "refused"),
     (LEFT, "open(file, mode='r')", "\n", "complete"),
 ])
-def test_the_recognizer_refuses_what_the_call_judge_refuses(left, middle, right, verdict):
-    assert fim_judged(left, middle, right) == verdict
+def test_the_recognizer_refuses_what_the_call_judge_refuses(left, middle, right, verdict, middle_verdict):
+    """Through the recognizer (`FimState.judging_calls`)."""
+    from fimlsp.python.quotient import quotient
+
+    state = quotient(left, right).judging_calls(SignatureSource(left, right))
+    assert middle_verdict(state, middle) == verdict
 
 
 def test_a_query_past_its_time_bound_relaxes_says_so_and_is_not_waited_on_again():

@@ -21,16 +21,6 @@ LEFT = "import os\nfrom collections import OrderedDict as OD\n\nvalue = 1\n\n"
 RIGHT = "\nprint(value)\n"
 
 
-def judged(left: str, middle: str, right: str) -> str:
-    """"complete", "incomplete" (every character fed, the end refused) or "refused" (a character refused)."""
-    state = quotient(left, right).judging_names(FileNames.of(left, right))
-    for char in middle:
-        state = state.feed(char)
-        if state is None:
-            return "refused"
-    return "complete" if state.complete else "incomplete"
-
-
 # Each kind of binding a middle can write, then a load of what it bound.
 BINDINGS = {
     "assignment": "fresh = value\nprint(fresh)\n",
@@ -61,40 +51,40 @@ BINDINGS = {
 
 
 @pytest.mark.parametrize("middle", list(BINDINGS.values()), ids=list(BINDINGS))
-def test_every_kind_of_binding_is_accepted(middle):
-    assert judged(LEFT, middle, RIGHT + "def later_name():\n    pass\n") == "complete"
+def test_every_kind_of_binding_is_accepted(middle, names_judged):
+    assert names_judged(LEFT, middle, RIGHT + "def later_name():\n    pass\n") == "complete"
 
 
 @pytest.mark.parametrize("middle", ["x = nowhere\n", "x = nowhere.attribute\n", "nowhere()\n", "print(nowhere)\n",
                                     "x = [nowhere for k in range(2)]\n", "def f():\n    return nowhere\n",
                                     "f = lambda: nowhere\n", "x = os.path.join(value, warningStream)\n"])
-def test_a_middle_that_loads_a_name_nothing_binds_is_refused(middle):
-    assert judged(LEFT, middle, RIGHT) in ("refused", "incomplete")
+def test_a_middle_that_loads_a_name_nothing_binds_is_refused(middle, names_judged):
+    assert names_judged(LEFT, middle, RIGHT) in ("refused", "incomplete")
     # the same middle where the file binds the name
-    assert judged(LEFT + "nowhere = warningStream = 0\n", middle, RIGHT) == "complete"
+    assert names_judged(LEFT + "nowhere = warningStream = 0\n", middle, RIGHT) == "complete"
 
 
-def test_a_load_at_module_level_is_refused_as_the_name_is_written():
-    assert judged(LEFT, "x = nowhere\n", RIGHT) == "refused"
-    assert judged(LEFT, "x = nowhere.y", RIGHT) == "refused"
+def test_a_load_at_module_level_is_refused_as_the_name_is_written(names_judged):
+    assert names_judged(LEFT, "x = nowhere\n", RIGHT) == "refused"
+    assert names_judged(LEFT, "x = nowhere.y", RIGHT) == "refused"
 
 
 @pytest.mark.parametrize("text", ["from x import *\n", "globals()['a'] = 1\n", "exec(code)\n", "eval ('a')\n",
                                   "__builtins__.x = 1\n"])
-def test_files_whose_names_the_text_does_not_show_relax_the_judge_and_say_why(text):
+def test_files_whose_names_the_text_does_not_show_relax_the_judge_and_say_why(text, names_judged):
     assert relaxed(text) is not None
-    assert judged(text, "x = nowhere\n", RIGHT) == "complete"
+    assert names_judged(text, "x = nowhere\n", RIGHT) == "complete"
     assert FileNames.of(text, RIGHT).relaxed.startswith("names not judged")
 
 
 @pytest.mark.parametrize("middle", ["from x import *\nx = nowhere\n", "globals()['nowhere'] = 1\nx = nowhere\n"])
-def test_a_middle_that_makes_names_unknowable_relaxes_the_judge(middle):
-    assert judged(LEFT, middle, RIGHT) == "complete"
+def test_a_middle_that_makes_names_unknowable_relaxes_the_judge(middle, names_judged):
+    assert names_judged(LEFT, middle, RIGHT) == "complete"
 
 
-def test_a_name_the_left_context_already_loads_unbound_is_not_the_middles_debt():
+def test_a_name_the_left_context_already_loads_unbound_is_not_the_middles_debt(names_judged):
     left = "def f():\n    return missing\n\n"
-    assert judged(left, "y = 1\n", "\ndef g():\n    return missing\n") == "complete"
+    assert names_judged(left, "y = 1\n", "\ndef g():\n    return missing\n") == "complete"
 
 
 def test_visible_names_leave_out_attributes_only():
@@ -109,8 +99,8 @@ def test_visible_names_leave_out_attributes_only():
                                           ("for i, ", "j in []:\n    print(j)\n"),
                                           ("def f(a,\n      ", "b):\n    return b\n"),
                                           ("squares = [k for ", "k in range(3)]\n")])
-def test_a_statement_begun_in_the_left_context_is_read_from_where_it_starts(left, middle):
-    assert judged(LEFT + left, middle, RIGHT) == "complete"
+def test_a_statement_begun_in_the_left_context_is_read_from_where_it_starts(left, middle, names_judged):
+    assert names_judged(LEFT + left, middle, RIGHT) == "complete"
 
 
 @pytest.mark.parametrize("left, middle, right", [
@@ -119,10 +109,10 @@ def test_a_statement_begun_in_the_left_context_is_read_from_where_it_starts(left
     ("for ", "k in []:", "\n    print(k, v)\n"),
     ("def f(b):\n    return b\n\ndef g(", "a):", "\n    return a + b\n"),  # b named in the left, another scope
 ])
-def test_an_end_that_leaves_a_name_of_the_right_context_unbound_is_refused(left, middle, right):
-    assert judged(left, middle, right) == "incomplete"
-    assert judged(left, middle.replace("a)", "a, b)").replace("os", "sys").replace("k in", "k, v in"),
-                  right) == "complete"
+def test_an_end_that_leaves_a_name_of_the_right_context_unbound_is_refused(left, middle, right, names_judged):
+    assert names_judged(left, middle, right) == "incomplete"
+    assert names_judged(left, middle.replace("a)", "a, b)").replace("os", "sys").replace("k in", "k, v in"),
+                        right) == "complete"
 
 
 @functools.lru_cache(maxsize=1)
@@ -137,13 +127,13 @@ def _clean_stdlib_files() -> tuple[tuple[str, str], ...]:
 
 
 @pytest.mark.slow
-def test_true_middles_of_real_files_are_never_refused():
+def test_true_middles_of_real_files_are_never_refused(names_judged):
     """The benchmark's property on a few dozen cuts of each kind (`benchmarks/names_soundness.py` runs 2,000)."""
     files = _clean_stdlib_files()
     refused = []
     for make in (random_span_cases, boundary_cases, line_cases, node_cases):
         for case in make(files, 35, 15):
-            if judged(case.left, case.middle, case.right) != "complete":
+            if names_judged(case.left, case.middle, case.right) != "complete":
                 refused.append((case.name, case.middle))
     assert refused == []
 
@@ -163,9 +153,9 @@ def test_the_setting_is_checked_and_the_reason_says_when_the_judge_is_off():
                                   "x = 'nowhere'\n", "def f():\n    nowhere = 1\n\nz = 0\n",
                                   "class C:\n    nowhere = 1\nz = 0\n",
                                   "def f():\n    def g():\n        nowhere = 1\n    return g\n\nz = 0\n"])
-def test_words_of_comments_and_strings_and_names_of_closed_bodies_are_not_bound_at_the_cursor(left):
+def test_words_of_comments_and_strings_and_names_of_closed_bodies_are_not_bound_at_the_cursor(left, names_judged):
     assert "nowhere" not in visible_names(left, RIGHT)
-    assert judged(LEFT + left, "y = nowhere\n", RIGHT) == "refused"
+    assert names_judged(LEFT + left, "y = nowhere\n", RIGHT) == "refused"
 
 
 @pytest.mark.parametrize("left, middle", [
@@ -176,8 +166,8 @@ def test_words_of_comments_and_strings_and_names_of_closed_bodies_are_not_bound_
     ("class C:\n    g = 1\n    ", "h = g\n"),  # in a class body, its names
     ("class C:\n    def m(self, g):\n        pass\n\n    def n(self):\n        ", "return self\n"),
 ])
-def test_names_of_scopes_open_at_the_cursor_and_declared_globals_stay_visible(left, middle):
-    assert judged(left, middle, "\n") == "complete"
+def test_names_of_scopes_open_at_the_cursor_and_declared_globals_stay_visible(left, middle, names_judged):
+    assert names_judged(left, middle, "\n") == "complete"
 
 
 @functools.lru_cache(maxsize=1)
@@ -187,7 +177,7 @@ def _clean_stdlib_texts() -> tuple[str, ...]:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_true_middles_of_whole_lines_after_closed_blocks_are_never_refused(data):
+def test_true_middles_of_whole_lines_after_closed_blocks_are_never_refused(data, names_judged):
     """Cursors at the start of a line, where blocks before it have closed: the names of the closed bodies of
     functions and classes are left out of what is visible there, never one that a true middle loads."""
     text = data.draw(st.sampled_from(_clean_stdlib_texts()))
@@ -195,7 +185,7 @@ def test_true_middles_of_whole_lines_after_closed_blocks_are_never_refused(data)
     start = data.draw(st.integers(0, len(lines) - 1))
     end = data.draw(st.integers(start + 1, min(len(lines), start + 4)))
     left, middle, right = "".join(lines[:start]), "".join(lines[start:end]), "".join(lines[end:])
-    assert judged(left, middle, right) == "complete"
+    assert names_judged(left, middle, right) == "complete"
 
 
 @pytest.mark.parametrize("left, right", [
@@ -207,11 +197,11 @@ def test_true_middles_of_whole_lines_after_closed_blocks_are_never_refused(data)
     # a right context that reads as the rest of a `def` header, whose body loads the parameters
     ("class P:\n    @property\n    def no_proxy(self)", "from_dict(config):\n        return config\n"),
 ])
-def test_the_finish_with_the_name_judge_on_ends_where_the_judge_accepts(left, right):
+def test_the_finish_with_the_name_judge_on_ends_where_the_judge_accepts(left, right, names_judged):
     state = quotient(left, right).judging_names(FileNames.of(left, right))
     finish = state.finish()
     assert finish is not None
-    assert judged(left, finish, right) == "complete"
+    assert names_judged(left, finish, right) == "complete"
 
 
 @pytest.mark.parametrize("left, right", [

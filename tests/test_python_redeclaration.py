@@ -7,18 +7,6 @@ from __future__ import annotations
 import pytest
 
 from fimlsp.language import named
-from fimlsp.python.names import FileNames
-from fimlsp.python.quotient import quotient
-
-
-def judged(left: str, middle: str, right: str) -> str:
-    """"complete", "incomplete" (every character fed, the end refused) or "refused" (a character refused)."""
-    state = quotient(left, right).judging_names(FileNames.of(left, right))
-    for char in middle:
-        state = state.feed(char)
-        if state is None:
-            return "refused"
-    return "complete" if state.complete else "incomplete"
 
 
 @pytest.mark.parametrize("left, middle, right", [
@@ -26,12 +14,12 @@ def judged(left: str, middle: str, right: str) -> str:
     ("import os\n\n", "class Loader:\n    pass\n", "\n\nclass Loader:\n    pass\n"),
     ("class A:\n    ", "def run(self):\n        return 1\n", "\n    def run(self):\n        return 2\n"),
 ])
-def test_a_middle_that_defines_what_the_right_context_defines_again_does_not_end(left, middle, right):
-    assert judged(left, middle, right) == "incomplete"
+def test_a_middle_that_defines_what_the_right_context_defines_again_does_not_end(left, middle, right, names_judged):
+    assert names_judged(left, middle, right) == "incomplete"
     assert not named("python").binds_names(left, middle, right)
     # the same middle under another name
     renamed = middle.replace("load", "fetch").replace("Loader", "Fetcher").replace("run", "go")
-    assert judged(left, renamed, right) == "complete"
+    assert names_judged(left, renamed, right) == "complete"
 
 
 @pytest.mark.parametrize("left, middle, right", [
@@ -54,5 +42,5 @@ def test_a_middle_that_defines_what_the_right_context_defines_again_does_not_end
     # the first definition is used before the second
     ("import atexit\n\n", "def f():\n    pass\n\n\natexit.register(f)\n", "\n\ndef f():\n    pass\n"),
 ])
-def test_what_the_true_code_could_write_is_accepted(left, middle, right):
-    assert judged(left, middle, right) == "complete"
+def test_what_the_true_code_could_write_is_accepted(left, middle, right, names_judged):
+    assert names_judged(left, middle, right) == "complete"
