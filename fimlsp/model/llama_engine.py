@@ -56,25 +56,32 @@ class LlamaCppModel(FimModel):
     def prompt_pass(self, ids: list[int], shared: bool = False, deadline: float | None = None) -> PromptPass:
         """A `deadline` that carries a stop flag (`earley.Deadline`: a superseded request) is polled between chunks
         of `PROMPT_CHUNK` tokens, and ends the pass with `OutOfTime`; the chunks read stay in the cache, for the
-        next keystroke's prompt."""
+        next keystroke's prompt. The model's measured speed (`timed_prompt`) counts the tokens evaluated, not
+        those the cache held."""
+        clock = time.perf_counter()
+        common = min(self.held(ids), len(ids) - 1)  # at least the last token is evaluated, for its logits
         stopped = getattr(deadline, "stopped", None)
         if stopped is not None:
-            held = self.llama.input_ids[:min(self.llama.n_tokens, len(ids))]
-            differs = np.flatnonzero(held != np.asarray(ids[:len(held)], dtype=held.dtype))
-            common = int(differs[0]) if len(differs) else len(held)  # what the cache holds already
             for end in range(common + PROMPT_CHUNK, len(ids), PROMPT_CHUNK):
                 if stopped():
                     raise OutOfTime("the request was stopped while its prompt was read")
                 self.log_probs_after(ids[:end])
-        return _LlamaPromptPass(self, list(ids))
+        log_probs = self.log_probs_after(ids)
+        seconds = time.perf_counter() - clock
+        self.timed_prompt(len(ids) - common, seconds)
+        return _LlamaPromptPass(self, list(ids), log_probs, seconds, len(ids) - common)
+
+    def held(self, ids: Sequence[int]) -> int:
+        """How many of the first tokens of `ids` the context's cache holds."""
+        llama = self.llama
+        held = llama.input_ids[:min(llama.n_tokens, len(ids))]
+        differs = np.flatnonzero(held != np.asarray(ids[:len(held)], dtype=held.dtype))
+        return int(differs[0]) if len(differs) else len(held)
 
     def log_probs_after(self, ids: Sequence[int]) -> np.ndarray:
         """The next token's log-probabilities after `ids`, evaluating only what the context does not hold yet."""
         llama = self.llama
-        held = llama.input_ids[:min(llama.n_tokens, len(ids))]
-        differs = np.flatnonzero(held != np.asarray(ids[:len(held)], dtype=held.dtype))
-        common = int(differs[0]) if len(differs) else len(held)
-        llama.n_tokens = min(common, len(ids) - 1)  # at least the last token is evaluated, for its logits
+        llama.n_tokens = min(self.held(ids), len(ids) - 1)  # at least the last token is evaluated, for its logits
         llama.eval(ids[llama.n_tokens:])  # drops the cache past n_tokens first
         logits = np.ctypeslib.as_array(llama_cpp_module().llama_get_logits_ith(llama._ctx.ctx, -1),
                                        shape=(len(self.token_bytes),))
@@ -88,14 +95,11 @@ class LlamaCppModel(FimModel):
 
 
 class _LlamaPromptPass(PromptPass):
-    """The prompt evaluated at once; each session goes on from the context's cache of it."""
+    """The prompt evaluated at once; each session goes on from the context's cache of it. `evaluated`: the tokens
+    its reading evaluated, the prompt's less those the cache held."""
 
-    def __init__(self, model: LlamaCppModel, ids: list[int]):
-        self.model, self.ids = model, ids
-        clock = time.perf_counter()
-        self.log_probs = model.log_probs_after(ids)
-        self.seconds = time.perf_counter() - clock
-        model.timed_prompt(len(ids), self.seconds)
+    def __init__(self, model: LlamaCppModel, ids: list[int], log_probs: np.ndarray, seconds: float, evaluated: int):
+        self.model, self.ids, self.log_probs, self.seconds, self.evaluated = model, ids, log_probs, seconds, evaluated
 
     def session(self, rows: int = 1) -> Session:
         if rows != 1:

@@ -81,10 +81,12 @@ class TransformersModel(FimModel):
 
 class _TransformersPromptPass(PromptPass):
     """The prompt's forward pass, run at the first use for all attempts. A key-value cache grows in place, so each
-    session goes on from a copy of it when `shared`."""
+    session goes on from a copy of it when `shared`. Every prompt is evaluated whole (`evaluated`): no cache is
+    kept from one prompt to the next."""
 
     def __init__(self, model: TransformersModel, ids: list[int], shared: bool):
         self.model, self.ids, self.shared = model, ids, shared
+        self.evaluated = len(ids)
         self.seconds = 0.0
         self._output = None
 
