@@ -128,9 +128,10 @@ class RpcConnection:
         """The `fimlsp/status` notifications about requests (those about the model's loading have no uri)."""
         return [params for params in self.notifications("fimlsp/status") if params["uri"] is not None]
 
-    def wait_for_model(self) -> dict:
-        """The model status once the model load has ended."""
-        return self.response(self.request("workspace/executeCommand", {"command": "fimlsp.modelStatus"}))["result"]
+    def wait_for_model(self, timeout: float = TIMEOUT) -> dict:
+        """The model status once the model load has ended (within `timeout` seconds)."""
+        request = self.request("workspace/executeCommand", {"command": "fimlsp.modelStatus"})
+        return self.response(request, timeout)["result"]
 
     def closed_by_server(self, timeout: float = TIMEOUT) -> bool:
         """Whether the server ends the connection within `timeout` seconds (what it sent before is received)."""
