@@ -48,7 +48,7 @@ from fimlsp.python.blocks import ASYNC_FUNCTION, CLASS, FUNCTION, OTHER, Blocks
 from fimlsp.python.facts import STATEMENT_ENDS as _STATEMENT_ENDS
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.redeclaration import redeclared
-from fimlsp.python.relaxation import imported_names, relaxation
+from fimlsp.python.relaxation import imported_names, parsed, relaxation
 
 # Names through which a module's names are made or read in ways its text does not show.
 DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "__builtins__"})
@@ -81,7 +81,7 @@ def undefined_loads(text: str) -> list[tuple[str, int]] | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            tree = ast.parse(text)
+            tree = parsed(text)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             return None
         try:
@@ -178,7 +178,7 @@ class FileNames:
                 or "import" not in text[text.rfind("\n", 0, start) + 1:text.find("\n", end) % (len(text) + 1)]):
             return frozenset()
         try:
-            tree = ast.parse(text)
+            tree = parsed(text)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             return frozenset()
         lines = text.splitlines(keepends=True)

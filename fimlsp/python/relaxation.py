@@ -43,6 +43,19 @@ _MOST_DEPTH = 8  # star imports followed through this many modules
 _MOST_BYTES = 2_000_000  # larger modules are not read
 
 
+def parsed(source: str) -> ast.Module:
+    """`ast.parse`, tried again where it failed only because another thread (jedi's, in the workspace analysis)
+    converted syntax trees at the same time: CPython 3.11's conversion keeps its recursion depth per interpreter,
+    not per thread, and raises SystemError then (gh-106905). SyntaxError and the like as `ast.parse`."""
+    for attempt in range(3):
+        try:
+            return ast.parse(source)
+        except SystemError:
+            if attempt == 2:
+                raise SyntaxError("the syntax tree could not be built") from None
+    raise AssertionError("unreachable")
+
+
 @dataclass(frozen=True)
 class Relaxation:
     """Why the judge is off at the cursor (None: it is on), and the names the file's star imports bring."""
@@ -188,7 +201,7 @@ def _defined_names(path: str, _mtime: int, size: int) -> frozenset[str] | None:
         return None
     try:
         source = Path(path).read_text(encoding="utf-8")
-        tree = ast.parse(source)
+        tree = parsed(source)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     if _top_level_exec(tree) or _reaches_its_namespace(tree):
@@ -273,7 +286,7 @@ def _module_names(path: str, _mtime: int, size: int, seen: tuple[str, ...]) -> f
         return "its star imports go round or too deep"
     try:
         source = Path(path).read_text(encoding="utf-8")
-        tree = ast.parse(source)
+        tree = parsed(source)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, MemoryError, RecursionError):
         return f"{Path(path).name} does not parse"
     listed = _literal_all(tree)
