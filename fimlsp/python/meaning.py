@@ -11,10 +11,12 @@ strings that the right context's line begins with.
 A comment or string in which the middle wrote text of its own (anything after its `#` but blanks and more `#`s; a
 letter or digit after a string's quotes) is the middle's prose, whose text the right context may go on with even
 where that text reads as code (a cut of a real file inside `# Called by t|he above`, `# see str(x)|.zfill(6)`): it
-is not refused. One with none (`#`, a docstring's quotes and `#`, `' #`) has nothing to go on: it is there only to
-swallow the code after it. A true middle is refused only where it ends right after a comment's `#` or a string's
-quotes and the right context goes on with that comment's or string's text as though it were code; the property
-test over standard-library cuts holds the count of those at none.
+is not refused. So is a bare `#` that begins its line (a banner, commented-out code: `#print(x)`) or that the right
+context follows with a blank and a word (`x = 1  #| note`, as comments are written): real files cut right after
+such a `#` go on with its words. What is left is the swallowing end: a `#` after code on its line, glued to the
+code after the cursor or before an operator (`x = 1  #foo(bar)`, `x# = 2`), and a string's bare quotes (a
+docstring's three, `' #`) before code. A true middle is refused only where it ends so; the property test over
+standard-library cuts right after a `#` or quotes holds the count of those at none.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from fimlsp.python.right_tokens import Scanner, token_end
 PROSE_STATES = lx.STRING_STATES | {lx.S_COMMENT}
 _PREFIX_STATES = frozenset(lx.S_PREFIX.values())
 _WORD = re.compile(r"[^\W_]")
+_BLANK_THEN_WORD = re.compile(r"[ \t]+[^\W_]")
 _OPENING = re.compile("[A-Za-z]*(?:'''|\"\"\"|'|\")")
 # The most characters of a comment's line looked back at for its text (a longer line has some).
 _COMMENT_LOOKBACK = 400
@@ -68,11 +71,12 @@ def runs_on_as_prose(token: int, right: str) -> bool:
     return token in PROSE_STATES or (token in _PREFIX_STATES and right[:1] in ("'", '"'))
 
 
-def writes_words(token: int, token_text: str, chunks: tuple | None) -> bool:
-    """Whether the middle's last token, a comment or string in state `token`, holds text of its own: a letter or
-    digit after a string's opening quotes (`token_text`, the lexer's text of it); anything but blanks and `#`
-    after the first `#` of a comment's line (`chunks`, the text as `(earlier chunks, piece)` pairs: a comment's
-    text is not the lexer's; a `#` inside a string before it only lets more through)."""
+def is_own_prose(token: int, token_text: str, chunks: tuple | None, right: str) -> bool:
+    """Whether the middle's last token, a comment or string in state `token`, is prose the right context may go on
+    with: a letter or digit after a string's opening quotes (`token_text`, the lexer's text of it); for a comment
+    (`chunks`, the text as `(earlier chunks, piece)` pairs: a comment's text is not the lexer's), anything but
+    blanks and `#` after the first `#` of its line, or a `#` that begins its line, or one that `right` follows with
+    a blank and a word (a `#` inside a string before it only lets more through)."""
     if token != lx.S_COMMENT:
         opening = _OPENING.match(token_text)
         return bool(_WORD.search(token_text, opening.end() if opening else 0))
@@ -80,4 +84,5 @@ def writes_words(token: int, token_text: str, chunks: tuple | None) -> bool:
     while chunks and len(line) < _COMMENT_LOOKBACK and "\n" not in line:
         chunks, piece = chunks
         line = piece[-_COMMENT_LOOKBACK:] + line
-    return bool(line.rpartition("\n")[2].partition("#")[2].strip(" \t\f#"))
+    code, _, words = line.rpartition("\n")[2].partition("#")
+    return bool(words.strip(" \t\f#")) or not code.strip(" \t\f") or bool(_BLANK_THEN_WORD.match(right))

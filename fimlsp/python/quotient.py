@@ -35,7 +35,7 @@ from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.members import Members, MemberSource
 from fimlsp.python.names import FileNames, Names
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token
-from fimlsp.python.meaning import prose_limit, runs_on_as_prose, writes_words
+from fimlsp.python.meaning import is_own_prose, prose_limit, runs_on_as_prose
 from fimlsp.python.right_context import reversed_right_context_nfa
 from fimlsp.python.right_tokens import token_end
 from fimlsp.python.syntax import compiles, compiles_standing_in, parses_statements
@@ -395,7 +395,7 @@ class FimState:
             return None
         if (self.prose_limit is not None and index > self.prose_limit
                 and runs_on_as_prose(self.lexer.token, self.context.right)
-                and not writes_words(self.lexer.token, self.lexer.text, self._chunks)):
+                and not is_own_prose(self.lexer.token, self.lexer.text, self._chunks, self.context.right)):
             return None  # the middle's last comment or string would swallow code of the right context
         if self.scope is not None and not self.scope.admits_end(self.lexer, index, terminals):
             return None
