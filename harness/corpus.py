@@ -5,6 +5,7 @@ same files."""
 from __future__ import annotations
 
 import functools
+import importlib.util
 import random
 import sysconfig
 from pathlib import Path
@@ -32,6 +33,21 @@ def stdlib_files() -> tuple[tuple[str, str], ...]:
         if compiles(text):
             files.append((relative, text))
     return tuple(files)
+
+
+@functools.lru_cache(maxsize=None)
+def package_files(name: str, max_chars: int = 30_000) -> tuple[tuple[str, str], ...]:
+    """(path, text) of the installed package `name`'s files under `max_chars` characters that CPython compiles, in
+    path order; none where it is not installed (a held-out corpus: packages the shipped model never saw)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        return ()
+    found = []
+    for path in sorted(Path(spec.origin).parent.rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if len(text) < max_chars and compiles(text):
+            found.append((str(path), text))
+    return tuple(found)
 
 
 def stdlib_text(relative: str) -> str:

@@ -4,8 +4,6 @@ true middle of a real file is refused."""
 from __future__ import annotations
 
 import functools
-import importlib.util
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +12,7 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.calls import Calls
 from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.lexer import INITIAL, advance
-from fimlsp.python.syntax import compiles
+from harness.corpus import STDLIB, package_files, stdlib_files
 
 LEFT = "import os\n\n\ndef g(a, *, b, c=0):\n    pass\n\n\n"
 RIGHT = "\nprint(1)\n"
@@ -140,17 +138,9 @@ HELD_OUT = ("starlette", "uvicorn", "fastapi")
 def _files(package: str | None, limit: int) -> tuple[tuple[str, str], ...]:
     """(path, text) of compiling files of the standard library (None) or an installed package."""
     if package is None:
-        from harness.corpus import STDLIB, stdlib_files
         found = [(str(STDLIB / name), text) for name, text in stdlib_files() if len(text) < 30_000]
     else:
-        spec = importlib.util.find_spec(package)
-        if spec is None or spec.origin is None:
-            return ()
-        found = []
-        for path in sorted(Path(spec.origin).parent.rglob("*.py")):
-            text = path.read_text(encoding="utf-8", errors="replace")
-            if len(text) < 30_000 and compiles(text):
-                found.append((str(path), text))
+        found = package_files(package)
     return tuple(found[:limit] if package else found[::max(1, len(found) // limit)][:limit])
 
 
