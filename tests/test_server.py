@@ -46,13 +46,16 @@ async def serve(options: dict, capabilities: types.ClientCapabilities | None = N
                 loaded: bool = True, server: str = "fimlsp"):
     """A client connected to a fresh server (`python -m <server> serve`, or the module's own command line when it
     is not fimlsp), initialized with `options` and, if `loaded`, the model loaded; the server's `fimlsp/status`
-    notifications collect in `client.statuses`, as (line, character, suggestion, message)."""
+    notifications collect in `client.statuses`, as (line, character, suggestion, message), and whole in
+    `client.status_params`."""
     client = make_test_lsp_client()
     client.statuses = []
+    client.status_params = []
 
     @client.feature("fimlsp/status")
     def status(params):
         client.statuses.append((params.line, params.character, params.suggestion, params.message))
+        client.status_params.append(params)
 
     command = ["-m", server] + (["serve"] if server == "fimlsp" else [])
     await client.start_io(sys.executable, *command, "--log-level", log_level)
@@ -362,7 +365,9 @@ async def test_typing_the_start_of_a_suggestion_is_served_from_cache(tiny_model_
                                   end=types.Position(line=line, character=character)), text=typed)]))
         second = await client.text_document_inline_completion_async(inline_params(line, character + 1))
         assert [item.insert_text for item in second.items] == [middle[1:]]
-        assert any("from the last suggestion" in message.message for message in client.log_messages)
+        first_status, second_status = client.status_params[-2:]
+        assert (first_status.cached, second_status.cached) == (False, True)
+        assert first_status.recognizer == "built" and second_status.recognizer is None
 
 
 async def test_a_missing_model_answers_empty_and_a_configuration_change_loads_another(tmp_path, tiny_model_path):
@@ -402,9 +407,9 @@ async def test_log_lines_reach_the_client_with_their_levels_and_stderr_is_left_t
     assert "fimlsp" not in capfd.readouterr().err  # nothing but errors goes to stderr, and there were none
 
 
-def model_messages(client: LanguageClient) -> list[str]:
-    """The `fimlsp/status` messages about the model (those with no document)."""
-    return [message for line, _, _, message in client.statuses if line is None]
+def model_statuses(client: LanguageClient) -> list:
+    """The `fimlsp/status` notifications about the model (those with no document)."""
+    return [params for params in client.status_params if params.uri is None]
 
 
 async def test_the_model_loads_from_initialize_and_a_request_made_meanwhile_waits_for_it(tiny_model_path):
@@ -414,15 +419,17 @@ async def test_the_model_loads_from_initialize_and_a_request_made_meanwhile_wait
         left, right = split(SOURCE, 13, 8)
         inline = await client.text_document_inline_completion_async(inline_params(13, 8))
         assert inline.items and parses(left + inline.items[0].insert_text + right)
-        messages = model_messages(client)
-        assert messages[0] == "loading model " + str(tiny_model_path) + "…", messages
-        assert re.fullmatch(r"model .* on cpu ready in \d+\.\d s", messages[-1]), messages
+        loading, *_, ready = model_statuses(client)
+        assert not loading.model.ready and loading.model.model is None and loading.model.seconds is None
+        assert loading.message == loading.model.message == "loading model " + str(tiny_model_path) + "…"
+        assert ready.model.ready and ready.model.error is None and ready.model.seconds > 0
+        assert ready.model.model == f"{tiny_model_path} on cpu" and ready.message == ready.model.message
         ends = [report.message for reports in client.progress_reports.values() for report in reports
                 if isinstance(report, types.WorkDoneProgressEnd)]
-        assert ends == [messages[-1]]
+        assert ends == [ready.message]
         # The request waited for the model (the load takes longer than the budget), then had its whole budget.
-        assert any(re.search(r"waited \d+ ms for the model to load", message.message)
-                   for message in client.log_messages)
+        answered = client.status_params[-1]
+        assert 0 < answered.timings.loading <= answered.timings.waiting
         assert client.statuses[-1] == (13, 8, True, "suggestion: checked: the file compiles")
 
 
@@ -473,10 +480,9 @@ async def test_the_time_budget_bounds_the_answer_on_a_long_file(tmp_path):
         client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
             settings=options_for(model, timeBudget=budget, loopRepeats=0)))
         await client.text_document_inline_completion_async(inline_params(line, 8))
-        timings = [message.message for message in client.log_messages if "total" in message.message]
-        assert len(timings) == 2 and "recognizer reused" in timings[1], timings
-        first, second = (float(re.search(r"total (\d+) ms", timing).group(1)) for timing in timings)
-        assert second <= 1e3 * budget + 300, timings  # before: the prompt's pass alone took over a second
+        first, second = [params for params in client.status_params if params.uri is not None]
+        assert (first.recognizer, second.recognizer) == ("built", "reused")
+        assert second.timings.total <= 1e3 * budget + 300, second.timings  # before: the prompt's pass took over 1 s
 
 
 async def test_the_status_after_a_completion_says_where_its_time_went(tiny_model_path):

@@ -59,6 +59,9 @@ class Request:
     window: tuple[int, int] | None = None
     # milliseconds of each stage of the request's work, filled in as it runs (the `fimlsp/status` timings)
     timings: dict[str, float] = field(default_factory=dict, compare=False)
+    # how the answer was had, for the `fimlsp/status` notification: `cached` (from the last suggestion, no model
+    # run), `recognizer` (how the constraint's recognizer was had: reused, extended, built, ...)
+    facts: dict[str, object] = field(default_factory=dict, compare=False)
 
 
 @dataclass
@@ -147,6 +150,7 @@ class CompletionEngine:
             cached = self.suggestions.lookup(request.uri, request.left, request.right, request.single_line)
             if cached:
                 self.supersede(request.uri)
+                request.facts["cached"] = True
                 log.info("%s: %d characters from the last suggestion (no model run)", request.where,
                          len(cached.middle))
                 return cached
@@ -169,6 +173,7 @@ class CompletionEngine:
                 del self._jobs[request.uri]
         if job.request is not request:  # a request that shared another's job shares its timings
             request.timings.update(job.request.timings)
+            request.facts.update(job.request.facts)
         if isinstance(suggestion, NoSuggestion):
             return suggestion
         if settings.cache:
@@ -269,6 +274,8 @@ class CompletionEngine:
         started = time.perf_counter()
         queued = started - received
         _record(request.timings, waiting=queued + model_wait)
+        if model_wait:
+            _record(request.timings, loading=model_wait)  # the part of `waiting` spent on the model's load
         deadline = Deadline(received + settings.time_budget, stop.is_set)  # a newer request stops the setup too
         if started >= deadline:
             return _queued_too_long(request, settings, queued)
@@ -292,6 +299,7 @@ class CompletionEngine:
                 guarantee, left, right, window = _around_region(guarantee, left, right, window)
         setup = time.perf_counter() - started
         _record(request.timings, setup=setup)
+        request.facts["recognizer"] = how
         remaining = deadline - time.perf_counter()
         if remaining <= 0:
             reason = (f"the {settings.time_budget:g} s time budget ran out while preparing the constraint "

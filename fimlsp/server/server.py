@@ -7,11 +7,11 @@
   `workspace/configuration` when the notification carries none).
 - The model starts loading at `initialize`, in the background; the client hears of it through
   `window/workDoneProgress` (`loading model …`, then `… ready in N s`), the `fimlsp/status` notification (the same
-  messages, with a null `uri`) and `fimlsp.modelStatus`. It reloads when the model or the device setting changes.
+  messages, with a null `uri`, and the status itself as `model`) and `fimlsp.modelStatus`. It reloads when the model or the device setting changes.
 - `workspace/executeCommand` `fimlsp.modelStatus` answers when the model has loaded (for a client's status bar).
 - After each completion request the `fimlsp/status` notification says what came of it (`suggestion: ...` or
-  `no suggestion: <reason>`), so that a client can show why nothing appears, and where its time went (`timings`,
-  see docs/server.md).
+  `no suggestion: <reason>`), so that a client can show why nothing appears, where its time went (`timings`,
+  see docs/server.md) and how it was had (`cached`, `recognizer`).
 - Log lines go to the client as `window/logMessage` with their level; stderr is left to errors.
 - Every handler answers: a bad request is logged and gets an empty answer. Framing, params checks and the
   lifecycle are `fimlsp.server.transport`'s and `fimlsp.server.protocol`'s.
@@ -152,9 +152,10 @@ class FimServer(LanguageServer):
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=status["message"]))
 
     def notify_model_status(self) -> None:
-        """The model's status as a `fimlsp/status` notification, with no document."""
+        """The model's status as a `fimlsp/status` notification, with no document; `model` carries what
+        `fimlsp.modelStatus` answers (ready, model, error, seconds), for a client to read without parsing words."""
         self.protocol.notify(STATUS, {"uri": None, "line": None, "character": None, "suggestion": False,
-                                      "message": self.model_status["message"]})
+                                      "message": self.model_status["message"], "model": dict(self.model_status)})
 
     async def _record_load(self, loading: asyncio.Future, started: float) -> dict:
         try:
@@ -198,7 +199,8 @@ class FimServer(LanguageServer):
         with the milliseconds of the request's stages."""
         started = time.perf_counter()
         timings: dict[str, float] = {}
-        outcome = await self._suggest(uri, position, single_line, timings)
+        facts: dict[str, object] = {"cached": False, "recognizer": None}
+        outcome = await self._suggest(uri, position, single_line, timings, facts)
         timings["total"] = round(1e3 * (time.perf_counter() - started), 2)
         if uri in self.change_ms:
             timings["change"] = self.change_ms[uri]
@@ -208,11 +210,11 @@ class FimServer(LanguageServer):
             message = f"no suggestion: {outcome.reason}"
         self.protocol.notify(STATUS, {"uri": uri, "line": position.line, "character": position.character,
                                       "suggestion": isinstance(outcome, Suggestion), "message": message,
-                                      "timings": timings})
+                                      "timings": timings, **facts})
         return outcome
 
-    async def _suggest(self, uri: str, position: types.Position, single_line: bool,
-                       timings: dict[str, float]) -> Suggestion | NoSuggestion:
+    async def _suggest(self, uri: str, position: types.Position, single_line: bool, timings: dict[str, float],
+                       facts: dict[str, object]) -> Suggestion | NoSuggestion:
         document = self.documents.get(uri)
         if document is None:
             log.warning("%s: completion asked for a document that is not open", uri)
@@ -232,7 +234,7 @@ class FimServer(LanguageServer):
             return NoSuggestion(str(error))
         timings["document"] = round(1e3 * (time.perf_counter() - started), 2)
         return await self.engine.complete(Request(uri, cursor.left, cursor.right, single_line, where, language.name,
-                                                  cursor.window, timings))
+                                                  cursor.window, timings, facts))
 
     def single_line(self, automatic: bool) -> bool:
         """Single-line mode from the setting; `auto` is single-line for automatic triggers only."""
