@@ -180,6 +180,10 @@ class Language(ABC):
         use and the repository context shares (same project, same caches); None for a language without one."""
         return None
 
+    def document_text(self, path: str | os.PathLike, text: str | None) -> None:
+        """An open document's unsaved text (None: closed), which the judges read instead of the file on disk where
+        another document imports from it. A language without judges that read other files ignores it."""
+
     def undefined_names(self, text: str) -> set[str] | None:
         """The names a static checker reports undefined in the whole `text` (for Python, pyflakes'), for the
         evaluation's measure of what a parser lets through; None where that is not measured (no checker, a text

@@ -4,20 +4,17 @@ the repository context."""
 
 from __future__ import annotations
 
-import functools
-import importlib.util
-import re
 from pathlib import Path
 
 import pytest
 
-from fimlsp.cases import Case, boundary_cases, line_cases, node_cases, random_span_cases
+from fimlsp.cases import boundary_cases, line_cases, node_cases, random_span_cases
 from fimlsp.context import RepositoryContext
 from fimlsp.language import named
 from fimlsp.python.analysis import analysis_for
 from fimlsp.python.names import FileNames
-from fimlsp.python.syntax import compiles
 from fimlsp.workspace import Workspace
+from harness.imports import import_cuts, imported_module, package_files
 
 PYTHON = named("python")
 UTIL = "import os\n\n\ndef helper(x):\n    return x\n\n\nclass Thing:\n    size = 1\n\n\nLIMIT = 3\n"
@@ -129,35 +126,6 @@ def test_one_analysis_per_project_shared_by_the_judges_and_the_context(project):
 # project (its absolute imports of itself and of the other installed packages are then judged too).
 
 HELD_OUT = ("starlette", "fastapi", "uvicorn")
-_FROM_IMPORT = re.compile(r"^from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^#\n()\\]+)", re.MULTILINE)
-
-
-@functools.lru_cache(maxsize=None)
-def _package(name: str) -> tuple[tuple[str, str], ...]:
-    """(path, text) of the compiling files of an installed package."""
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.origin is None:
-        return ()
-    found = []
-    for path in sorted(Path(spec.origin).parent.rglob("*.py")):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        if len(text) < 30_000 and compiles(text):
-            found.append((str(path), text))
-    return tuple(found)
-
-
-def _import_cuts(files) -> list[Case]:
-    """Every name a module-level `from M import a, b` line imports cut out, and each such whole line."""
-    cases = []
-    for name, text in files:
-        for line in _FROM_IMPORT.finditer(text):
-            cases.append(Case(name, text[:line.start()], text[line.start():line.end()], text[line.end():]))
-            for imported in re.finditer(r"\w+", line.group(2)):
-                if imported.group() == "as":
-                    break
-                start, end = line.start(2) + imported.start(), line.start(2) + imported.end()
-                cases.append(Case(name, text[:start], text[start:end], text[end:]))
-    return cases
 
 
 def _refused(cases, project: str) -> list[tuple[str, str, str]]:
@@ -179,7 +147,7 @@ def _refused(cases, project: str) -> list[tuple[str, str, str]]:
 
 
 def _held_out(name: str) -> tuple[tuple[tuple[str, str], ...], str]:
-    files = _package(name)
+    files = package_files(name)
     if not files:
         pytest.skip(f"{name} is not installed")
     return files, str(Path(files[0][0]).parents[1])  # site-packages: the package and those it imports
@@ -187,17 +155,11 @@ def _held_out(name: str) -> tuple[tuple[tuple[str, str], ...], str]:
 
 def test_true_imports_of_a_held_out_package_are_never_refused():
     files, project = _held_out("starlette")
-    cases = _import_cuts(files)[::12]
+    cases = import_cuts(files)[::12]
     judged = [case for case in cases if FileNames.of(case.left, case.right, str(Path(case.name).parent),
-                                                     (project,)).imported(_module_of(case)) is not None]
+                                                     (project,)).imported(imported_module(case)) is not None]
     assert len(judged) > 20  # the check reads the package's own modules and the installed ones it imports
     assert _refused(cases, project) == []
-
-
-def _module_of(case: Case) -> str:
-    line = case.left[case.left.rfind("\n") + 1:] + case.middle
-    found = re.match(r"from[ \t]+(\.*[\w.]*)", line)
-    return found.group(1) if found else ""
 
 
 def test_true_middles_of_a_few_cuts_of_a_held_out_package_are_never_refused():
@@ -213,5 +175,21 @@ def test_true_middles_of_held_out_packages_read_with_their_paths_are_never_refus
     """Over 2,000 cuts with their imports: 160 of each kind per package and every import."""
     files, project = _held_out(package)
     cases = [case for make in (random_span_cases, boundary_cases, line_cases, node_cases)
-             for case in make(files, 46, 160, per_file=4)] + _import_cuts(files)
+             for case in make(files, 46, 160, per_file=4)] + import_cuts(files)
     assert _refused(cases, project) == []
+
+
+def test_an_open_documents_unsaved_text_overrides_the_disk(project):
+    """The editor's text of pkg/util.py (not saved) is what a middle imports from, through the server's context."""
+    from fimlsp.context.editor import EditorContext
+
+    editor = EditorContext()
+    editor.initialize(None, project.as_uri())
+    util = (project / "pkg" / "util.py").as_uri()
+    left, right, place = "from .util import ", "\n\nprint(1)\n", editor.place((project / "pkg" / "main.py").as_uri())
+    assert place == (str(project / "pkg" / "main.py"), str(project))
+    assert accepts(left, "helper", right, place) and not accepts(left, "fresh", right, place)
+    editor.opened(util, "def fresh():\n    pass\n")
+    assert accepts(left, "fresh", right, place) and not accepts(left, "helper", right, place)
+    editor.closed(util)
+    assert accepts(left, "helper", right, place) and not accepts(left, "fresh", right, place)

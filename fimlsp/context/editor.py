@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 from fimlsp.context import RepositoryContext, budget_for, effective
+from fimlsp.language import for_path
 from fimlsp.model.backend import Snippet
 from fimlsp.workspace import Workspace, globs, path_from_uri
 
@@ -48,6 +49,7 @@ class EditorContext:
         if path is None:
             return
         path = path.resolve()
+        _judges_read(path, text)
         with self._lock:
             previous = self._texts.get(path)
             self._texts[path] = text
@@ -59,6 +61,7 @@ class EditorContext:
         path = path_from_uri(uri)
         if path is None:
             return
+        _judges_read(path.resolve(), None)
         with self._lock:
             self._texts.pop(path.resolve(), None)
             context = self._context
@@ -95,6 +98,13 @@ class EditorContext:
             context, self._context = self._context, None
         if context is not None:
             context.close()
+
+
+def _judges_read(path: Path, text: str | None) -> None:
+    """An open document's unsaved text (None: closed) to its language, whose judges read it instead of the disk."""
+    language = for_path(str(path))
+    if language is not None:
+        language.document_text(path, text)
 
 
 class CommandContexts:

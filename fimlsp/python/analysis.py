@@ -111,17 +111,26 @@ class Analysis:
     """jedi over one project root; queries run one at a time on its worker thread (jedi is not thread-safe)."""
 
     def __init__(self, root: str | Path | None):
-        import jedi
-
-        self._jedi = jedi
         self.root = None if root is None else Path(root)
-        self.project = jedi.Project(self.root) if self.root is not None else None
+        self._project = None
         self._worker = _Worker("fimlsp-analysis")
         self._answers: dict[tuple[str, str], Future] = {}
         self._lock = threading.Lock()
         self.queries = 0  # jedi queries made (counted bound: at most one per code and receiver)
         self.jobs = 0  # work run on its thread, the judges' and the context's
         self.waited = 0.0  # seconds callers spent waiting on answers
+
+    @property
+    def project(self):
+        """The `jedi.Project` of the root (None: the environment alone), made at its first use: a judge that reads
+        no jedi (the name judge) does not wait for jedi's import."""
+        if self._project is None and self.root is not None:
+            import jedi
+
+            with self._lock:
+                if self._project is None:
+                    self._project = jedi.Project(self.root)
+        return self._project
 
     def run(self, work: Callable, *args, background: bool = False) -> Future:
         """Run `work(*args)` where this project's jedi work runs, after the urgent work queued (and, `background`,
@@ -166,7 +175,9 @@ class Analysis:
             return Lookup(None, f"the analysis failed ({type(error).__name__})")
 
     def _infer(self, code: str, line: int, column: int, path: str | None, receiver: str) -> Lookup:
-        script = self._jedi.Script(code, path=path, project=self.project)
+        import jedi
+
+        script = jedi.Script(code, path=path, project=self.project)
         inferred = script.infer(line, max(column - 1, 0))
         if not inferred:
             return Lookup(None, "no type inferred")

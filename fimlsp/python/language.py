@@ -21,6 +21,7 @@ from fimlsp.python.names import FileNames, undefined_names
 from fimlsp.python.context_cache import RightContextCache
 from fimlsp.python.quotient import RightContext
 from fimlsp.python.region import PythonGuarantee, constrain
+from fimlsp.python.modules import set_unsaved
 from fimlsp.python.syntax import compiles
 
 
@@ -86,6 +87,9 @@ class Python(Language):
 
     def workspace_analysis(self, root: str | os.PathLike | None) -> Analysis:
         return analysis_for(None, root)
+
+    def document_text(self, path: str | os.PathLike, text: str | None) -> None:
+        set_unsaved(path, text)
 
 
 def _file_names(left: str, right: str, path: str | None, project: str | None) -> FileNames:

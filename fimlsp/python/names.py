@@ -41,14 +41,15 @@ import ast
 import builtins
 import re
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from fimlsp.python import lexemes as lx
 from fimlsp.python.blocks import ASYNC_FUNCTION, CLASS, FUNCTION, OTHER, Blocks
 from fimlsp.python.facts import STATEMENT_ENDS as _STATEMENT_ENDS
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.redeclaration import redeclared
-from fimlsp.python.relaxation import imported_names, parsed, relaxation
+from fimlsp.python.modules import imported_names, parsed
+from fimlsp.python.relaxation import relaxation
 
 # Names through which a module's names are made or read in ways its text does not show.
 DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "__builtins__"})
@@ -74,16 +75,27 @@ def undefined_names(text: str) -> set[str] | None:
 def undefined_loads(text: str) -> list[tuple[str, int]] | None:
     """The loads pyflakes reports of undefined names in `text`, with their lines (1-based); None without pyflakes
     or where `text` does not parse."""
+    return _undefined_loads_in(_tree(text))
+
+
+def _tree(text: str) -> ast.Module | None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return parsed(text)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return None
+
+
+def _undefined_loads_in(tree: ast.Module | None) -> list[tuple[str, int]] | None:
     try:
         from pyflakes import checker, messages
     except ImportError:
         return None
+    if tree is None:
+        return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            tree = parsed(text)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            return None
         try:
             found = checker.Checker(tree, filename="<fim>").messages
         except RecursionError:
@@ -152,6 +164,8 @@ class FileNames:
     right: str = ""  # the right context
     folder: str | None = None  # the file's folder (None: not known)
     roots: tuple[str, ...] = ()  # where the project's modules lie
+    # the names of the modules imported from, once a completion: a name being written asks at every character
+    _imported: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @staticmethod
     def of(left: str, right: str, folder: str | None = None, roots: tuple[str, ...] = ()) -> FileNames:
@@ -167,19 +181,21 @@ class FileNames:
         the project's and its names can be read; None where they cannot be known."""
         if self.folder is None and not self.roots:
             return None
-        dotted = module.lstrip(".")
-        return imported_names(len(module) - len(dotted), dotted, self.folder, self.roots)
+        if module not in self._imported:
+            dotted = module.lstrip(".")
+            self._imported[module] = imported_names(len(module) - len(dotted), dotted, self.folder, self.roots)
+        return self._imported[module]
 
-    def missing_imports(self, text: str) -> frozenset[str]:
-        """The names the middle of the whole file `text` (which compiles) writes in a `from M import NAME` of a
-        project module M that M does not define, outside `try` and `with` blocks."""
+    def missing_imports(self, text: str, tree: ast.Module | None = None) -> frozenset[str]:
+        """The names the middle of the whole file `text` (which compiles; `tree`, its syntax tree where it was built
+        already) writes in a `from M import NAME` of a project module M that M does not define, outside `try` and
+        `with` blocks."""
         start, end = len(self.left), len(text) - len(self.right)
         if ((self.folder is None and not self.roots) or not text.startswith(self.left)
                 or "import" not in text[text.rfind("\n", 0, start) + 1:text.find("\n", end) % (len(text) + 1)]):
             return frozenset()
-        try:
-            tree = parsed(text)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
+        tree = tree or _tree(text)
+        if tree is None:
             return frozenset()
         lines = text.splitlines(keepends=True)
         offsets = [0]
@@ -205,8 +221,9 @@ class FileNames:
         left context's continuation (a region's) is not judged."""
         if self.relaxed is not None or not text.startswith(self.left):
             return frozenset()
-        missing = self.missing_imports(text)
-        found = undefined_loads(text)
+        tree = _tree(text)
+        missing = self.missing_imports(text, tree)
+        found = _undefined_loads_in(tree)
         if not found:
             return missing
         left_lines = self.left.count("\n")
@@ -388,8 +405,8 @@ def _imports_outside_guards(body: list[ast.stmt]):
         if isinstance(node, ast.ImportFrom):
             yield node
         elif not isinstance(node, (ast.Try, ast.TryStar, ast.With, ast.AsyncWith)):
-            for field in ("body", "orelse", "finalbody"):
-                inner = getattr(node, field, None)
+            for part in ("body", "orelse", "finalbody"):
+                inner = getattr(node, part, None)
                 if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
                     yield from _imports_outside_guards(inner)
             for case in getattr(node, "cases", ()):

@@ -1,0 +1,342 @@
+"""Modules read without running them (issue 49): found as the import system would, through
+`importlib.machinery.PathFinder`, which imports nothing (the file's folder, the project's roots, then `sys.path`; a
+relative import from the file's folder), and read with `ast`.
+
+- `star_names`: the names `from M import *` brings: M's literal `__all__`, else its top-level bindings (those without
+  a leading underscore where it has no `__all__`), its star imports' in turn and its submodules.
+- `imported_names`: the names `from M import NAME` may import from a module of the project: every name M's top level
+  may bind, its star imports' and its submodules, read from an open document's unsaved text where there is one
+  (`set_unsaved`), for the name judge's check that `from .util import helper` imports what `util` has.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+import re
+import sys
+import threading
+import time
+from importlib.machinery import PathFinder
+from pathlib import Path
+
+# What a module read for its star import's names may do that hides them.
+_RUNTIME_NAMES = re.compile(r"\bsys\.modules\s*\[\s*__name__\s*\]|\b__builtins__\b")
+_GLOBALS = re.compile(r"(?<![.\w])globals\s*\(\s*\)")
+# A use of globals() that only reads: `name in globals()`, `globals().get(...)`, `globals()[name]` but assigned,
+# `__import__(name, globals(), ...)`.
+_READ_BEFORE = re.compile(r"\bin\s*$|\b__import__\s*\([^()]*$")
+_READ_AFTER = re.compile(r"\s*(?:\.\s*get\b|\[[^\]\n]*\](?!\s*(?:=(?!=)|\.|\()))")
+_MOST_DEPTH = 8  # star imports followed through this many modules
+_FOUND_SECONDS = 10  # how long where a module was found is kept
+# Open documents' unsaved text, by resolved path (`set_unsaved`): the editor's text overrides the disk's.
+_UNSAVED: dict[str, str] = {}
+_UNSAVED_LOCK = threading.Lock()
+_MOST_BYTES = 2_000_000  # larger modules are not read
+
+
+def parsed(source: str) -> ast.Module:
+    """`ast.parse`, tried again where it failed only because another thread (jedi's, in the workspace analysis)
+    converted syntax trees at the same time: CPython 3.11's conversion keeps its recursion depth per interpreter,
+    not per thread, and raises SystemError then (gh-106905). SyntaxError and the like as `ast.parse`."""
+    for attempt in range(3):
+        try:
+            return ast.parse(source)
+        except SystemError:
+            if attempt == 2:
+                raise SyntaxError("the syntax tree could not be built") from None
+    raise AssertionError("unreachable")
+
+
+@functools.lru_cache(maxsize=512)
+def star_names(level: int, module: str, folder: str | None, roots: tuple[str, ...] = ()) -> frozenset[str] | str:
+    """The names `from <level dots><module> import *` brings in a file of `folder` of a project whose modules lie in
+    `roots`; a string says why they cannot be known."""
+    path = _module_file(level, module, folder, roots)
+    if isinstance(path, str):
+        return path
+    try:
+        stat = path.stat()
+    except OSError as error:
+        return f"{path} cannot be read: {error.strerror}"
+    return _module_names(str(path), stat.st_mtime_ns, stat.st_size, ())
+
+
+def imported_names(level: int, module: str, folder: str | None, roots: tuple[str, ...]) -> frozenset[str] | None:
+    """The names `from <level dots><module> import NAME` may import in a file of `folder`, where the module is one of
+    the project's (a relative import, or found in `roots`): every name its top level may bind, its star imports'
+    and, for a package, its submodules. None where they cannot be known: a module outside the project, compiled or
+    not found, one with a module `__getattr__`, or one that makes its names at run time."""
+    path = _project_module(level, module, folder if level else None, roots, int(time.monotonic() // _FOUND_SECONDS))
+    if path is None:
+        return None
+    with _UNSAVED_LOCK:
+        unsaved = _UNSAVED.get(str(path.resolve()))
+    if unsaved is not None:
+        return _defined_names(str(path), 0, len(unsaved), unsaved)
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _defined_names(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+def set_unsaved(path: str | os.PathLike, text: str | None) -> None:
+    """An open document's unsaved text (None: closed), which the names of the module at `path` are read from
+    instead of the disk."""
+    key = str(Path(path).resolve())
+    with _UNSAVED_LOCK:
+        if text is None:
+            _UNSAVED.pop(key, None)
+        else:
+            _UNSAVED[key] = text
+
+
+@functools.lru_cache(maxsize=1024)
+def _project_module(level: int, module: str, folder: str | None, roots: tuple[str, ...], _epoch: int) -> Path | None:
+    """The project's source file of a module; None where it is not the project's. Kept for `_FOUND_SECONDS` (the
+    `_epoch`): a completion asks for the same modules at every keystroke, and finding one takes milliseconds."""
+    path = _module_file(level, module, folder, roots)
+    if isinstance(path, str) or not (level or any(_within(path, Path(root)) for root in roots)):
+        return None
+    if not level:  # the project's module, unless the environment has another of that name (which one is run?)
+        elsewhere = _module_file(0, module, None)
+        if not isinstance(elsewhere, str) and elsewhere.resolve() != path.resolve():
+            return None
+    return path
+
+
+def _within(path: Path, folder: Path) -> bool:
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
+
+
+@functools.lru_cache(maxsize=512)
+def _defined_names(path: str, _mtime: int, size: int, unsaved: str | None = None) -> frozenset[str] | None:
+    """`imported_names` of the module at `path` (`_mtime` and `size` key the cache), or of its `unsaved` text."""
+    if size > _MOST_BYTES:
+        return None
+    try:
+        source = Path(path).read_text(encoding="utf-8") if unsaved is None else unsaved
+        tree = parsed(source)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if _top_level_exec(tree) or _reaches_its_namespace(tree):
+        return None
+    names = _top_level_bindings(tree)
+    if "__getattr__" in names:
+        return None
+    folder = os.path.dirname(path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+            inner = _module_file(node.level, node.module or "", folder)
+            if isinstance(inner, str):
+                return None
+            stat = inner.stat()
+            brought = _module_names(str(inner), stat.st_mtime_ns, stat.st_size, (path,))
+            if isinstance(brought, str):
+                return None
+            names |= brought
+    if os.path.basename(path) == "__init__.py":
+        names |= _submodules(folder)
+    return frozenset(names)
+
+
+def _reaches_its_namespace(tree: ast.Module) -> bool:
+    """Whether the module's code may bind names its text does not show: it calls `globals()`, names
+    `__builtins__`, or reads `sys.modules[__name__]`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "globals":
+            return True
+        if isinstance(node, ast.Name) and node.id == "__builtins__":
+            return True
+        if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name) and node.slice.id == "__name__"
+                and isinstance(node.value, ast.Attribute) and node.value.attr == "modules"):
+            return True
+    return False
+
+
+def _module_file(level: int, module: str, folder: str | None, roots: tuple[str, ...] = ()) -> Path | str:
+    """The source file of a module, found without importing anything (a relative import from `folder`, else in
+    `folder`, `roots` and `sys.path`, in that order); a string says why there is none."""
+    parts = [part for part in module.split(".") if part]
+    if level:
+        if folder is None:
+            return "a relative import, and the file's folder is not known"
+        base = Path(folder)
+        for _ in range(level - 1):
+            base = base.parent
+        if not parts:
+            return _source(base / "__init__.py")
+        locations = [str(base)]
+    else:
+        if parts and parts[0] in sys.builtin_module_names:
+            return "a builtin module"
+        locations = ([folder] if folder else []) + list(roots) + [entry for entry in sys.path if entry]
+    spec, name = None, ""
+    for part in parts:
+        name = f"{name}.{part}" if name else part
+        try:
+            spec = PathFinder.find_spec(name, locations)
+        except (ImportError, ValueError, OSError):
+            spec = None
+        if spec is None:
+            return "the module is not found"
+        locations = list(spec.submodule_search_locations or [])
+    if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
+        return "a namespace package or a module without a source file"
+    return _source(Path(spec.origin))
+
+
+def _source(path: Path) -> Path | str:
+    if path.suffix != ".py":
+        return "a compiled module"
+    return path if path.is_file() else "the module is not found"
+
+
+@functools.lru_cache(maxsize=512)
+def _module_names(path: str, _mtime: int, size: int, seen: tuple[str, ...]) -> frozenset[str] | str:
+    """The names a star import of the module at `path` brings (`_mtime` and `size` key the cache)."""
+    if size > _MOST_BYTES:
+        return "the module is too large to read"
+    if len(seen) >= _MOST_DEPTH or path in seen:
+        return "its star imports go round or too deep"
+    try:
+        source = Path(path).read_text(encoding="utf-8")
+        tree = parsed(source)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, MemoryError, RecursionError):
+        return f"{Path(path).name} does not parse"
+    listed = _literal_all(tree)
+    if listed is not None:
+        return listed
+    if _RUNTIME_NAMES.search(source) or _top_level_exec(tree) or any(
+            not (_READ_BEFORE.search(source, 0, use.start()) or _READ_AFTER.match(source, use.end()))
+            for use in _GLOBALS.finditer(source)):
+        return f"{Path(path).name} makes its names at run time"
+    names = _top_level_bindings(tree)
+    folder = os.path.dirname(path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+            inner = _module_file(node.level, node.module or "", folder)
+            if isinstance(inner, str):
+                return f"its star import of {'.' * node.level}{node.module or ''} cannot be read ({inner})"
+            stat = inner.stat()
+            brought = _module_names(str(inner), stat.st_mtime_ns, stat.st_size, seen + (path,))
+            if isinstance(brought, str):
+                return brought
+            names |= brought
+    if os.path.basename(path) == "__init__.py":
+        names |= _submodules(folder)
+    if "__all__" in names:  # made at run time: any of the module's names, a private one too
+        if "__getattr__" in names:
+            return f"{Path(path).name} makes its __all__ at run time and has a module __getattr__"
+        return frozenset(names)
+    return frozenset(name for name in names if not name.startswith("_"))
+
+
+def _top_level_exec(tree: ast.Module) -> bool:
+    """Whether the module's own code (not a function's or class's) calls `exec` or `eval`, which may bind its names
+    (a function's binds its own unless given `globals()`, which counts apart)."""
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("exec", "eval"):
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _literal_all(tree: ast.Module) -> frozenset[str] | None:
+    """The module's `__all__` where every top-level statement that touches it is a literal list or tuple of strings
+    (assigned, added, extended or appended to); None otherwise."""
+    names: set[str] | None = None
+    for node in tree.body:
+        target, value = _all_change(node)
+        if target is None:
+            if any(isinstance(inner, ast.Name) and inner.id == "__all__" for inner in ast.walk(node)):
+                return None
+            continue
+        strings = _strings(value)
+        if strings is None or (target != "=" and names is None):
+            return None
+        names = set(strings) if target == "=" else names | set(strings)
+    return None if names is None else frozenset(names)
+
+
+def _all_change(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    """How a statement changes `__all__`: ("=", value), ("+", value) or (None, None)."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and _is_all(node.targets[0]):
+        return "=", node.value
+    if isinstance(node, ast.AnnAssign) and _is_all(node.target) and node.value is not None:
+        return "=", node.value
+    if isinstance(node, ast.AugAssign) and _is_all(node.target) and isinstance(node.op, ast.Add):
+        return "+", node.value
+    if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute) and _is_all(node.value.func.value)
+            and node.value.func.attr in ("extend", "append") and len(node.value.args) == 1
+            and not node.value.keywords):
+        argument = node.value.args[0]
+        return "+", ast.List([argument], ast.Load()) if node.value.func.attr == "append" else argument
+    return None, None
+
+
+def _is_all(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "__all__"
+
+
+def _strings(node: ast.expr | None) -> list[str] | None:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _strings(node.left), _strings(node.right)
+        return None if left is None or right is None else left + right
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        return None
+    strings = [element.value for element in node.elts
+               if isinstance(element, ast.Constant) and isinstance(element.value, str)]
+    return strings if len(strings) == len(node.elts) else None
+
+
+def _top_level_bindings(tree: ast.Module) -> set[str]:
+    """Every name the module's top level may bind (more, not fewer): its statements' targets, imports, definitions,
+    exception and match captures, walrus targets anywhere, and the names any function declares `global`."""
+    names: set[str] = set()
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        if not isinstance(node, ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            names.update(node.names)
+        elif isinstance(node, ast.NamedExpr):
+            names.add(node.target.id)
+    return names
+
+
+def _submodules(folder: str) -> set[str]:
+    """The modules and packages of a package's folder (a star import may bind those that were imported)."""
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return set()
+    found = set()
+    for entry in entries:
+        stem = entry[:-3] if entry.endswith(".py") else entry
+        if stem.isidentifier() and (entry.endswith(".py") or os.path.isdir(os.path.join(folder, entry))):
+            found.add(stem)
+    return found
