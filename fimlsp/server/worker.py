@@ -50,11 +50,15 @@ class Worker:
     def load(self) -> str:
         """Worker thread: load the model and warm it up; the model's description, or a ModelLoadError."""
         from fimlsp.model import ModelError, load_model
-        from fimlsp.model.remote import connect
 
         name, device, server = self.key
         try:
-            self.model = connect(server, name, should_stop=self.should_stop) if server else load_model(name, device)
+            if server:
+                from fimlsp.model.remote import connect  # its HTTP client only where a model server is used
+
+                self.model = connect(server, name, should_stop=self.should_stop)
+            else:
+                self.model = load_model(name, device)
         except ModelError as error:
             self.error = str(error)
         except Exception as error:  # a broken model folder can fail deep inside torch or transformers
