@@ -193,3 +193,10 @@ def test_an_open_documents_unsaved_text_overrides_the_disk(project):
     assert accepts(left, "fresh", right, place) and not accepts(left, "helper", right, place)
     editor.closed(util)
     assert accepts(left, "helper", right, place) and not accepts(left, "fresh", right, place)
+
+
+def test_a_compiled_submodule_of_a_package_may_be_imported_from_it(project):
+    (project / "pkg" / "_speedups.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF")
+    place = (str(project / "pkg" / "main.py"), None)
+    assert accepts("from . import ", "_speedups, util", "\n\nprint(1)\n", place)
+    assert not accepts("from . import ", "_slowdowns", "\n\nprint(1)\n", place)

@@ -18,7 +18,7 @@ import re
 import sys
 import threading
 import time
-from importlib.machinery import PathFinder
+from importlib.machinery import PathFinder, all_suffixes
 from pathlib import Path
 
 # What a module read for its star import's names may do that hides them.
@@ -28,6 +28,7 @@ _GLOBALS = re.compile(r"(?<![.\w])globals\s*\(\s*\)")
 # `__import__(name, globals(), ...)`.
 _READ_BEFORE = re.compile(r"\bin\s*$|\b__import__\s*\([^()]*$")
 _READ_AFTER = re.compile(r"\s*(?:\.\s*get\b|\[[^\]\n]*\](?!\s*(?:=(?!=)|\.|\()))")
+_MODULE_SUFFIXES = tuple(sorted(set(all_suffixes()) | {".pyi"}, key=len, reverse=True))  # the longest first
 _MOST_DEPTH = 8  # star imports followed through this many modules
 _FOUND_SECONDS = 10  # how long where a module was found is kept
 # Open documents' unsaved text, by resolved path (`set_unsaved`): the editor's text overrides the disk's.
@@ -329,14 +330,17 @@ def _top_level_bindings(tree: ast.Module) -> set[str]:
 
 
 def _submodules(folder: str) -> set[str]:
-    """The modules and packages of a package's folder (a star import may bind those that were imported)."""
+    """The modules and packages of a package's folder (a star import may bind those that were imported): its
+    sources, compiled modules (`_speedups.cpython-311-x86_64-linux-gnu.so`) and folders."""
     try:
         entries = os.listdir(folder)
     except OSError:
         return set()
     found = set()
     for entry in entries:
-        stem = entry[:-3] if entry.endswith(".py") else entry
-        if stem.isidentifier() and (entry.endswith(".py") or os.path.isdir(os.path.join(folder, entry))):
-            found.add(stem)
+        module = next((entry[:-len(suffix)] for suffix in _MODULE_SUFFIXES if entry.endswith(suffix)), None)
+        if module is None and os.path.isdir(os.path.join(folder, entry)):
+            module = entry
+        if module is not None and module.isidentifier():
+            found.add(module)
     return found
