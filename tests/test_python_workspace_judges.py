@@ -200,3 +200,22 @@ def test_a_compiled_submodule_of_a_package_may_be_imported_from_it(project):
     place = (str(project / "pkg" / "main.py"), None)
     assert accepts("from . import ", "_speedups, util", "\n\nprint(1)\n", place)
     assert not accepts("from . import ", "_slowdowns", "\n\nprint(1)\n", place)
+
+
+def _verdict(guarantee, middle: str) -> bool:
+    state = guarantee.state
+    for char in middle:
+        state = state.feed(char) if state is not None else None
+    return state is not None and state.complete
+
+
+def test_members_and_signatures_of_a_sibling_module_come_from_the_project(project):
+    place = (str(project / "pkg" / "main.py"), None)
+    left, right = "from . import util\n\nvalue = util.", "\n"
+    members, source = PYTHON.judging_members(PYTHON.constrain(left, right), left, right, *place)
+    assert _verdict(members, "helper") and not _verdict(members, "nothing")
+    unplaced, source = PYTHON.judging_members(PYTHON.constrain(left, right), left, right)
+    assert _verdict(unplaced, "nothing") and "no type inferred" in source.reason  # `.` is nowhere without a path
+    left, right = "from .util import helper\n\nvalue = helper(", ")\n"
+    calls, _source = PYTHON.judging_calls(PYTHON.constrain(left, right), left, right, *place)
+    assert _verdict(calls, "1") and not _verdict(calls, "1, 2")
