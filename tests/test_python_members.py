@@ -13,6 +13,7 @@ import pytest
 from fimlsp.python import lexemes as lx
 from fimlsp.python.analysis import Analysis, analysis_for
 from fimlsp.python.lexer import INITIAL, advance
+from fimlsp.python.member_lists import member_lists
 from fimlsp.python.members import Members, MemberSource
 from fimlsp.python.quotient import quotient
 from harness.corpus import STDLIB, stdlib_files
@@ -161,9 +162,9 @@ def test_a_receiver_is_asked_of_the_analysis_once_per_completion(tmp_path):
     state = quotient(PRINTER, "\n").judging_members(source)
     for middle in ("os.unlink(text)", "os.path", "os.sep", "os.unl"):
         state.feed(middle)
-    assert analysis.queries == 1
+    assert member_lists(analysis).queries == 1
     assert state.feed("os.getcwd()").finish() is not None
-    assert analysis.queries == 1
+    assert member_lists(analysis).queries == 1
 
 
 INIT = """import sys
@@ -316,3 +317,31 @@ def test_a_base_meant_to_be_subclassed_owes_no_attribute():
     """_markupbase.ParserBase loads self.rawdata, which only its subclasses assign."""
     left = "class ParserBase:\n    def __init__(self):\n        "
     assert judged(left, "pass", "\n\n    def parse(self):\n        return self.rawdata\n") == "complete"
+
+
+@pytest.mark.parametrize("middle", ["self.__class__.__name__", "type(self).__qualname__", "self.__module__",
+                                    "self.__class__.limit"])
+def test_dunder_attributes_every_object_has_are_not_refused(middle):
+    """`self.__class__` is the class, not an instance: neither it nor what follows it is judged."""
+    assert judged(BASE, middle, "\n") == "complete"
+
+
+def test_a_base_that_calls_what_its_subclasses_define_is_not_judged_on_self():
+    """_markupbase.ParserBase calls self.handle_comment, which only HTMLParser defines."""
+    left = "class ParserBase:\n    def parse(self):\n        self.handle_decl(1)\n        "
+    assert judged(left, "self.handle_comment(2)", "\n") == "complete"
+    assert judged(BASE, "self.handle_comment(2)", "\n") == "refused"
+
+
+@pytest.mark.parametrize("middle", ["self.lasttag", "self.interesting", "self.handle_comment", "self.rawdata"])
+def test_attributes_a_standard_library_base_sets_in_its_source_are_members(middle):
+    """html.parser.HTMLParser's stub leaves out what its methods set (self.lasttag, self.interesting)."""
+    left = "import html.parser\n\n\nclass Parser(html.parser.HTMLParser):\n    def feed_more(self):\n        "
+    assert judged(left, "return " + middle, "\n") == "complete"
+    assert judged(left, "return " + middle + "_nowhere", "\n") == "refused"
+
+
+def test_a_class_whose_standard_library_base_reads_attributes_dynamically_is_not_judged():
+    """urllib.response.addinfourl derives from tempfile._TemporaryFileWrapper, which has a __getattr__."""
+    left = "import urllib.response\n\n\nclass Reply(urllib.response.addinfourl):\n    def more(self):\n        "
+    assert judged(left, "return self.anything", "\n") == "complete"

@@ -31,8 +31,9 @@ import time
 from dataclasses import dataclass, field, replace
 
 from fimlsp.python import lexemes as lx
-from fimlsp.python.analysis import QUERY_SECONDS, Analysis, Lookup, slot_names, stored_attributes
+from fimlsp.python.analysis import Analysis, Lookup, slot_names, stored_attributes
 from fimlsp.python.folding import fold
+from fimlsp.python.member_lists import QUERY_SECONDS, member_lists
 
 _FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del"})
 _DEFINING = frozenset({"def", "class", "lambda"})
@@ -72,17 +73,21 @@ class MemberSource:
             found = self.answers[receiver] = Lookup(None, "the cursor is in a string or comment")
         if found is None:
             clock = time.perf_counter()
-            prefix = self.left[:len(self.left) - len(_TRAILING_CHAIN.search(self.left).group())] + receiver + "."
-            line = prefix.count("\n") + 1
-            column = len(prefix) - (prefix.rfind("\n") + 1)
-            found = self.analysis.lookup(prefix + "\n" + self.right, line, column, self.path, self.seconds,
-                                         receiver)
+            found = member_lists(self.analysis).lookup(self.left, self.right, receiver, self.path, self.seconds)
             if found.names is None and found.reason and found.reason not in self.relaxed:
                 self.relaxed.append(found.reason)
             if not found.reason.startswith("the analysis took"):
                 self.answers[receiver] = found
             self.waited += time.perf_counter() - clock
         return found
+
+    def prefetch(self) -> None:
+        """Ask ahead about the receiver the left context ends with before a dot (`os.path.`), so that jedi works
+        while the prompt is read."""
+        chain = _TRAILING_CHAIN.search(self.left).group()
+        receiver = chain[:-1]
+        if self.in_code and chain.endswith(".") and _judgeable(receiver.split(".")):
+            member_lists(self.analysis).prefetch(self.left, self.right, receiver, self.path)
 
     def attribute_debt(self, text: str) -> frozenset[str]:
         """The attributes that the class around the cursor loads on `self`/`cls` outside the middle and that
@@ -119,6 +124,7 @@ class Members:
     def start(source: MemberSource, statement: list[str] | None, depth: int) -> Members:
         """The judge after a text whose last statement lexes to `statement` (None: not known, and the rest of the
         line not judged), with `depth` brackets open at its end."""
+        source.prefetch()
         members = Members(source, depth=depth)
         if statement is None:
             return replace(members, line_free=True)
@@ -133,8 +139,8 @@ class Members:
 
     def admits(self, begun: str) -> bool:
         """Whether a name in progress, `begun` so far, may go on to one the judge accepts here."""
-        if not self.dotted or not begun:
-            return True
+        if not self.dotted or not begun or begun.startswith("__"):
+            return True  # `__` may begin a dunder, which every object has (`__class__`, `__doc__`)
         allowed = self._allowed()
         if allowed is None or self.target or self._private_open(begun):
             return True
@@ -167,7 +173,7 @@ class Members:
     def _allowed(self) -> list[str] | None:
         """The receiver's members, sorted; None where any name goes."""
         chain = self.chain
-        if self.line_free or not chain:
+        if self.line_free or not chain or not _judgeable(chain):
             return None
         root = chain[0]
         if root in self.written or (root in _SELF and self.defining):
@@ -200,7 +206,8 @@ class Members:
         elif text is not None:
             if self.dotted:
                 allowed = self._allowed()
-                if allowed is not None and text not in allowed and not self._private_open(text):
+                if (allowed is not None and text not in allowed and not self._private_open(text)
+                        and not _is_dunder(text)):
                     if not self.target:
                         return None
                     changes["pending"] = True
@@ -221,6 +228,16 @@ class Members:
             elif terminal in lx.CLOSING_BRACKETS:
                 changes["depth"] = max(self.depth - 1, 0)
         return replace(self, **changes)
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _judgeable(chain: list[str] | tuple[str, ...]) -> bool:
+    """A chain whose members may be judged: names, none a dunder (`self.__class__` is the class, whose members are
+    not the instance's; a module's `__spec__` is not a module)."""
+    return all(part.isidentifier() and not _is_dunder(part) for part in chain)
 
 
 def attribute_debt(text: str, start: int, end: int) -> frozenset[str]:

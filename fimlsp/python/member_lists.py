@@ -1,0 +1,328 @@
+"""The members of a receiver before a dot, for the member judge (`fimlsp.python.members`): asked of jedi once per
+document and receiver, and cached.
+
+The document a receiver is asked in is the file with the cursor's line cut back to its indentation and the
+receiver (`query_code`): typing on a line changes nothing jedi is asked, so the keystrokes after the first of a
+line read a cached answer (a line whose left part may bind the receiver's first name is kept whole). The question
+runs on the analysis's one jedi thread (`Analysis.run`), and can be asked ahead (`MemberLists.prefetch`) while
+the prompt is read.
+
+A member list is an over-approximation on purpose, so that no name Python accepts is refused: jedi's members;
+for every class of the receiver's ancestry and every module, the names its source binds (read with `ast` from
+the implementation, a stub's too: every branch of an `if sys.platform` block, attributes any method stores on its
+first parameter); the names written after the same receiver anywhere in the file, the names it quotes (what
+`hasattr` and `getattr` guards test), the names the file stores as an attribute of anything, and every `__slots__`
+name. A receiver is unknown (None, with the reason): no inferred type or several; an instance other than `self`'s
+or a builtin type's (jedi infers other instances from their assignments and call sites, not surely enough); a
+class with a base whose source cannot be read (a compiled base without a stub, or a stub without its
+implementation outside `builtins`: a stub leaves out the attributes its methods set); `Any`, a mock, a function;
+a class or module with `__getattr__` or a custom `__getattribute__`, or whose source sets attributes dynamically.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import Future, TimeoutError as FutureTimeout
+from pathlib import Path
+
+from fimlsp.python.analysis import Analysis, Lookup, slot_names, stored_attributes, used_after
+
+QUERY_SECONDS = 1.0  # the longest a judge waits on one receiver (jedi's first query in a workspace loads stubs)
+_CACHED = 512  # answers kept per analysis
+_JUDGED_TYPES = frozenset({"module", "class", "instance"})
+_DYNAMIC_TEXT = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__getattribute__\b")
+_QUOTED_NAME = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
+_SELF = ("self", "cls")
+_UNKNOWN_ROOTS = ("unittest.mock", "mock.", "typing.Any", "typing_extensions.Any")
+_TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
+_INDENT = re.compile(r"[ \t]*")
+_CLASS_LINE = re.compile(r"([ \t]*)class\b")
+
+
+def query_code(left: str, right: str, receiver: str) -> tuple[str, int, int]:
+    """The document jedi is asked about `receiver`, and the line (1-based) and column (0-based, after its dot) of
+    the receiver's end: the file with the cursor's line cut back to its indentation and `receiver.`, the rest of
+    that line moved to a line of its own. The line's left part stays where it may bind the receiver's first name
+    (`x = f(); x.`, `for x in xs: x.`), which any occurrence of that name other than before a dot may."""
+    line_start = left.rfind("\n") + 1
+    head = left[line_start:len(left) - len(_TRAILING_CHAIN.search(left).group())]
+    indent = _INDENT.match(head).group()
+    root = re.escape(receiver.split(".")[0])
+    kept = head if re.search(r"(?<![\w.])" + root + r"\b(?!\s*\.)", head) else indent
+    line_end = right.find("\n")
+    rest, after = (right, "") if line_end < 0 else (right[:line_end], right[line_end:])
+    rest = rest.strip()
+    prefix = left[:line_start] + kept + receiver + "."
+    code = prefix + ("\n" + indent + rest if rest else "") + after
+    return code, prefix.count("\n") + 1, len(prefix) - line_start
+
+
+class MemberLists:
+    """The answers of one analysis, per (document, receiver), the latest `_CACHED` kept."""
+
+    def __init__(self, analysis: Analysis):
+        self.analysis = analysis
+        self._answers: OrderedDict[tuple, Future] = OrderedDict()
+        self._lock = threading.Lock()
+        self.queries = 0  # jedi queries made (counted bound: at most one per document and receiver)
+
+    def prefetch(self, left: str, right: str, receiver: str, path: str | None) -> Future:
+        """Start the question about `receiver` at the end of `left` (a chain before a dot), without waiting."""
+        code, line, column = query_code(left, right, receiver)
+        key = (hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest(), receiver, path)
+        with self._lock:
+            future = self._answers.get(key)
+            if future is None:
+                future = self._answers[key] = self.analysis.run(self._ask, code, line, column, path, receiver)
+                while len(self._answers) > _CACHED:
+                    self._answers.popitem(last=False)
+            else:
+                self._answers.move_to_end(key)
+        return future
+
+    def lookup(self, left: str, right: str, receiver: str, path: str | None,
+               seconds: float | None = QUERY_SECONDS) -> Lookup:
+        """The members of `receiver` written at the end of `left` (before its dot), within `seconds` (None: however
+        long jedi takes; past it, unknown, and the answer is kept for the next ask)."""
+        future = self.prefetch(left, right, receiver, path)
+        clock = time.perf_counter()
+        try:
+            found = future.result(seconds)
+        except FutureTimeout:
+            return Lookup(None, f"the analysis took more than {seconds:g} s")
+        finally:
+            self.analysis.waited += time.perf_counter() - clock
+        if found.names is None:
+            return found
+        head = left[left.rfind("\n") + 1:]  # the cursor's line, which the question left out
+        extra = stored_attributes(head) | slot_names(head) | set(_QUOTED_NAME.findall(head))
+        return Lookup(found.names | extra, found.reason, found.kinds, found.from_stub) if extra - found.names else found
+
+    def _ask(self, code: str, line: int, column: int, path: str | None, receiver: str) -> Lookup:
+        self.queries += 1
+        try:
+            return _infer(self.analysis, code, line, column, path, receiver)
+        except Exception as error:  # jedi's own failures on odd code: the receiver is unknown, never an error
+            return Lookup(None, f"the analysis failed ({type(error).__name__})")
+
+
+_LISTS: dict[int, MemberLists] = {}
+_LISTS_LOCK = threading.Lock()
+
+
+def member_lists(analysis: Analysis) -> MemberLists:
+    """The one `MemberLists` of `analysis`."""
+    with _LISTS_LOCK:
+        found = _LISTS.get(id(analysis))
+        if found is None or found.analysis is not analysis:
+            found = _LISTS[id(analysis)] = MemberLists(analysis)
+        return found
+
+
+def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | None, receiver: str) -> Lookup:
+    import jedi
+
+    script = jedi.Script(code, path=path, project=analysis.project)
+    inferred = script.infer(line, max(column - 1, 0))
+    if not inferred:
+        return Lookup(None, "no type inferred")
+    if len({each.full_name for each in inferred}) > 1:  # jedi lists the members of a union unreliably
+        return Lookup(None, "several types inferred")
+    kinds: set[str] = set()
+    from_stub = False
+    extra: set[str] = set()
+    for each in inferred:
+        full_name = each.full_name or ""
+        if each.type not in _JUDGED_TYPES:
+            return Lookup(None, f"a {each.type} receiver")
+        if full_name.startswith(_UNKNOWN_ROOTS):
+            return Lookup(None, f"a dynamic receiver ({full_name})")
+        if each.type == "instance" and receiver not in _SELF and not full_name.startswith("builtins."):
+            return Lookup(None, "an instance other than self's or a builtin type's (jedi's inference of other "
+                                "instances is not sure enough)")
+        kinds.add(each.type)
+        sources = _sources(each, None if path is None else Path(path))
+        if isinstance(sources, str):
+            return Lookup(None, sources)
+        for source, stub in sources:
+            from_stub = from_stub or stub
+            extra |= source
+    if kinds != {"module"} and _DYNAMIC_TEXT.search(code):
+        return Lookup(None, "the file sets attributes dynamically (setattr, __dict__, __getattr__)")
+    completions = script.complete(line, column)
+    names = {completion.name for completion in completions}
+    if "__getattr__" in names or "__getattr__" in extra:
+        return Lookup(None, "the receiver defines __getattr__")
+    for completion in completions:
+        if completion.name == "__getattribute__" and not (completion.full_name or "").startswith(
+                ("builtins.", "types.")):
+            return Lookup(None, "the receiver defines __getattribute__")
+    names |= extra
+    if not names:
+        return Lookup(None, "no members listed")
+    names |= slot_names(code) | stored_attributes(code) | set(_QUOTED_NAME.findall(code))
+    if receiver in _SELF:
+        owed = {name for name in used_after(receiver, _class_around(code, line)) if not name.startswith("__")}
+        if owed - names:  # a base meant to be subclassed (_markupbase.ParserBase calls self.handle_comment)
+            return Lookup(None, f"the class loads attributes on {receiver} that it does not define "
+                                f"({', '.join(sorted(owed - names)[:3])})")
+    if receiver:
+        names |= used_after(receiver, code)
+    return Lookup(frozenset(names), "", frozenset(kinds), from_stub)
+
+
+def _class_around(code: str, line: int) -> str:
+    """The text of the innermost class statement that holds `line` (1-based) of `code`, by indentation."""
+    lines = code.split("\n")
+    depth = len(_INDENT.match(lines[line - 1]).group())
+    start = line - 1
+    while start > 0:
+        start -= 1
+        match = _CLASS_LINE.match(lines[start])
+        if match and len(match.group(1)) < depth:
+            break
+        text = lines[start]
+        if text.strip() and not text.lstrip().startswith("#"):
+            depth = min(depth, len(_INDENT.match(text).group()))
+    else:
+        return ""
+    indent = len(_CLASS_LINE.match(lines[start]).group(1))
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end].lstrip().startswith("#")
+                                or len(_INDENT.match(lines[end]).group()) > indent):
+        end += 1
+    return "\n".join(lines[start:end])
+
+
+def _sources(name, document: Path | None) -> list[tuple[frozenset[str], bool]] | str:
+    """The names each module or class of the inferred receiver's ancestry binds in its source (and whether it is a
+    stub's), the classes of the document itself (at `document`) left to jedi and the file's own stores; a string
+    saying why not where one cannot be read."""
+    from jedi.inference.gradual.conversion import convert_values
+
+    found = []
+    try:
+        values = list(name._name.infer())
+        if not values:
+            return "no value inferred"
+        if all(value.is_module() for value in values):
+            for value in values:
+                for each in {value, *convert_values([value])}:
+                    file = each.get_root_context().py__file__()
+                    if file is not None:
+                        found.append((_module_names(str(file)), str(file).endswith(".pyi")))
+            return found
+        classes = [value if value.is_class() else value.class_value for value in values]
+        seen: set[int] = set()
+        while classes:
+            current = classes.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            trusted = current.get_root_context().py__name__() in _TRUSTED_STUBS  # jedi's members suffice
+            if not trusted and current.get_root_context().py__file__() != document:
+                readable = False
+                for each in {current, *convert_values([current])}:
+                    file = each.get_root_context().py__file__()
+                    qualified = each.get_qualified_names()
+                    if file is None or qualified is None or not str(file).endswith((".py", ".pyi")):
+                        continue
+                    names = _class_names(str(file), tuple(qualified))
+                    if names is _DYNAMIC:
+                        return f"{current.py__name__()} sets attributes dynamically"
+                    if names is not None:
+                        readable = readable or not str(file).endswith(".pyi")
+                        found.append((names, str(file).endswith(".pyi")))
+                if not readable:
+                    return f"the source of {current.py__name__()} cannot be read (a stub leaves out what it sets)"
+            for lazy in current.py__bases__():
+                bases = lazy.infer()
+                if not bases or not all(base.is_class() for base in bases):
+                    return f"a base class of {current.py__name__()} is not known"
+                classes.extend(bases)
+        return found
+    except Exception as error:  # jedi's inner API on odd values: not known
+        return f"the receiver's classes could not be read ({type(error).__name__})"
+
+
+# Stubs of classes whose instances hold no attribute the stub leaves out: built-in types, typing's protocols and
+# the abstract base classes.
+_TRUSTED_STUBS = frozenset({"builtins", "typing", "typing_extensions", "collections.abc", "_collections_abc", "abc",
+                            "types", "_typeshed"})
+_DYNAMIC = frozenset({"__dynamic__"})
+_FILES: dict[str, tuple[float, ast.Module | None, str]] = {}
+_FILES_LOCK = threading.Lock()
+
+
+def _parsed(file: str) -> tuple[ast.Module | None, str]:
+    """The file's tree and text, kept while its modification time stands (None: it does not parse)."""
+    try:
+        stamp = Path(file).stat().st_mtime
+    except OSError:
+        return None, ""
+    with _FILES_LOCK:
+        found = _FILES.get(file)
+    if found is None or found[0] != stamp:
+        try:
+            text = Path(file).read_text(encoding="utf-8", errors="replace")
+            tree = ast.parse(text)
+        except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
+            tree, text = None, ""
+        found = (stamp, tree, text)
+        with _FILES_LOCK:
+            _FILES[file] = found
+    return found[1], found[2]
+
+
+def _bound(statements: list[ast.stmt]) -> set[str]:
+    """The names a module's or class body's statements bind, in every branch (not inside functions or classes)."""
+    names: set[str] = set()
+    stack = list(statements)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _module_names(file: str) -> frozenset[str]:
+    tree, _text = _parsed(file)
+    return frozenset() if tree is None else frozenset(_bound(tree.body))
+
+
+def _class_names(file: str, qualified: tuple[str, ...]) -> frozenset[str] | None:
+    """What the class `qualified` of `file` binds: its body's names and the attributes its methods store; None where
+    the file has no such class statement, `_DYNAMIC` where it sets attributes dynamically."""
+    tree, text = _parsed(file)
+    if tree is None:
+        return None
+    body, holder = tree.body, None
+    for part in qualified:
+        holder = next((node for node in body if isinstance(node, ast.ClassDef) and node.name == part), None)
+        if holder is None:  # defined in a branch or made at run time: read every class of that name
+            holder = next((node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+                           and node.name == qualified[-1]), None)
+            break
+        body = holder.body
+    if holder is None:
+        return None
+    segment = ast.get_source_segment(text, holder) or ""
+    if _DYNAMIC_TEXT.search(segment):
+        return _DYNAMIC
+    names = _bound(holder.body)
+    for node in ast.walk(holder):
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            names.add(node.attr)  # over any receiver: an attribute stored in the class may be its own
+    return frozenset(names)
