@@ -10,12 +10,17 @@ request waits for the model). Each run is a new process; the figures are the med
 - `first answer`: to the first completion's answer;
 - the reference: `python -c pass`, started and ended, run between the server's runs.
 
-    python benchmarks/startup.py [--runs 5] [--model NAME]
+With `--baseline DIR` (a copy of another commit's `fimlsp` and `earley` packages, e.g. `git archive REV fimlsp
+earley | tar -x -C DIR`), each run also starts the server from DIR, so that the two compare in the same run.
+
+    python benchmarks/startup.py [--runs 5] [--model NAME] [--baseline DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import statistics
 import subprocess
 import sys
@@ -39,10 +44,24 @@ def reference_seconds() -> float:
     return time.perf_counter() - started
 
 
-def one_run(model: str | None) -> dict[str, float]:
-    """Seconds from the process's start to each milestone of one server run."""
+@contextlib.contextmanager
+def working_directory(folder: Path | None):
+    """`python -m fimlsp` started in `folder` runs the packages there (the current directory comes first)."""
+    previous = Path.cwd()
+    if folder is not None:
+        os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
+
+
+def one_run(model: str | None, checkout: Path | None = None) -> dict[str, float]:
+    """Seconds from the process's start to each milestone of one server run (of the packages in `checkout`)."""
     started = time.perf_counter()
-    with RpcClient() as client:
+    with working_directory(checkout):
+        client = RpcClient()
+    with client:
         client.response(client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {},
                                                       "initializationOptions": {"model": model} if model else None}))
         initialized = time.perf_counter() - started
@@ -65,17 +84,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--model", help="a model name or path (default: the shipped model)")
+    parser.add_argument("--baseline", type=Path, help="a folder holding another commit's fimlsp and earley")
     args = parser.parse_args()
-    runs, references = [], []
+    servers = {"this checkout": None, **({f"baseline {args.baseline}": args.baseline.resolve()} if args.baseline else {})}
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in servers}
+    references = []
     for _ in range(args.runs):
         references.append(reference_seconds())
-        runs.append(one_run(args.model))
+        for name, checkout in servers.items():
+            runs[name].append(one_run(args.model, checkout))
     reference = statistics.median(references)
     print(f"reference (python -c pass): median {1e3 * reference:.0f} ms over {args.runs} runs")
-    for milestone in runs[0]:
-        seconds = statistics.median(run[milestone] for run in runs)
-        print(f"{milestone:>12}: median {seconds:6.2f} s = {seconds / reference:5.1f} x reference "
-              f"(range {min(run[milestone] for run in runs):.2f}-{max(run[milestone] for run in runs):.2f} s)")
+    for name, measured in runs.items():
+        print(name)
+        for milestone in measured[0]:
+            values = [run[milestone] for run in measured]
+            seconds = statistics.median(values)
+            print(f"  {milestone:>12}: median {seconds:6.2f} s = {seconds / reference:5.1f} x reference "
+                  f"(range {min(values):.2f}-{max(values):.2f} s)")
     return 0
 
 
