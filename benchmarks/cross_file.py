@@ -4,14 +4,17 @@ defines, with `--context off` and `workspace`, and of lines that use only the fi
 The packages are installed third-party packages the shipped model never saw (no file of theirs in its
 `corpus.json`, train or held-out). Each package is the workspace; a cut's middle is the rest of a one-line
 statement from the first use of such a name; the file being completed is no source of context (its copy on disk
-holds the answer), only its own left and right contexts. Greedy, constrained, one line. Reported: exact match of
-the line, identifier match (the middle's identifiers equal the true one's, in order), edit similarity (1 - the
-Levenshtein distance over the longer length), and the context's assembly time per completion (cold: resolved
-and indexed at once, as `fimlsp complete` does; warm: what a completion in the server pays once the background
-has resolved and indexed) next to the model's.
+holds the answer), only its own left and right contexts. The context is what `fimlsp eval --context` puts into
+the prompt (each cut is an eval case of the package's project: `runner.case_context`, as `fimlsp complete
+--project` assembles it), and the prompt is the model's own (`complete_middles(extra=)`). Greedy, constrained, one
+line. Reported: exact match of the line, identifier match (the middle's identifiers equal the true one's, in
+order), edit similarity (1 - the Levenshtein distance over the longer length), the characters of context assembled
+and those the prompt holds (what the window left room for), and the context's assembly time per completion (cold:
+resolved at once, as `fimlsp complete` does; warm: what a completion pays once its names are resolved) next to the
+model's. `--window` assembles the context for a larger model's window (its budget), the prompt still the model's.
 
-    python -m benchmarks.cross_file [--packages starlette,pyflakes,...] [--cases N] [--model PATH] [--budget CHARS]
-                                    [--index-files N]
+    python -m benchmarks.cross_file [--packages starlette,pyflakes,...] [--cases N] [--model PATH] [--window TOKENS]
+                                    [--json FILE]
 """
 from __future__ import annotations
 
@@ -30,8 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from fimlsp.context import RepositoryContext, budget_for  # noqa: E402
-from fimlsp.workspace import Workspace  # noqa: E402
+from fimlsp.context import budget_for  # noqa: E402
+from fimlsp.context.editor import CommandContexts  # noqa: E402
+from fimlsp.evaluation.dataset import EvalCase  # noqa: E402
+from fimlsp.evaluation.runner import SEARCH_BUDGET, RunSettings, case_context  # noqa: E402
 
 PACKAGES = ("starlette", "pyflakes", "uvicorn", "fastapi", "pathspec", "gguf")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -140,40 +145,11 @@ def _p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
 
-def while_indexing(files: int, seed: int) -> None:
-    """A workspace of `files` generated modules indexed by the background thread while completions ask for context
-    every 5 ms: the context's time per completion during the build against after it, and the build's time."""
-    import tempfile
-
-    rng = random.Random(seed)
-    words = [f"name_{n}" for n in range(2000)]
-    with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch)
-        for n in range(files):
-            body = "".join(f"def {rng.choice(words)}_{k}(a, b):\n    return {rng.choice(words)}(a) + {rng.choice(words)}\n"
-                           for k in range(20))
-            (root / f"module_{n}.py").write_text(f"from module_{rng.randrange(files)} import {rng.choice(words)}\n"
-                                                 + body)
-        left = "from module_1 import name_1\n\n\ndef use(a):\n    x = name_1(a) + name_2(a)\n    return "
-        context = RepositoryContext(Workspace([root]))
-        clock = time.perf_counter()
-        context.start()
-        during, after = [], []
-        while not context.indexed.is_set():
-            tick = time.perf_counter()
-            context.gather(root / "module_0.py", left, "\n", "workspace", 2048)
-            during.append(time.perf_counter() - tick)
-            time.sleep(0.005)
-        built = time.perf_counter() - clock
-        context.settle()
-        for _ in range(100):
-            tick = time.perf_counter()
-            context.gather(root / "module_0.py", left, "\n", "workspace", 2048)
-            after.append(time.perf_counter() - tick)
-        context.close()
-    print(f"\nindexing {files} files in the background: {built:.1f} s; context per completion, ms (median, p95): "
-          f"during {statistics.median(during) * 1000:.2f}, {_p95(during) * 1000:.2f} ({len(during)} completions); "
-          f"after {statistics.median(after) * 1000:.2f}, {_p95(after) * 1000:.2f}")
+def as_case(cut: Cut, folder: Path, number: int) -> EvalCase:
+    """The cut as an eval case of the package's workspace: what `fimlsp eval --context` runs."""
+    name = f"{cut.package}/{cut.path.relative_to(folder).as_posix()}"
+    return EvalCase(f"line:{name}#{number}", "line", name, number, 0, cut.left, cut.middle, cut.right,
+                    str(cut.path), str(folder))
 
 
 def main(argv=None) -> None:
@@ -181,11 +157,12 @@ def main(argv=None) -> None:
     parser.add_argument("--packages", default=",".join(PACKAGES), help="installed packages to cut (comma-separated)")
     parser.add_argument("--cases", type=int, default=12, help="cuts of each kind per package (default: 12)")
     parser.add_argument("--model", help="model folder or .gguf (default: the shipped model)")
-    parser.add_argument("--budget", type=int, help="context characters (default: by the model's window)")
+    parser.add_argument("--window", type=int,
+                        help="the context window to assemble context for (default: the model's): a larger one "
+                             "gives the context budget of a larger model's window, the prompt still the model's")
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--index-files", type=int, default=5000,
-                        help="then index a generated workspace of N files while completions ask (0: skip)")
+    parser.add_argument("--json", type=Path, help="write every completion as a JSON line")
     args = parser.parse_args(argv)
 
     from fimlsp.decoding import DecodingOptions
@@ -195,55 +172,71 @@ def main(argv=None) -> None:
 
     packages = untrained_packages(args.packages.split(","), default_model_path())
     model = load_model(args.model, "cpu")
-    budget = args.budget if args.budget is not None else budget_for(model.context_window)
-    options = DecodingOptions(max_tokens=args.max_tokens, single_line=True, attempts=1, search_budget=20_000)
-    print(f"model {model.name} (window {model.context_window} tokens), context budget {budget} characters, "
-          f"packages {', '.join(name for name, _ in packages)}, {args.cases} cuts of each kind per package")
+    window = args.window or model.context_window
+    settings = {context: RunSettings(context=context) for context in ("off", "workspace")}
+    options = DecodingOptions(max_tokens=args.max_tokens, single_line=True, attempts=1, search_budget=SEARCH_BUDGET)
+    print(f"model {model.name} (window {model.context_window} tokens, format {model.format.name}), context "
+          f"assembled for a {window}-token window ({budget_for(window)} characters), packages "
+          f"{', '.join(name for name, _ in packages)}, {args.cases} cuts of each kind per package")
     rows: dict[tuple[str, str], list[dict]] = {}
-    cold, warm, model_seconds, index_seconds = [], [], [], {}
+    cold, warm, model_seconds, first = [], [], [], {}
+    sink = open(args.json, "w", encoding="utf-8", buffering=1) if args.json else None
+    contexts = CommandContexts()  # as a run of fimlsp eval's worker: one workspace per package, indexed once
     for name, folder in packages:
-        context = RepositoryContext(Workspace([folder]))
-        clock = time.perf_counter()
-        context.index.build(context.workspace.files(context.suffixes))
-        context.indexed.set()
-        index_seconds[name] = (time.perf_counter() - clock, len(context.index))
         cuts = cuts_of(name, folder)
         rng = random.Random(args.seed)
         for kind in ("cross-file", "in-file"):
             chosen = [cut for cut in cuts if cut.kind == kind]
-            for cut in rng.sample(chosen, min(args.cases, len(chosen))):
+            for number, cut in enumerate(rng.sample(chosen, min(args.cases, len(chosen)))):
+                case = as_case(cut, folder, number)
                 clock = time.perf_counter()
-                snippets = context.gather(cut.path, cut.left, cut.right, "workspace", budget, wait=True)
-                cold.append(time.perf_counter() - clock)
+                snippets = case_context(case, settings["workspace"], window, contexts)
+                (cold if name in first else first.setdefault(name, [])).append(time.perf_counter() - clock)
                 clock = time.perf_counter()
-                again = context.gather(cut.path, cut.left, cut.right, "workspace", budget)
+                again = case_context(case, settings["workspace"], window, contexts)
                 warm.append(time.perf_counter() - clock)
                 assert again == snippets
-                for setting, extra in (("off", ()), ("workspace", snippets)):
+                for setting in ("off", "workspace"):
+                    extra = case_context(case, settings[setting], window, contexts)
                     clock = time.perf_counter()
                     middle = complete_middles(model, cut.left, cut.right, options, extra=extra)[0].middle
                     model_seconds.append(time.perf_counter() - clock)
                     got = middle.split("\n")[0].rstrip()
-                    rows.setdefault((kind, setting), []).append({
-                        "exact": got == cut.middle.rstrip(),
-                        "identifiers": identifiers(got) == identifiers(cut.middle),
-                        "similarity": edit_similarity(got, cut.middle.rstrip()),
-                        "context_chars": sum(len(s.text) for s in extra)})
-        context.close()
-    print(f"\n{'cuts':<11}{'context':<11}{'n':>5}{'exact':>8}{'ident':>8}{'edit sim':>10}{'ctx chars':>11}")
+                    row = {"exact": got == cut.middle.rstrip(),
+                           "identifiers": identifiers(got) == identifiers(cut.middle),
+                           "similarity": edit_similarity(got, cut.middle.rstrip()),
+                           "context_chars": sum(len(s.text) for s in extra),
+                           "chars_in_prompt": _chars_in_prompt(model, cut, options, extra)}
+                    rows.setdefault((kind, setting), []).append(row)
+                    if sink:
+                        sink.write(json.dumps({"case": case.id, "kind": kind, "context": setting, "middle": got,
+                                               "expected": cut.middle, **row}) + "\n")
+    if sink:
+        sink.close()
+    print(f"\n{'cuts':<11}{'context':<11}{'n':>5}{'exact':>8}{'ident':>8}{'edit sim':>10}{'ctx chars':>11}"
+          f"{'in prompt':>11}")
     for (kind, setting), group in sorted(rows.items()):
         n = len(group)
         print(f"{kind:<11}{setting:<11}{n:>5}{sum(r['exact'] for r in group) / n:>8.1%}"
               f"{sum(r['identifiers'] for r in group) / n:>8.1%}"
               f"{statistics.mean(r['similarity'] for r in group):>10.3f}"
-              f"{statistics.mean(r['context_chars'] for r in group):>11.0f}")
-    print("\nper completion, ms     median      p95")
-    for label, values in (("context, cold", cold), ("context, warm", warm), ("model", model_seconds)):
-        print(f"{label:<20}{statistics.median(values) * 1000:>9.2f}{_p95(values) * 1000:>9.2f}")
-    for name, (seconds, files) in index_seconds.items():
-        print(f"index {name}: {files} files in {seconds:.2f} s")
-    if args.index_files:
-        while_indexing(args.index_files, args.seed)
+              f"{statistics.mean(r['context_chars'] for r in group):>11.0f}"
+              f"{statistics.mean(r['chars_in_prompt'] for r in group):>11.0f}")
+    print("\nper completion, ms            median      p95")
+    for label, values in (("context, first of a package", [v for each in first.values() for v in each]),
+                          ("context, cold (resolving)", cold), ("context, warm", warm), ("model", model_seconds)):
+        if values:
+            print(f"{label:<28}{statistics.median(values) * 1000:>9.2f}{_p95(values) * 1000:>9.2f}")
+    print("(the first of a package indexes it; the server does that in the background: benchmarks/context_index.py)")
+
+
+def _chars_in_prompt(model, cut: Cut, options, extra) -> int:
+    """The characters of the snippets that the prompt holds whole: what the window left room for."""
+    if not extra:
+        return 0
+    ids = model.prompt(cut.left, cut.right, options.max_tokens, None, extra)
+    written = b"".join(model.token_bytes[token] or b"" for token in ids)
+    return sum(len(snippet.text) for snippet in extra if snippet.text.encode() in written)
 
 
 if __name__ == "__main__":

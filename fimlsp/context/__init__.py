@@ -165,7 +165,7 @@ class RepositoryContext:
             for chunk in self.recent.chunks(excluding=path):
                 pieces.append((chunk.path, chunk.first_line, chunk.text))
             query = _query(left, right)
-            for hit in self.index.search(query, excluding=path):
+            for hit in self.index.search(query, excluding=path, unread=None if wait else self._queue_lines):
                 pieces.append((hit.path, hit.first_line, hit.text))
         return self._within_budget(pieces, budget)
 
@@ -201,6 +201,13 @@ class RepositoryContext:
                 return
             self._pending.update((path, use.chain) for use in fresh)
         self._queue(("resolve", path, text, fresh))
+
+    def _queue_lines(self, path: Path) -> None:
+        with self._wake:
+            if (path, "lines") in self._pending:
+                return
+            self._pending.add((path, "lines"))
+        self._queue(("lines", path))
 
     def _work(self) -> None:
         files = deque(self.workspace.files(self.suffixes))  # outside the lock: an editor's event never waits on it
@@ -242,6 +249,13 @@ class RepositoryContext:
                 line = first_changed_line(previous, text)
             if self.workspace.allowed(path):
                 self.recent.add(path, text, line)
+        elif kind == "lines":
+            _, path = job
+            try:
+                self.index.load_lines(path)
+            finally:
+                with self._wake:
+                    self._pending.discard((path, "lines"))
         elif kind == "file":
             _, path = job
             with self._wake:

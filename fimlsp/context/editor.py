@@ -88,9 +88,9 @@ class EditorContext:
             texts = dict(self._texts)
         if stale is not None:
             stale.close()
+        context.start()  # first: what the open documents' texts queue is the background's, not this completion's
         for path, text in texts.items():
             context.opened(path, text)
-        context.start()
         return context
 
     def shutdown(self) -> None:
