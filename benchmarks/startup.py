@@ -8,6 +8,8 @@ request waits for the model). Each run is a new process; the figures are the med
 - `initialize`: the process's start to `initialize` answered (the server's imports and its setup);
 - `ready`: to the answer of `fimlsp.modelStatus` (sent after the completion request), the model ready;
 - `first answer`: to the first completion's answer;
+- `initialize cpu`, `ready cpu`: the CPU seconds the server had used by then (all its threads): what the machine's
+  load does not change, where the wall-clock figures grow with it;
 - the reference: `python -c pass`, started and ended, run between the server's runs.
 
 With `--baseline DIR` (a copy of another commit's `fimlsp` and `earley` packages, e.g. `git archive REV fimlsp
@@ -65,6 +67,7 @@ def one_run(model: str | None, checkout: Path | None = None) -> dict[str, float]
         client.response(client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {},
                                                       "initializationOptions": {"model": model} if model else None}))
         initialized = time.perf_counter() - started
+        initialized_cpu = cpu_seconds(client.process.pid)
         client.notify("initialized", {})
         client.notify("textDocument/didOpen", document_params(URI, TEXT))
         asked = client.request("textDocument/inlineCompletion", {
@@ -72,12 +75,20 @@ def one_run(model: str | None, checkout: Path | None = None) -> dict[str, float]
         status = client.wait_for_model()
         assert status["ready"], status
         ready = time.perf_counter() - started
+        ready_cpu = cpu_seconds(client.process.pid)
         client.response(asked)
         answered = time.perf_counter() - started
         client.response(client.request("shutdown"))
         client.notify("exit")
         client.exit_status()
-    return {"initialize": initialized, "ready": ready, "first answer": answered}
+    return {"initialize": initialized, "ready": ready, "first answer": answered,
+            "initialize cpu": initialized_cpu, "ready cpu": ready_cpu}
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user and system, all threads) the process has used so far, from Linux's /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> int:
@@ -100,8 +111,8 @@ def main() -> int:
         for milestone in measured[0]:
             values = [run[milestone] for run in measured]
             seconds = statistics.median(values)
-            print(f"  {milestone:>12}: median {seconds:6.2f} s = {seconds / reference:5.1f} x reference "
-                  f"(range {min(values):.2f}-{max(values):.2f} s)")
+            ratio = "" if milestone.endswith("cpu") else f" = {seconds / reference:5.1f} x reference"
+            print(f"  {milestone:>14}: median {seconds:6.2f} s{ratio} (range {min(values):.2f}-{max(values):.2f} s)")
     return 0
 
 
