@@ -219,3 +219,11 @@ def test_members_and_signatures_of_a_sibling_module_come_from_the_project(projec
     left, right = "from .util import helper\n\nvalue = helper(", ")\n"
     calls, _source = PYTHON.judging_calls(PYTHON.constrain(left, right), left, right, *place)
     assert _verdict(calls, "1") and not _verdict(calls, "1, 2")
+
+
+def test_a_module_in_nested_namespace_packages_is_not_judged_and_breaks_nothing(project):
+    """PathFinder reads a nested namespace package's parent in sys.modules (KeyError where it was not imported)."""
+    (project / "space" / "inner").mkdir(parents=True)
+    (project / "space" / "inner" / "mod.py").write_text("X = 1\n")
+    assert accepts("import sys\n", "from space.inner.mod import Y", "\nprint(sys)\n",
+                   (str(project / "scripts" / "run.py"), str(project)))

@@ -180,7 +180,7 @@ def _module_file(level: int, module: str, folder: str | None, roots: tuple[str, 
         name = f"{name}.{part}" if name else part
         try:
             spec = PathFinder.find_spec(name, locations)
-        except (ImportError, ValueError, OSError):
+        except Exception:  # a namespace package's path reads its parent in sys.modules (KeyError), and the like
             spec = None
         if spec is None:
             return "the module is not found"
