@@ -26,6 +26,7 @@ import ast
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -336,6 +337,10 @@ def test_the_status_bar_item_shows_the_shipped_model_once_loaded(workbench, reco
         return label && !label.includes('loading');
     }""", arg=STATUS_ITEM, timeout=180 * SECONDS)
     record_property("model_ready_seconds_after_trust", round(time.monotonic() - workbench.trusted, 1))
+    # the extension logs when the server it started answered `initialize` and had its model ready
+    for milestone in ("initialize answered", "model ready"):
+        record_property(f"{milestone.replace(' ', '_')}_seconds_after_server_start",
+                        _seconds_after_server_start(workbench.user_data, milestone))
     model = SHIPPED_GGUF
     assert workbench.status() == f"sparkle  fimlsp, fimlsp: {model} on cpu"
     page.locator(STATUS_ITEM).hover()
@@ -387,6 +392,16 @@ def test_ghost_text_at_three_cursors_is_accepted_with_tab_and_saves_a_valid_file
     # the figures go to a JUnit report (`pytest --junitxml`), not to the test run's output
     record_property("keystroke_to_ghost_text_ms", [round(each) for each in workbench.latencies])
     record_property("keystroke_to_ghost_text_median_ms", round(statistics.median(workbench.latencies)))
+
+
+def _seconds_after_server_start(user_data: Path, milestone: str, wait: float = 10) -> float:
+    """The seconds from the server's start to `milestone`, as the extension logs them in its Output channel."""
+    deadline = time.monotonic() + wait
+    while not (found := re.search(rf"fimlsp: {milestone} (\d+\.\d+) s after the server was started",
+                                  log := _settings_log(user_data))):
+        assert time.monotonic() < deadline, log[-3000:]
+        time.sleep(0.2)
+    return float(found.group(1))
 
 
 def _saved(page, path: Path, before: str, seconds: float = 10) -> str:

@@ -65,7 +65,12 @@ function showLoading(): void {
   status.show();
 }
 
-async function watchModel(current: LanguageClient): Promise<void> {
+function seconds(since: number): string {
+  return ((Date.now() - since) / 1000).toFixed(2);
+}
+
+// `started`: when the server was started (Date.now()), to log how long the model took to be ready after it.
+async function watchModel(current: LanguageClient, started?: number): Promise<void> {
   showLoading();
   try {
     const answer = (await current.sendRequest(ExecuteCommandRequest.type, {
@@ -74,6 +79,10 @@ async function watchModel(current: LanguageClient): Promise<void> {
     })) as ModelStatus;
     if (current !== client) {
       return;
+    }
+    if (started !== undefined) {
+      const outcome = answer.ready ? "ready" : "failed";
+      current.outputChannel.appendLine(`fimlsp: model ${outcome} ${seconds(started)} s after the server was started`);
     }
     if (answer.ready) {
       modelName = answer.model ?? "";
@@ -123,6 +132,7 @@ async function start(): Promise<void> {
   });
   client = created;
   showLoading();
+  const started = Date.now();
   try {
     await created.start();
   } catch (error) {
@@ -130,7 +140,8 @@ async function start(): Promise<void> {
     status.tooltip = `fimlsp: cannot start ${command}: ${error instanceof Error ? error.message : String(error)}`;
     return;
   }
-  void watchModel(created);
+  created.outputChannel.appendLine(`fimlsp: initialize answered ${seconds(started)} s after the server was started`);
+  void watchModel(created, started);
 }
 
 async function stop(): Promise<void> {
