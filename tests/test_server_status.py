@@ -1,7 +1,7 @@
 """What `fimlsp/status` tells a client as fields, not words: the model's status as `model` (what
 `fimlsp.modelStatus` answers), and for each answer whether it came from the last suggestion (`cached`), how the
 constraint's recognizer was had (`recognizer`) and how long the request waited for the model's load
-(`timings.loading`). A real `fimlsp serve` with the shipped model (its GGUF, greedy)."""
+(`timings.loading`). A real `fimlsp serve` with the shipped model (its GGUF, greedy: the default engine)."""
 
 from __future__ import annotations
 
@@ -37,13 +37,23 @@ def model_statuses(client: RpcClient) -> list[dict]:
     return [params["model"] for params in client.notifications("fimlsp/status") if params["uri"] is None]
 
 
+def mapped_libraries(pid: int) -> set[str]:
+    """The file names of the shared libraries the process has mapped (Linux's /proc)."""
+    with open(f"/proc/{pid}/maps") as maps:
+        return {line.split()[-1].rpartition("/")[2] for line in maps if ".so" in line}
+
+
 def test_the_model_status_goes_to_the_client_as_a_field_with_a_request_made_while_it_loads():
+    """No model named: the shipped model runs as its GGUF through llama.cpp, and torch is never loaded."""
     with RpcClient() as client:
         client.initialize(OPTIONS)
         client.notify("textDocument/didOpen", document_params(URI, TEXT))
         middles, status = ask(client, *CURSOR)  # sent at once: it waits for the model
         loading, *_, ready = model_statuses(client)
         answered = client.wait_for_model()
+        libraries = mapped_libraries(client.process.pid)
+    assert any(name.startswith("libllama") for name in libraries), sorted(libraries)
+    assert not any(name.startswith(("libtorch", "libc10")) for name in libraries), sorted(libraries)
     assert loading == {"ready": False, "model": None, "error": None, "seconds": None,
                        "message": "loading model the default model…"}
     assert ready == answered and ready["ready"] and ready["error"] is None and ready["seconds"] > 0
