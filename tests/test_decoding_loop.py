@@ -88,12 +88,16 @@ def test_tied_candidates_go_to_the_lower_ids_on_every_cpu():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="known: on a loaded machine a boundary cut's fallback search runs out of its "
-                                        "share of a second and the middle is invalid (not shown); open in issue 44")
-@pytest.mark.parametrize("kind", ["randspan", "boundary"])
+@pytest.mark.parametrize("kind", ["randspan", pytest.param("boundary", marks=pytest.mark.xfail(
+    strict=False, reason="known, on any machine: at asyncio/transports.py's cut `call_exception_handler|,\\n "
+                         "'exception': exc, ...})` the quotient accepts `({` before the `,` that CPython refuses "
+                         "(as it accepts `x = {` before `,}`), so the start's finish search (400 counted nodes) "
+                         "meets only ends CPython refuses and finds no finish; open in issue 44"))])
 def test_a_random_model_always_ends_valid_on_standard_library_cuts(tiny, kind):
     """The tiny model is randomly initialised and never chooses to stop: every constrained middle is still
-    valid, within the token limit (a CI sample; `fimlsp eval --model` with such a model runs hundreds)."""
+    valid, within the token limit (a CI sample; `fimlsp eval --model` with such a model runs hundreds). Without a
+    time budget the searches are counted, not timed: a loaded machine finds the start's finish, which a fallback
+    can always end with, as an idle one does."""
     from tests.test_python_quotient import _stdlib_sample
 
     options = DecodingOptions(max_tokens=24)

@@ -40,9 +40,10 @@ def test_a_comma_of_the_code_is_followed_as_the_file_follows_its_commas(tiny, st
 
 
 def test_searches_bounded_by_nodes_find_the_same_middles_on_a_busy_machine(tiny, monkeypatch):
-    """With a search budget the finish searches count nodes, not seconds: a machine so busy that a second passes
-    between two looks at the clock gives the middle an idle one gives (an eval's figures do not move with load).
-    Bounded by the clock, the same searches find nothing there."""
+    """With a search budget, or with no time budget at all, the finish searches count nodes, not seconds: a
+    machine so busy that a second passes between two looks at the clock gives the middle an idle one gives (an
+    eval's figures do not move with load). Bounded by the clock of a time budget, the same searches find nothing
+    there."""
     import time
 
     model = fixed_ranking(tiny, [byte_token(tiny, ord("[")), byte_token(tiny, ord("]"))])
@@ -55,8 +56,11 @@ def test_searches_bounded_by_nodes_find_the_same_middles_on_a_busy_machine(tiny,
     ticks = iter(range(10**9))
     monkeypatch.setattr(time, "perf_counter", lambda: real() + next(ticks))  # a second more at every look
     busy = complete_middle(model, left, right, counted, guarantee=guarantee)
-    timed_busy = complete_middle(model, left, right, DecodingOptions(max_tokens=10), guarantee=guarantee)
+    untimed_busy = complete_middle(model, left, right, DecodingOptions(max_tokens=10), guarantee=guarantee)
+    timed_busy = complete_middle(model, left, right, DecodingOptions(max_tokens=10, time_budget=600.0),
+                                 guarantee=guarantee)
     assert busy.middle == idle.middle and busy.finish_searches == idle.finish_searches, (busy, idle)
+    assert untimed_busy.middle == idle.middle, (untimed_busy, idle)
     assert timed_busy.middle != idle.middle, timed_busy
 
 

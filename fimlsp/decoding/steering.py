@@ -10,6 +10,8 @@ finish; the shortest finish is only the yardstick.
 
 from __future__ import annotations
 
+import math
+
 from earley.deadline import within
 from fimlsp.decoding.judges import Judge
 from fimlsp.decoding.options import DecodingOptions
@@ -25,6 +27,9 @@ NEAR_LIMIT_MARGIN = 16
 # search that fails (no finish within the limit) takes longest.
 SEARCHES = 12
 SEARCH_SECONDS = 0.1
+# A completion without a time budget counts its searches' nodes as `fimlsp eval` does: this many for a search of
+# `SEARCH_SECONDS` (the start's gets 400, each fallback's 100).
+UNTIMED_SEARCH_BUDGET = 20
 
 
 class Steering:
@@ -112,9 +117,13 @@ class Steering:
 
 def search_bounds(options: DecodingOptions, seconds: float, deadline: float | None) -> tuple[float | None, int | None]:
     """The deadline and the nodes of a finish search that may take `seconds`: `seconds` from now and no later than
-    the completion's `deadline`, and the language's default nodes; with a search budget, its nodes for a search of
-    `SEARCH_SECONDS` (in proportion for a longer one) and only the completion's deadline (no clock where it has
-    none: a busy machine then finds the same finishes as an idle one)."""
-    if options.search_budget is not None:
-        return deadline, max(1, round(options.search_budget * seconds / SEARCH_SECONDS))
+    the completion's `deadline`, and the language's default nodes. Counted instead where a search budget is set, or
+    where the completion has no time budget (`UNTIMED_SEARCH_BUDGET`): nodes for a search of `SEARCH_SECONDS` (in
+    proportion for a longer one), and no clock but the completion's: a busy machine then finds the same finishes
+    as an idle one, and the start's finish, which every fallback can end with, is found however slow the machine."""
+    budget = options.search_budget
+    if budget is None and (deadline is None or deadline == math.inf):  # no budget, maybe a stop flag
+        budget = UNTIMED_SEARCH_BUDGET
+    if budget is not None:
+        return deadline, max(1, round(budget * seconds / SEARCH_SECONDS))
     return within(deadline, seconds), None  # the sooner, with the completion's stop flag (`earley.Deadline`)

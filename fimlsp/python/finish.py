@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 MERGE_ALLOWANCE = 2
 # Nodes the search expands before it gives up: a finish is a handful of tokens, and the estimate guides it there.
 EXPANSIONS = 400
+# A check of a whole file (`FimState.complete`: CPython's compile and the name judge's reading of every name) costs
+# one expansion and one more per this many characters of the file: counted, a search on a big file checks fewer
+# ends, and a search never runs on past its budget for the checks a node's children ask for.
+CHECK_CHARS = 4_000
 # The exact search's share of them and of the time; the rest go to the greedy one, whose estimate counts this
 # many times.
 EXACT_SHARE = 0.3
@@ -94,7 +98,7 @@ def shortest_finish(
         return ""
     budget = _Budget(expansions, deadline)
     # names an end left unbound: the finish may bind them (not the word the cursor is in: it may end otherwise)
-    unbound = state.unbound_names() - {_begun(state)}
+    unbound = state.unbound_names() - {_begun(state), _run_on(_begun(state), state.context.right)}
     wanted = sorted(unbound) if len(unbound) <= WANTED_NAMES else []
     found = _search(state, limit, budget.share(EXACT_SHARE), 1.0, wanted)
     if found is None and budget.left():
@@ -153,10 +157,10 @@ class _Budget:
         part._parent = self
         return part
 
-    def spend(self) -> None:
-        self.expansions -= 1
+    def spend(self, work: int = 1) -> None:
+        self.expansions -= work
         if self._parent is not None:
-            self._parent.spend()
+            self._parent.spend(work)
 
     def left(self) -> bool:
         """Expansions and time are left, and the caller has not stopped the search (a superseded request)."""
@@ -170,12 +174,15 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
     the first finish that nothing cheaper can beat is a shortest; a heavier weight dives toward the end where the
     estimate is flat (indentation costs characters it does not count). A finish found on the way is kept.
 
-    Where the name judge refuses an end because it leaves a few names unbound, they join `wanted` and the search
-    starts again: a wanted name the text has not written where it may bind it counts as the characters it needs
-    (one ahead of the others), and an end that binds none of them is not checked (`complete`: CPython's and
-    pyflakes' verdict on the whole file, the costly part of a search)."""
+    A text the quotient accepts is checked at once (`complete`: CPython's and pyflakes' verdict on the whole file,
+    the costly part of a search, counted as `check_work`): a finish found prunes every longer text, and where the
+    estimate is flat the checks are what tells the ends apart. Where the name judge refuses an end because it
+    leaves a few names unbound, they join `wanted` and the search starts again: a wanted name the text has not
+    written where it may bind it counts as the characters it needs (one ahead of the others), and an end that binds
+    none of them is not checked."""
     best: str | None = None
     begun = _begun(state)
+    check = check_work(state)  # the middle's few characters aside, every check reads the same file
     order = itertools.count()
     root = (weight * estimate(state), 0, next(order), state, "", 0)
     frontier = [root]
@@ -195,11 +202,16 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
                 continue
             # an end that binds none of the names others left unbound would leave them unbound too: not checked
             if child.quotient_accepts() and (not wanted or any(_binds(child, name) for name in wanted)):
+                if not budget.left():  # a node's children may ask for many checks: each is counted
+                    return best
+                budget.spend(check)
                 if child.complete:
                     best = written
                     continue
-                # a name the finish (or the word the cursor is in) loads unbound is to be written otherwise, not bound
-                unbound = child.unbound_names() - set(wanted) - set(_WORD.findall(begun + written))
+                # a name the finish (or the word the cursor is in) loads unbound is to be written otherwise, not
+                # bound; so is the word its last one makes with the right context's first (`offset_` before `int`)
+                unbound = (child.unbound_names() - set(wanted) - set(_WORD.findall(begun + written))
+                           - {_run_on(begun + written, child.context.right)})
                 if len(wanted) + len(unbound) <= WANTED_NAMES:  # (more: the end made loads of other text)
                     wanted.extend(sorted(unbound))
             if piece in final:
@@ -215,6 +227,22 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
         if len(wanted) > wanted_before and best is None:  # the texts so far were ordered without these names
             frontier = [root]
     return best
+
+
+def check_work(state: FimState) -> int:
+    """The expansions that checking whether a text after `state` completes the file counts for (`CHECK_CHARS`)."""
+    return 1 + (len(state.text) + len(state.context.right)) // CHECK_CHARS
+
+
+def _run_on(written: str, right: str) -> str:
+    """The word that the last word of `written` and the right context's first make together (`offset_` before
+    `int` is `offset_int`), or "" where either has none."""
+    last, first = _LAST_WORD.search(written).group(), _FIRST_WORD.match(right).group()
+    return last + first if last and first else ""
+
+
+_LAST_WORD = re.compile(r"\w*\Z")
+_FIRST_WORD = re.compile(r"\w*")
 
 
 def _begun(state: FimState) -> str:
