@@ -48,6 +48,18 @@ def test_what_block_scope_admits(left, right, inside, outside):
         assert escaped is None or not escaped.complete
 
 
+@pytest.mark.parametrize("left, middle", [
+    ("def t(y):\n    f(y.", "x, 1)\n    "),  # the cursor after a dot (self.assertEqual(y.|x...), ctypes' tests)
+    ("def t(y):\n    z = y +", " 1\n    "),  # after an operator that could go on (+=)
+    ("def t(y):\n    z = y*", "2\n    "),
+    ("def t(y):\n    z = 'a'", "\n    "),  # after a closed string (its prefix-less quotes end there)
+])
+def test_a_middle_may_end_before_the_first_token_after_a_cursor_at_a_tokens_end(left, middle):
+    """A true middle that ends a line and leaves the right context's first token (`x`) to begin the next one stays
+    in the block: the token at the cursor ended there and does not run on into the right context."""
+    assert quotient(left, "x = 2\n").in_block().feed(middle).complete
+
+
 def test_a_file_broken_elsewhere_is_scoped_within_its_region():
     left = "def broken(:\n    pass\n\ndef f():\n    if a:\n        x = 1"
     right = "\n    return x\n"

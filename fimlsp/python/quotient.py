@@ -123,10 +123,10 @@ class RightContext:
         right = self.right
         if token != lx.START:
             end = token_end(right, token, 0, self._token_ends)
-            if end is not None:
+            if end:
                 return end
-        # Between tokens, or in one that cannot end (a string the deleted middle should close): the first token
-        # after the cursor.
+        # Between tokens, in one that ends at the cursor (`y.|x`: the dot does not run on), or in one that cannot
+        # end (a string the deleted middle should close): the first token after the cursor.
         start = len(right) - len(right.lstrip(lx.WHITESPACE))
         if start == len(right) or right[start] == "\n":
             return start
