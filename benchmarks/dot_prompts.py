@@ -7,7 +7,11 @@ middle is the rest of the line. Each cursor is completed by the shipped model, c
 (block scope, names strict, one line, greedy, one attempt), once per member setting. Reported: next-identifier
 match (the first identifier written is the true one), whole-line exact match, validity, and time: the model's
 (prompt and tokens) next to what the member judge added (its waits on the analysis, and the whole completion's
-time with it on less off, median and p95).
+time with it on less off, median and p95), at the cursor (the first completion of that document) and a keystroke
+later (the true middle's first character typed: the same line, after the first completion). And why the setting
+changes little or much: how many receivers the judge judged (and why the others relaxed), and how often the
+identifier written with members off is not a member (the only cursors where the judge can change the first
+identifier).
 
     python benchmarks/dot_prompts.py --count 60
 """
@@ -30,6 +34,7 @@ from fimlsp.model.folder import CORPUS_MANIFEST
 from fimlsp.model.loading import load_model
 from fimlsp.weights import default_model_path
 from fimlsp.python.analysis import analysis_for
+from fimlsp.python.member_lists import member_lists
 
 PACKAGES = ("fastapi", "starlette", "uvicorn", "pyflakes", "diskcache")
 _IDENTIFIER = re.compile(r"\s*([A-Za-z_]\w*)")
@@ -104,13 +109,23 @@ def main() -> None:
     model = load_model(args.model)
     chosen = cases(files, args.count, args.seed)
     settings = ("off", "strict")
-    rows = {setting: {"identifier": 0, "line": 0, "valid": 0, "model": [], "total": [], "judge": []}
-            for setting in settings}
+    rows = {setting: {"identifier": 0, "line": 0, "valid": 0, "model": [], "total": [], "judge": [], "next": [],
+                      "next_judge": []} for setting in settings}
+    judged, off_not_member, truth_refused, relaxed = 0, 0, 0, {}
     caches = Caches()
     analysis = analysis_for(None)  # the one the completions' member judge asks (no project: the environment)
     complete_middles(model, chosen[0][1], chosen[0][3], DecodingOptions(max_tokens=1), 1, caches=caches)  # warm
     for path, left, middle, right in chosen:
         truth = first_identifier(middle)
+        receiver = re.search(r"[\w.]*\Z", left).group()[:-1]
+        members = member_lists(analysis).lookup(left, right, receiver, None, seconds=None).names
+        if members is None:
+            reason = member_lists(analysis).lookup(left, right, receiver, None, seconds=None).reason.split(" (")[0]
+            relaxed[reason] = relaxed.get(reason, 0) + 1
+        else:
+            judged += 1
+            truth_refused += truth not in members
+        member_lists(analysis).forget()  # each cursor's first completion asks jedi itself, as in an editor
         for setting in settings:
             options = DecodingOptions(scope="block", names="strict", members=setting, single_line=True,
                                       max_tokens=args.max_tokens, attempts=1)
@@ -126,6 +141,12 @@ def main() -> None:
             row["model"].append(stages.get("prompt", 0.0) + stages.get("tokens", 0.0))
             row["total"].append(total)
             row["judge"].append(analysis.waited - waited)
+            if setting == "off" and members is not None and first_identifier(written) not in members:
+                off_not_member += 1
+            clock, waited = time.perf_counter(), analysis.waited  # a keystroke later, on the same line
+            complete_middles(model, left + middle[:1], right, options, 1, caches=caches)
+            row["next"].append(time.perf_counter() - clock)
+            row["next_judge"].append(analysis.waited - waited)
             if args.show:
                 print(f"{setting:6} {Path(path).name}: {middle!r} -> {written!r}", flush=True)
     count = len(chosen)
@@ -140,12 +161,18 @@ def main() -> None:
               f"({row['line']}) | {row['valid'] / count:.1%} | {1000 * statistics.median(row['model']):.0f} / "
               f"{1000 * percentile(row['model'], 0.95):.0f} | {1000 * statistics.median(row['total']):.0f} / "
               f"{1000 * percentile(row['total'], 0.95):.0f} |")
-    waits = rows["strict"]["judge"]
-    print(f"member judge's waits on the analysis per completion: median {1000 * statistics.median(waits):.0f} ms, "
-          f"p95 {1000 * percentile(waits, 0.95):.0f} ms, first {1000 * waits[0]:.0f} ms")
-    added = [on - off for on, off in zip(rows["strict"]["total"], rows["off"]["total"])]
-    print(f"added per completion by members strict (strict's time less off's, same cursor): median "
-          f"{1000 * statistics.median(added):.0f} ms, p95 {1000 * percentile(added, 0.95):.0f} ms")
+    for label, key, total in (("at the cursor (first completion)", "judge", "total"),
+                              ("a keystroke later (same line)", "next_judge", "next")):
+        waits = rows["strict"][key]
+        added = [on - off for on, off in zip(rows["strict"][total], rows["off"][total])]
+        model_time = statistics.median(rows["off"][total])
+        print(f"{label}: member judge's waits on the analysis median {1000 * statistics.median(waits):.1f} ms, p95 "
+              f"{1000 * percentile(waits, 0.95):.1f} ms; completion strict less off median "
+              f"{1000 * statistics.median(added):.0f} ms, p95 {1000 * percentile(added, 0.95):.0f} ms (off's median "
+              f"{1000 * model_time:.0f} ms)")
+    print(f"receivers judged: {judged} of {count} (true identifier not a member: {truth_refused}); relaxed: "
+          + ", ".join(f"{reason} {number}" for reason, number in sorted(relaxed.items(), key=lambda x: -x[1])))
+    print(f"identifier written with members off is not a member of a judged receiver: {off_not_member} of {count}")
 
 
 if __name__ == "__main__":

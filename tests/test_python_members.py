@@ -345,3 +345,10 @@ def test_a_class_whose_standard_library_base_reads_attributes_dynamically_is_not
     """urllib.response.addinfourl derives from tempfile._TemporaryFileWrapper, which has a __getattr__."""
     left = "import urllib.response\n\n\nclass Reply(urllib.response.addinfourl):\n    def more(self):\n        "
     assert judged(left, "return self.anything", "\n") == "complete"
+
+
+def test_a_chained_assignment_stores_every_target():
+    """multiprocessing's connection: `self.recv = self.recv_bytes = _in.get`."""
+    assert judged(PRINTER, "self.recv = self.recv_bytes = text", "\n") == "complete"
+    assert judged(PRINTER, "value = self.recv_bytes", "\n") == "incomplete"  # only a store may follow
+    assert judged(PRINTER, "print(end=self.recv_bytes)", "\n") == "refused"

@@ -85,6 +85,11 @@ class MemberLists:
                 self._answers.move_to_end(key)
         return future
 
+    def forget(self) -> None:
+        """Drop the answers kept (a benchmark's first completion of a document)."""
+        with self._lock:
+            self._answers.clear()
+
     def lookup(self, left: str, right: str, receiver: str, path: str | None,
                seconds: float | None = QUERY_SECONDS) -> Lookup:
         """The members of `receiver` written at the end of `left` (before its dot), within `seconds` (None: however
@@ -167,7 +172,8 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
         return Lookup(None, "no members listed")
     names |= slot_names(code) | stored_attributes(code) | set(_QUOTED_NAME.findall(code))
     if receiver in _SELF:
-        owed = {name for name in used_after(receiver, _class_around(code, line)) if not name.startswith("__")}
+        owed = {name for name in re.findall(r"(?<![\w.])" + receiver + r"[ \t]*\.[ \t]*(\w+)", _class_around(code, line))
+                if not name.startswith("__")}
         if owed - names:  # a base meant to be subclassed (_markupbase.ParserBase calls self.handle_comment)
             return Lookup(None, f"the class loads attributes on {receiver} that it does not define "
                                 f"({', '.join(sorted(owed - names)[:3])})")
@@ -176,8 +182,9 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
     return Lookup(frozenset(names), "", frozenset(kinds), from_stub)
 
 
-def _class_around(code: str, line: int) -> str:
-    """The text of the innermost class statement that holds `line` (1-based) of `code`, by indentation."""
+def class_lines(code: str, line: int) -> tuple[int, int] | None:
+    """The lines (0-based, end excluded) of the innermost class statement of `code` that holds `line` (1-based), by
+    indentation; None where none does."""
     lines = code.split("\n")
     depth = len(_INDENT.match(lines[line - 1]).group())
     start = line - 1
@@ -190,13 +197,19 @@ def _class_around(code: str, line: int) -> str:
         if text.strip() and not text.lstrip().startswith("#"):
             depth = min(depth, len(_INDENT.match(text).group()))
     else:
-        return ""
+        return None
     indent = len(_CLASS_LINE.match(lines[start]).group(1))
     end = start + 1
     while end < len(lines) and (not lines[end].strip() or lines[end].lstrip().startswith("#")
                                 or len(_INDENT.match(lines[end]).group()) > indent):
         end += 1
-    return "\n".join(lines[start:end])
+    return start, end
+
+
+def _class_around(code: str, line: int) -> str:
+    """The text of the innermost class statement that holds `line` (1-based) of `code`."""
+    span = class_lines(code, line)
+    return "" if span is None else "\n".join(code.split("\n")[span[0]:span[1]])
 
 
 def _sources(name, document: Path | None) -> list[tuple[frozenset[str], bool]] | str:

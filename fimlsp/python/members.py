@@ -33,12 +33,13 @@ from dataclasses import dataclass, field, replace
 from fimlsp.python import lexemes as lx
 from fimlsp.python.analysis import Analysis, Lookup, slot_names, stored_attributes
 from fimlsp.python.folding import fold
-from fimlsp.python.member_lists import QUERY_SECONDS, member_lists
+from fimlsp.python.member_lists import QUERY_SECONDS, class_lines, member_lists
 
 _FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del"})
 _DEFINING = frozenset({"def", "class", "lambda"})
 _STORE_NEXT = frozenset({"=", ":", ",", ")", "]", "in"})
-# After these a chain starts a target: a statement's start, `for`, `as` (and a comma outside brackets).
+# After these a chain starts a target: a statement's start, `for`, `as` (and a comma or, chained, an `=` outside
+# brackets: `self.recv = self.recv_bytes = _in.get`).
 _TARGET_STARTS = frozenset({lx.NEWLINE, lx.INDENT, lx.DEDENT, ";", "for", "as"})
 # What may follow an attribute that is stored: an assignment, an annotation, a target list's comma or bracket, a
 # `for` target's `in` (or a line continuation, not read further).
@@ -66,6 +67,8 @@ class MemberSource:
     waited: float = 0.0  # seconds spent waiting on the analysis (the judge's added time)
     # The left context ends in code (not in a string or comment), where a receiver may be asked about.
     in_code: bool = True
+    # What the middle may owe (`_possibly_owed`), worked out at the first end asked about.
+    owed: frozenset[str] | None = None
 
     def lookup(self, receiver: str) -> Lookup:
         found = self.answers.get(receiver)
@@ -95,6 +98,10 @@ class MemberSource:
         `attribute_debt`)."""
         if not (text.startswith(self.left) and text.endswith(self.right)):
             return frozenset()
+        if self.owed is None:
+            self.owed = _possibly_owed(self.left, self.right)
+        if not self.owed or not self.owed - stored_attributes(text[len(self.left):len(text) - len(self.right)]):
+            return frozenset()  # the whole file's parse below only where the middle may leave something unassigned
         return attribute_debt(text, len(self.left), len(text) - len(self.right))
 
     @property
@@ -214,7 +221,7 @@ class Members:
                 changes.update(chain=self.chain + (text,), dotted=False)
             else:
                 changes.update(chain=(text,), dotted=False, root_previous=self.previous,
-                               target=self.previous in _TARGET_STARTS or (self.previous == "," and not self.depth))
+                               target=self.previous in _TARGET_STARTS or (self.previous in (",", "=") and not self.depth))
         elif terminal == "." and self.chain and not self.dotted:
             changes["dotted"] = True
         else:
@@ -228,6 +235,19 @@ class Members:
             elif terminal in lx.CLOSING_BRACKETS:
                 changes["depth"] = max(self.depth - 1, 0)
         return replace(self, **changes)
+
+
+_LOADED = re.compile(r"\.[ \t]*([A-Za-z_]\w*)(?![ \t]*(?::[^=\n]*)?=(?!=))")
+_DEFINED = re.compile(r"\b(?:def|class)[ \t]+([A-Za-z_]\w*)|^[ \t]+([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
+
+
+def _possibly_owed(left: str, right: str) -> frozenset[str]:
+    """Every attribute the right context loads that nothing in the file around the middle stores, defines or names:
+    a superset of any `attribute_debt` (which then needs the middle to store one of them)."""
+    around = left + right
+    defined = {name for pair in _DEFINED.findall(around) for name in pair if name}
+    return frozenset(set(_LOADED.findall(right)) - stored_attributes(around) - slot_names(around) - defined
+                     - set(_QUOTED_NAME.findall(around)) - set(dir(object)))
 
 
 def _is_dunder(name: str) -> bool:
@@ -249,11 +269,10 @@ def attribute_debt(text: str, start: int, end: int) -> frozenset[str]:
     `__setattr__`)."""
     if _DYNAMIC_ATTRIBUTES.search(text):
         return frozenset()
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return frozenset()
     first_line, last_line = text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1
+    tree = _class_tree(text, first_line)
+    if tree is None:
+        return frozenset()
     holder = None
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and node.lineno <= first_line and (node.end_lineno or 0) >= last_line:
@@ -289,6 +308,30 @@ def attribute_debt(text: str, start: int, end: int) -> frozenset[str]:
             elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
                 assigned.add(node.attr)
     return frozenset(loads - assigned - excused)
+
+
+def _class_tree(text: str, line: int) -> ast.Module | None:
+    """A tree of `text` that holds the class around `line` (1-based) with its own line numbers: the class's lines
+    alone where they parse so (a finish search asks of many texts), else the whole text; None where neither parses
+    or the class is decorated."""
+    span = class_lines(text, line)
+    if span is not None:
+        lines = text.split("\n")
+        first, last = span
+        if first and lines[first - 1].lstrip().startswith("@"):
+            return None
+        if first and lines[first][:1] in (" ", "\t"):
+            block = "\n" * (first - 1) + "if 1:\n" + "\n".join(lines[first:last])
+        else:
+            block = "\n" * first + "\n".join(lines[first:last])
+        try:
+            return ast.parse(block)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            pass
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
 
 
 def _sets_up_state(holder: ast.ClassDef) -> bool:
