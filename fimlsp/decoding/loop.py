@@ -79,6 +79,9 @@ class Decoder:
                 ended = line_end(prefix, following.text[len(prefix.text):], judge)
                 if ended is not None:
                     return ended, "line", seen
+                # a single-line suggestion ends at the line's end: where the file is not valid there, the middle
+                # so far is ended as at any early stop (a fallback's finish), not decoded on to the budget's end
+                return prefix, "line_break", seen
             if self.statement_column is not None:
                 ended = statement_end(judge, self.statement_column, start, prefix, following)
                 if ended is not None:

@@ -16,7 +16,7 @@ class Completion:
     parses: bool | None  # the language judges left + middle + right valid (Python: it compiles); None: not checked
     mode: str
     stop: str  # why generation stopped: eos, line, statement, right, max_tokens, context_full, no_candidate, loop,
-    # timeout, cancelled
+    # timeout, cancelled, line_break (single-line: the model broke the line where the file was not valid)
     ending: str = "none"  # how the middle ended: eos, finish, line, statement, right, fallback, none (see the module's
     # text)
     finish_chars: int = 0  # characters written after decoding was steered toward the end (or a fallback added)
