@@ -60,6 +60,14 @@ def test_a_middle_may_end_before_the_first_token_after_a_cursor_at_a_tokens_end(
     assert quotient(left, "x = 2\n").in_block().feed(middle).complete
 
 
+def test_a_cursor_in_a_comment_line_keeps_the_comments_column_as_the_floor():
+    """A comment line is no logical line: its floor is its own column, not that plus the right context's
+    indentation (a true middle that ends the comment and writes the block's next line was refused; ctypes' tests)."""
+    state = quotient("def f():\n    y = 1\n    # al", "    w = 3\n").in_block()
+    assert state.scope.floor == 4 and state.feed("ignment\n    z = 2\n").complete
+    assert state.feed("ignment\nz = 2\n") is None
+
+
 def test_a_file_broken_elsewhere_is_scoped_within_its_region():
     left = "def broken(:\n    pass\n\ndef f():\n    if a:\n        x = 1"
     right = "\n    return x\n"

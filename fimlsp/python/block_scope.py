@@ -32,7 +32,7 @@ class BlockScope:
     def at(state: FimState) -> BlockScope:
         lexer, right = state.lexer, state.context.right
         floor = state.statement_column()
-        if lexer.at_line_start:  # the cursor in a line's indentation: the line's whole indentation
+        if lexer.at_line_start and lexer.token != lx.S_COMMENT:  # in a line's indentation (not its comment)
             indentation = state.context.indentation
             if right[len(indentation):len(indentation) + 1] not in ("", "\n"):  # (tab stops depend on the column)
                 floor = indentation_column(" " * floor + indentation)
