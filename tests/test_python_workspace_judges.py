@@ -130,20 +130,26 @@ HELD_OUT = ("starlette", "fastapi", "uvicorn")
 
 def _refused(cases, project: str) -> list[tuple[str, str, str]]:
     """The true middles that the name and call judges, given the file's path and project, refuse (a character
-    refused, the end refused, or the whole middle's verdict)."""
+    refused, the end refused, or the whole middle's verdict) where the constraint without them accepts them."""
     refused = []
     for case in cases:
         place = (case.name, project)
-        guarantee = PYTHON.constrain(case.left, case.right)
-        guarantee, _reason = PYTHON.judging_names(guarantee, case.left, case.right, *place)
+        plain = PYTHON.constrain(case.left, case.right)
+        if _verdict(plain, case.middle) != "complete":
+            continue  # the file's own constraint (its meaning, its blocks) is another test's
+        guarantee, _reason = PYTHON.judging_names(plain, case.left, case.right, *place)
         guarantee, _calls = PYTHON.judging_calls(guarantee, case.left, case.right, *place)
-        state = guarantee.state
-        for char in case.middle:
-            state = state.feed(char) if state is not None else None
-        verdict = "refused" if state is None else "complete" if state.complete else "incomplete"
+        verdict = _verdict(guarantee, case.middle)
         if verdict != "complete" or not PYTHON.binds_names(case.left, case.middle, case.right, *place):
             refused.append((case.name, case.middle, verdict))
     return refused
+
+
+def _verdict(guarantee, middle: str) -> str:
+    state = guarantee.state
+    for char in middle:
+        state = state.feed(char) if state is not None else None
+    return "refused" if state is None else "complete" if state.complete else "incomplete"
 
 
 def _held_out(name: str) -> tuple[tuple[tuple[str, str], ...], str]:
@@ -202,23 +208,17 @@ def test_a_compiled_submodule_of_a_package_may_be_imported_from_it(project):
     assert not accepts("from . import ", "_slowdowns", "\n\nprint(1)\n", place)
 
 
-def _verdict(guarantee, middle: str) -> bool:
-    state = guarantee.state
-    for char in middle:
-        state = state.feed(char) if state is not None else None
-    return state is not None and state.complete
-
-
 def test_members_and_signatures_of_a_sibling_module_come_from_the_project(project):
     place = (str(project / "pkg" / "main.py"), None)
     left, right = "from . import util\n\nvalue = util.", "\n"
     members, source = PYTHON.judging_members(PYTHON.constrain(left, right), left, right, *place)
-    assert _verdict(members, "helper") and not _verdict(members, "nothing")
+    assert _verdict(members, "helper") == "complete" != _verdict(members, "nothing")
     unplaced, source = PYTHON.judging_members(PYTHON.constrain(left, right), left, right)
-    assert _verdict(unplaced, "nothing") and "no type inferred" in source.reason  # `.` is nowhere without a path
+    # without a path, `.` is nowhere: nothing is judged
+    assert _verdict(unplaced, "nothing") == "complete" and "no type inferred" in source.reason
     left, right = "from .util import helper\n\nvalue = helper(", ")\n"
     calls, _source = PYTHON.judging_calls(PYTHON.constrain(left, right), left, right, *place)
-    assert _verdict(calls, "1") and not _verdict(calls, "1, 2")
+    assert _verdict(calls, "1") == "complete" != _verdict(calls, "1, 2")
 
 
 def test_a_module_in_nested_namespace_packages_is_not_judged_and_breaks_nothing(project):
