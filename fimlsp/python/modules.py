@@ -75,7 +75,7 @@ def imported_names(level: int, module: str, folder: str | None, roots: tuple[str
     with _UNSAVED_LOCK:
         unsaved = _UNSAVED.get(str(path.resolve()))
     if unsaved is not None:
-        return _defined_names(str(path), 0, len(unsaved), unsaved)
+        return _unsaved_names(str(path), unsaved)
     try:
         stat = path.stat()
     except OSError:
@@ -111,6 +111,12 @@ def _project_module(level: int, module: str, folder: str | None, roots: tuple[st
 def _within(path: Path, folder: Path) -> bool:
     path, folder = path.resolve(), folder.resolve()
     return path == folder or folder in path.parents
+
+
+@functools.lru_cache(maxsize=8)
+def _unsaved_names(path: str, unsaved: str) -> frozenset[str] | None:
+    """`imported_names` of an open document's unsaved text: a few kept (each keystroke in it is another text)."""
+    return _defined_names.__wrapped__(path, 0, len(unsaved), unsaved)
 
 
 @functools.lru_cache(maxsize=512)
