@@ -1,20 +1,21 @@
 """Does the repository's context help? Completions of lines that use a name another module of the same package
 defines, with `--context off` and `workspace`, and of lines that use only the file's own names (nothing may fall).
 
-The packages are installed third-party packages the shipped model never saw (no file of theirs in its
-`corpus.json`, train or held-out). Each package is the workspace; a cut's middle is the rest of a one-line
-statement from the first use of such a name; the file being completed is no source of context (its copy on disk
-holds the answer), only its own left and right contexts. The context is what `fimlsp eval --context` puts into
-the prompt (each cut is an eval case of the package's project: `runner.case_context`, as `fimlsp complete
---project` assembles it), and the prompt is the model's own (`complete_middles(extra=)`). Greedy, constrained, one
-line. Reported: exact match of the line, identifier match (the middle's identifiers equal the true one's, in
-order), edit similarity (1 - the Levenshtein distance over the longer length), the characters of context assembled
-and those the prompt holds (what the window left room for), and the context's assembly time per completion (cold:
-resolved at once, as `fimlsp complete` does; warm: what a completion pays once its names are resolved) next to the
-model's. `--window` assembles the context for a larger model's window (its budget), the prompt still the model's.
+The packages are installed third-party packages the shipped model never saw (no file of theirs in its `corpus.json`,
+train or held-out). Each package is the workspace; a cut's middle is the rest of a one-line statement from the first
+use of such a name; the file being completed is no source of context (its copy on disk holds the answer), only its
+own left and right contexts. The context is what `fimlsp eval --context` puts into the prompt (each cut is an eval
+case of the package's project: `runner.case_context`, as `fimlsp complete --project` assembles it), and the prompt
+is the model's own (`complete_middles(extra=)`). Greedy, constrained, one line, the finish searches bounded as
+eval's (`SEARCH_BUDGET` nodes). Reported: exact match of the line, identifier match (the middle's identifiers equal
+the true one's, in order), edit similarity (1 - the Levenshtein distance over the longer length), the characters of
+context assembled and those the prompt holds (what the window left room for), and the context's assembly time per
+completion (cold: resolved at once, as `fimlsp complete` does; warm: what a completion pays once its names are
+resolved) next to the model's. `--window` assembles the context for a larger model's window (its budget), the prompt
+still the model's.
 
     python -m benchmarks.cross_file [--packages starlette,pyflakes,...] [--cases N] [--model PATH] [--window TOKENS]
-                                    [--json FILE]
+                                    [--contexts off,file,workspace] [--json FILE]
 """
 from __future__ import annotations
 
@@ -163,6 +164,8 @@ def main(argv=None) -> None:
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="write every completion as a JSON line")
+    parser.add_argument("--contexts", default="off,workspace", help="the context settings compared (default: "
+                        "off,workspace; file: the declarations alone)")
     args = parser.parse_args(argv)
 
     from fimlsp.decoding import DecodingOptions
@@ -173,7 +176,8 @@ def main(argv=None) -> None:
     packages = untrained_packages(args.packages.split(","), default_model_path())
     model = load_model(args.model, "cpu")
     window = args.window or model.context_window
-    settings = {context: RunSettings(context=context) for context in ("off", "workspace")}
+    contexts_compared = args.contexts.split(",")
+    settings = {context: RunSettings(context=context) for context in {"workspace", *contexts_compared}}
     options = DecodingOptions(max_tokens=args.max_tokens, single_line=True, attempts=1, search_budget=SEARCH_BUDGET)
     print(f"model {model.name} (window {model.context_window} tokens, format {model.format.name}), context "
           f"assembled for a {window}-token window ({budget_for(window)} characters), packages "
@@ -196,7 +200,7 @@ def main(argv=None) -> None:
                 again = case_context(case, settings["workspace"], window, contexts)
                 warm.append(time.perf_counter() - clock)
                 assert again == snippets
-                for setting in ("off", "workspace"):
+                for setting in contexts_compared:
                     extra = case_context(case, settings[setting], window, contexts)
                     clock = time.perf_counter()
                     middle = complete_middles(model, cut.left, cut.right, options, extra=extra)[0].middle

@@ -10,6 +10,7 @@ and splitting a large module on the keystroke's path cost tens of milliseconds.
 """
 from __future__ import annotations
 
+import heapq
 import keyword
 import math
 import re
@@ -122,19 +123,19 @@ class SearchIndex:
                        for term in useful}
             scores: dict[int, float] = {}
             scanned = 0
+            lengths, base, scale = self._lengths, K1 * (1 - B), K1 * B / average
             for term in useful:
                 postings = self._postings[term]
                 if scanned + len(postings) > MAX_SCANNED_POSTINGS:
                     break
                 scanned += len(postings)
-                weight = weights[term]
+                weight = weights[term] * (K1 + 1)
                 for file_id, count in postings.items():
-                    norm = count + K1 * (1 - B + B * self._lengths[file_id] / average)
-                    scores[file_id] = scores.get(file_id, 0.0) + weight * count * (K1 + 1) / norm
+                    norm = count + base + scale * lengths[file_id]
+                    scores[file_id] = scores.get(file_id, 0.0) + weight * count / norm
             self.scanned = scanned
-            excluded = self._files.get(excluding) if excluding is not None else None
-            ranked = sorted((item for item in scores.items() if item[0] != excluded), key=lambda item: -item[1])
-            best = [self._paths[file_id] for file_id, _ in ranked[:files]]
+            scores.pop(self._files.get(excluding) if excluding is not None else None, None)
+            best = [self._paths[file_id] for file_id in heapq.nlargest(files, scores, key=scores.__getitem__)]
         hits = []
         for path in best:
             if unread is not None:
