@@ -68,6 +68,23 @@ def test_a_cursor_in_a_comment_line_keeps_the_comments_column_as_the_floor():
     assert state.feed("ignment\nz = 2\n") is None
 
 
+@pytest.mark.parametrize("left, middle, right, stays", [
+    ("def f():\n    #", "abc", "\n    pass\n", True),  # a comment begins the body: its INDENT is still to come
+    ("def f():\n    ", "# abc", "\n    pass\n", True),
+    ("def f():\n    x = 1\n        # c", "omment\n    y = 2\n", "    return\n", True),  # a deeper comment
+    ("x = 1\n    # c", "omment\ny = 2\n", "z = 3\n", True),
+    ("if a:\n    #", "c\n    x = 1\ny = 2\nif b:\n", "    pass\n", False),  # a dedent below the block
+    ("def f():\n    x = 1\n        # c", "omment\n    y = 2\nz = 3\n", "def g():\n    return\n", False),
+])
+def test_a_comment_lines_column_is_no_blocks_only_a_dedent_leaves_the_block(left, middle, right, stays):
+    """A comment line makes no INDENT: a true middle in a body's first line that is a comment, or in a comment
+    indented deeper than its block, was refused at its first character (socketserver's, test_unicode's comments)."""
+    state = quotient(left, right)
+    assert state.feed(middle).complete
+    scoped = state.in_block().feed(middle)
+    assert (scoped is not None and scoped.complete) == stays
+
+
 def test_a_file_broken_elsewhere_is_scoped_within_its_region():
     left = "def broken(:\n    pass\n\ndef f():\n    if a:\n        x = 1"
     right = "\n    return x\n"

@@ -279,8 +279,8 @@ class FimState:
         if advanced is None:
             return None
         lexer, terminals = advanced
-        if self.scope is not None and lexer.indents[-1][0] < self.scope.floor:
-            return None
+        if self.scope is not None and lx.DEDENT in terminals and lexer.indents[-1][0] < self.scope.floor:
+            return None  # (a comment line's column is no block's: only a dedent leaves the block)
         parser = self.parser.feed_all(terminals) if terminals else self.parser
         if parser is None:
             return None
