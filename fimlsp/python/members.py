@@ -69,6 +69,7 @@ class MemberSource:
     in_code: bool = True
     # What the middle may owe (`_possibly_owed`), worked out at the first end asked about.
     owed: frozenset[str] | None = None
+    owed_outside: _Owed | frozenset | None = None  # what a middle of one line must store (`attribute_debt`)
 
     def lookup(self, receiver: str) -> Lookup:
         found = self.answers.get(receiver)
@@ -100,9 +101,18 @@ class MemberSource:
             return frozenset()
         if self.owed is None:
             self.owed = _possibly_owed(self.left, self.right)
-        if not self.owed or not self.owed - stored_attributes(text[len(self.left):len(text) - len(self.right)]):
+        middle = text[len(self.left):len(text) - len(self.right)]
+        if not self.owed or not self.owed - stored_attributes(middle):
             return frozenset()  # the whole file's parse below only where the middle may leave something unassigned
-        return attribute_debt(text, len(self.left), len(text) - len(self.right))
+        if "\n" in middle or _CLASS_WORD.search(middle):
+            return attribute_debt(text, len(self.left), len(text) - len(self.right))
+        if self.owed_outside is None:  # the same for every middle of one line: a class parsed once a completion
+            self.owed_outside = attribute_debt(text, len(self.left), len(text) - len(self.right), outside=True)
+        owed = self.owed_outside
+        if not owed or not (owed.set_up or owed.init_receiver and re.search(
+                r"(?<![\w.])" + owed.init_receiver + r"[ \t]*\.[ \t]*\w+[ \t]*(?::[^=\n]*)?=(?!=)", middle)):
+            return frozenset()  # no state set up in __init__ (but by the middle): a base meant to be subclassed
+        return owed.names - _stored_in(middle)
 
     @property
     def reason(self) -> str:
@@ -241,6 +251,29 @@ _LOADED = re.compile(r"\.[ \t]*([A-Za-z_]\w*)(?![ \t]*(?::[^=\n]*)?=(?!=))")
 _DEFINED = re.compile(r"\b(?:def|class)[ \t]+([A-Za-z_]\w*)|^[ \t]+([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
 
 
+@dataclass(frozen=True)
+class _Owed:
+    """What a middle of one line owes whatever it is, where the class's `__init__` sets up its state outside the
+    middle (`set_up`) or the middle is in `__init__`, whose first parameter is `init_receiver`, and stores on it."""
+
+    names: frozenset[str]
+    set_up: bool
+    init_receiver: str | None
+
+
+_CLASS_WORD = re.compile(r"\bclass\b")
+# What a middle may store or define: an attribute before an assignment (augmented too), a target list's comma or
+# bracket or a `for` target's `in`; a name before an assignment; a function or class name; a quoted name.
+_MIDDLE_STORES = re.compile(r"\.[ \t]*([A-Za-z_]\w*)[ \t]*(?:[-+*/%&|^@<>]{0,2}=(?!=)|:|,|\)|\]|in\b)"
+                            r"|\b([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)|\b(?:def|class)[ \t]+([A-Za-z_]\w*)"
+                            r"|['\"]([A-Za-z_]\w*)['\"]")
+
+
+def _stored_in(middle: str) -> set[str]:
+    """Every name a middle of one line may store as an attribute or bind in a class body (more, never fewer)."""
+    return {name for group in _MIDDLE_STORES.findall(middle) for name in group if name}
+
+
 def _possibly_owed(left: str, right: str) -> frozenset[str]:
     """Every attribute the right context loads that nothing in the file around the middle stores, defines or names:
     a superset of any `attribute_debt` (which then needs the middle to store one of them)."""
@@ -260,13 +293,15 @@ def _judgeable(chain: list[str] | tuple[str, ...]) -> bool:
     return all(part.isidentifier() and not _is_dunder(part) for part in chain)
 
 
-def attribute_debt(text: str, start: int, end: int) -> frozenset[str]:
+def attribute_debt(text: str, start: int, end: int, outside: bool = False):
     """The attributes that the innermost class holding the middle (`text[start:end]`), where its `__init__` sets
     up its state, loads on its methods' first parameter after the middle and not before it, that neither the class nor anything in the file assigns (an attribute store on
     any receiver, the class body's names, `__slots__`) and that no string of the file names (`getattr(self, "x")`
     guards). Classes whose attributes may come from elsewhere owe nothing: bases other than `object`, decorators,
     keywords (a metaclass), and files that set attributes dynamically (`setattr`, `__dict__`, `__getattr__`,
-    `__setattr__`)."""
+    `__setattr__`). `outside`, for a middle of one line: `_Owed`, what the middle's line outside it and the rest of
+    the file leave unassigned, whatever the middle (the middle's own stores not counted, nor those of the code beside
+    it on its line, which the file's stores found by pattern count)."""
     if _DYNAMIC_ATTRIBUTES.search(text):
         return frozenset()
     first_line, last_line = text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1
@@ -281,16 +316,21 @@ def attribute_debt(text: str, start: int, end: int) -> frozenset[str]:
     if holder is None or holder.decorator_list or holder.keywords or any(
             not (isinstance(base, ast.Name) and base.id == "object") for base in holder.bases):
         return frozenset()
-    assigned = stored_attributes(text) | slot_names(text) | set(_QUOTED_NAME.findall(text)) | set(dir(object))
+    around = text[:start] + "\n" + text[end:] if outside else text
+    assigned = stored_attributes(around) | slot_names(around) | set(_QUOTED_NAME.findall(around)) | set(dir(object))
+    left_out = first_line if outside else 0  # the line whose statements are the middle's
     for statement in holder.body:  # the class body's names, in conditional blocks too (`if os.name != "nt": def`)
         for node in ast.walk(statement):
+            if getattr(node, "lineno", 0) == left_out:
+                continue
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 assigned.add(node.id)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 assigned.add(node.name)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 assigned.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-    if not _sets_up_state(holder):
+    set_up = _sets_up_state(holder, left_out)
+    if not set_up and not outside:
         return frozenset()  # a base meant to be subclassed (its attributes are its subclasses')
     loads, excused = set(), set()
     for method in holder.body:
@@ -305,8 +345,13 @@ def attribute_debt(text: str, start: int, end: int) -> frozenset[str]:
                     excused.add(node.attr)  # loaded before the middle too: unassigned whatever the middle
                 elif node.lineno > last_line:
                     loads.add(node.attr)
-            elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load) and node.lineno != left_out:
                 assigned.add(node.attr)
+    if outside:
+        init = next((method for method in holder.body if isinstance(method, ast.FunctionDef)
+                     and method.name == "__init__" and method.args.args
+                     and method.lineno < first_line <= (method.end_lineno or 0)), None)
+        return _Owed(frozenset(loads - assigned - excused), set_up, init and init.args.args[0].arg)
     return frozenset(loads - assigned - excused)
 
 
@@ -334,12 +379,13 @@ def _class_tree(text: str, line: int) -> ast.Module | None:
         return None
 
 
-def _sets_up_state(holder: ast.ClassDef) -> bool:
-    """The class's `__init__` (outside the middle or in it) assigns an attribute on its first parameter."""
+def _sets_up_state(holder: ast.ClassDef, left_out: int = 0) -> bool:
+    """The class's `__init__` (outside the middle or in it; not on line `left_out`) assigns an attribute on its
+    first parameter."""
     for method in holder.body:
         if isinstance(method, ast.FunctionDef) and method.name == "__init__" and method.args.args:
             receiver = method.args.args[0].arg
-            return any(isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+            return any(isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.lineno != left_out
                        and isinstance(node.value, ast.Name) and node.value.id == receiver
                        for node in ast.walk(method))
     return False
