@@ -358,3 +358,22 @@ def test_a_chained_assignment_stores_every_target():
     assert judged(PRINTER, "self.recv = self.recv_bytes = text", "\n") == "complete"
     assert judged(PRINTER, "value = self.recv_bytes", "\n") == "incomplete"  # only a store may follow
     assert judged(PRINTER, "print(end=self.recv_bytes)", "\n") == "refused"
+
+
+def test_typing_on_a_line_asks_the_analysis_once_per_receiver():
+    """The keystrokes after the first on a line read the answer the first asked for (counted: jedi queries)."""
+    analysis = Analysis(None)
+    for typed in ("os.", "x = os.", "x = os.path.join(os.", "print(text, os."):
+        source = MemberSource(analysis, PRINTER + typed, "\n", seconds=None)
+        assert "unlink" in source.lookup("os").names
+    assert member_lists(analysis).queries == 1
+    source = MemberSource(analysis, PRINTER + "for os in text: os.", "\n", seconds=None)
+    source.lookup("os")  # the line may bind the receiver: asked with the line
+    assert member_lists(analysis).queries == 2
+
+
+def test_the_receiver_before_the_cursor_is_asked_ahead():
+    analysis = Analysis(None)
+    state = quotient(PRINTER + "x = os.", "\n").judging_members(MemberSource(analysis, PRINTER + "x = os.", "\n"))
+    assert analysis.jobs == 1  # queued before the middle's first token
+    assert state.feed("unlink(text)").complete and member_lists(analysis).queries == 1
