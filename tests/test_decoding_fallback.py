@@ -36,7 +36,7 @@ def test_a_constrained_fallback_keeps_what_the_model_wrote_rather_than_nothing(t
 
     finish = fallback._fitting_finish
     monkeypatch.setattr(fallback, "_fitting_finish",
-                        lambda steering, prefix: finish(steering, prefix) if not prefix.text else None)
+                        lambda steering, prefix, bounds: finish(steering, prefix, bounds) if not prefix.text else None)
     left, right = "with open(", ") as handle:\n    pass\n"
     script = 'path, "' + "spam " * 12  # a loop, cut inside the string
     result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=80, attempts=1))

@@ -5,7 +5,7 @@ the valid prefix the model most wanted to end at (`Completion.ending` is `fallba
 from __future__ import annotations
 
 from fimlsp.decoding.partial_middle import PartialMiddle
-from fimlsp.decoding.steering import Steering
+from fimlsp.decoding.steering import Steering, search_bounds
 from fimlsp.lines import LINE_BREAK
 
 FALLBACK_SEARCH_SECONDS = 0.5  # a fallback's searches may take longer than the loop's: each runs once
@@ -24,10 +24,12 @@ def fallback(steering: Steering, seen: list[PartialMiddle]) -> tuple[PartialMidd
     line and is valid as it is, which reads better. With the characters the finish added."""
     judge = steering.judge
     whole = [prefix for prefix in seen if not prefix.pending]
+    # the searches of one fallback share its time (each its own nodes, where they are counted)
+    bounds = search_bounds(steering.options, FALLBACK_SEARCH_SECONDS, steering.deadline)
     if judge.constrained:
         backs = [back for back in (2 ** power for power in range(len(whole).bit_length())) if back < len(whole)]
         for prefix in [whole[-back] for back in backs]:
-            ended = _finished(steering, prefix, whole, seen[-1].text)
+            ended = _finished(steering, prefix, whole, seen[-1].text, bounds)
             if ended is not None:
                 return ended
     ranked = sorted(seen, key=lambda p: (bool(p.text), p.eos_probability * (p.tokens + 1), p.tokens),
@@ -35,14 +37,14 @@ def fallback(steering: Steering, seen: list[PartialMiddle]) -> tuple[PartialMidd
     for candidate in ranked:
         if judge.valid_end(candidate):
             return candidate, 0
-    return _finished(steering, whole[0], whole, seen[-1].text) if judge.constrained and whole else None
+    return _finished(steering, whole[0], whole, seen[-1].text, bounds) if judge.constrained and whole else None
 
 
 def _finished(steering: Steering, prefix: PartialMiddle, whole: list[PartialMiddle],
-              written: str) -> tuple[PartialMiddle, int] | None:
+              written: str, bounds: tuple) -> tuple[PartialMiddle, int] | None:
     """`prefix` completed by a shortest finish that fits the tokens left, or the latest valid line end of
     `whole` where that finish would do more than close what the middle opened."""
-    fitting = _fitting_finish(steering, prefix)
+    fitting = _fitting_finish(steering, prefix, bounds)
     if fitting is None:
         return None
     finish, tokens = fitting
@@ -63,14 +65,14 @@ def _valid_line_end(steering: Steering, whole: list[PartialMiddle], written: str
     return None
 
 
-def _fitting_finish(steering: Steering, prefix: PartialMiddle) -> tuple[str, int] | None:
+def _fitting_finish(steering: Steering, prefix: PartialMiddle, bounds: tuple) -> tuple[str, int] | None:
     """A shortest finish whose tokens fit the tokens left, and their number: a token may hold several
     characters, so the search may look further than one character a token."""
     left = steering.tokens_left(prefix)
     finish = prefix.finish
     if finish is None:
         limit = FALLBACK_CHARACTERS_PER_TOKEN * left
-        finish = steering.finish(prefix.state, limit, FALLBACK_SEARCH_SECONDS)
+        finish = steering.judge.finish(prefix.state, limit, *bounds)
     if finish is None:
         return None
     tokens = len(steering.model.encode(finish))
