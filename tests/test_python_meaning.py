@@ -63,6 +63,8 @@ def test_a_middle_that_turns_the_code_after_the_cursor_into_a_comment_or_string_
     ('s = "ab', "c", 'd"\ny = 2\n'),  # the cursor's string
     ('s = "ab', '", "', 'd"\ny = 2\n'),  # a string closed and another opened where the cursor's was
     ("x = str(", "micros)", ".zfill(6)\ny = 2\n"),
+    ("import os  ", "# ", "noqa\ny = 2\n"),  # the middle's blank after its bare # begins the comment's words
+    ("x = 1  ", "#", " note\ny = 2\n"),  # ... or the right context's blank
 ])
 def test_a_comment_or_string_that_the_right_context_goes_on_with_is_accepted(left, middle, right):
     assert _accepts(left, middle, right) and _accepts(left, middle, right, block=True)
@@ -71,6 +73,7 @@ def test_a_comment_or_string_that_the_right_context_goes_on_with_is_accepted(lef
 @pytest.mark.parametrize("left, middle, right", [
     ("def f():\n    ", '"""Return the', ' value."""\n    return 1\n'),  # a docstring the middle opens
     ("x = 1  ", "# see str(x)", ".zfill(6)\ny = 2\n"),  # the middle's own words before text that reads as code
+    ("x = 1\n", "#", "print(x)\ny = 2\n"),  # a # that begins its line: commented-out code
     ("", '""', '"Doc.' + '""' + '"\n\nx = 1\n'),  # a module docstring cut after two quotes: the right context's
 ])                                                   # line begins with the string "Doc." and an empty string
 def test_a_comment_or_string_of_the_middle_s_own_words_may_go_on_into_the_right_context(left, middle, right):
@@ -82,7 +85,7 @@ def test_a_comment_or_string_of_the_middle_s_own_words_may_go_on_into_the_right_
 def test_the_finish_search_does_not_comment_the_right_context_away():
     """`x = 1 +` before ` = 2`: the shortest finish was `x#` (the ` = 2` became a comment)."""
     state = quotient("x = 1 +", " = 2\ny = 3\n")
-    finish = state.finish(64)
+    finish = state.finish(64, work=2_000)  # the search, not its default budget (400 nodes, counted work)
     assert finish is not None and "#" not in finish and compiles("x = 1 +" + finish + " = 2\ny = 3\n")
 
 

@@ -11,11 +11,11 @@ strings that the right context's line begins with.
 A comment or string in which the middle wrote text of its own (anything after its `#` but blanks and more `#`s; a
 letter or digit after a string's quotes) is the middle's prose, whose text the right context may go on with even
 where that text reads as code (a cut of a real file inside `# Called by t|he above`, `# see str(x)|.zfill(6)`): it
-is not refused. So is a bare `#` that begins its line (a banner, commented-out code: `#print(x)`) or that the right
-context follows with a blank and a word (`x = 1  #| note`, as comments are written): real files cut right after
-such a `#` go on with its words. What is left is the swallowing end: a `#` after code on its line, glued to the
-code after the cursor or before an operator (`x = 1  #foo(bar)`, `x# = 2`), and a string's bare quotes (a
-docstring's three, `' #`) before code. A true middle is refused only where it ends so; the property test over
+is not refused. So is a bare `#` that begins its line (a banner, commented-out code: `#print(x)`) or that a blank
+and a word follow, in the middle or the right context (`x = 1  #| note`, `# |noqa`, as comments are written): real
+files cut right after such a `#` go on with its words. What is left is the swallowing end: a `#` after code on its
+line, glued to the code after the cursor or before an operator (`x = 1  #foo(bar)`, `x# = 2`), and a string's bare
+quotes (a docstring's three, `' #`) before code. A true middle is refused only where it ends so; the property test over
 standard-library cuts right after a `#` or quotes holds the count of those at none.
 """
 
@@ -75,8 +75,8 @@ def is_own_prose(token: int, token_text: str, chunks: tuple | None, right: str) 
     """Whether the middle's last token, a comment or string in state `token`, is prose the right context may go on
     with: a letter or digit after a string's opening quotes (`token_text`, the lexer's text of it); for a comment
     (`chunks`, the text as `(earlier chunks, piece)` pairs: a comment's text is not the lexer's), anything but
-    blanks and `#` after the first `#` of its line, or a `#` that begins its line, or one that `right` follows with
-    a blank and a word (a `#` inside a string before it only lets more through)."""
+    blanks and `#` after the first `#` of its line, or a `#` that begins its line, or one that a blank and a word
+    follow in the middle and `right` (a `#` inside a string before it only lets more through)."""
     if token != lx.S_COMMENT:
         opening = _OPENING.match(token_text)
         return bool(_WORD.search(token_text, opening.end() if opening else 0))
@@ -85,4 +85,5 @@ def is_own_prose(token: int, token_text: str, chunks: tuple | None, right: str) 
         chunks, piece = chunks
         line = piece[-_COMMENT_LOOKBACK:] + line
     code, _, words = line.rpartition("\n")[2].partition("#")
-    return bool(words.strip(" \t\f#")) or not code.strip(" \t\f") or bool(_BLANK_THEN_WORD.match(right))
+    return (bool(words.strip(" \t\f#")) or not code.strip(" \t\f")
+            or bool(_BLANK_THEN_WORD.match(words.lstrip("#") + right[:_COMMENT_LOOKBACK])))
