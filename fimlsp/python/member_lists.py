@@ -172,8 +172,8 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
         return Lookup(None, "no members listed")
     names |= slot_names(code) | stored_attributes(code) | set(_QUOTED_NAME.findall(code))
     if receiver in _SELF:
-        owed = {name for name in re.findall(r"(?<![\w.])" + receiver + r"[ \t]*\.[ \t]*(\w+)", _class_around(code, line))
-                if not name.startswith("__")}
+        loads = re.findall(r"(?<![\w.])" + receiver + r"[ \t]*\.[ \t]*(\w+)", _class_around(code, line))
+        owed = {name for name in loads if not name.startswith("__")}
         if owed - names:  # a base meant to be subclassed (_markupbase.ParserBase calls self.handle_comment)
             return Lookup(None, f"the class loads attributes on {receiver} that it does not define "
                                 f"({', '.join(sorted(owed - names)[:3])})")

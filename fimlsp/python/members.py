@@ -14,12 +14,16 @@ refused:
 - a store (`self.x = ...`, `obj.y: int = 0`, tuple and `for`/`with` targets): where the chain begins a target, a
   name that is not a member is decided by the next terminal (`=`, `:`, `,`, `)`, `]`, `in` make it a store);
 - `import`, `from`, `global`, `nonlocal` and `del` lines.
-Receivers are asked of the analysis at the cursor's position in the file (the scope the middle is written in)
-once per completion and receiver (`MemberSource`), so a finish search reads a cached answer; where the cursor is
-in a string or a comment, the receiver could not stand there, and is not judged.
+Receivers are asked of `fimlsp.python.member_lists` once per document and receiver (the cursor's line cut back, so
+the keystrokes on a line share one jedi query), the one before the cursor ahead of the prompt's reading, and each
+answer is kept per completion (`MemberSource`), so a finish search reads a cached answer; where the cursor is in a
+string or a comment, the receiver could not stand there, and is not judged. Dunders (`self.__class__`) and chains
+through them are never judged.
 
 Attribute debt: a middle ends only where the attributes that the class around it loads on `self`/`cls` outside the
 middle are assigned somewhere (`attribute_debt`), as the name judge's ends need the right context's names bound.
+For a middle of one line the class is parsed once per completion; a file whose right context loads no attribute
+that nothing around the middle stores owes nothing, unparsed.
 """
 
 from __future__ import annotations
@@ -231,7 +235,8 @@ class Members:
                 changes.update(chain=self.chain + (text,), dotted=False)
             else:
                 changes.update(chain=(text,), dotted=False, root_previous=self.previous,
-                               target=self.previous in _TARGET_STARTS or (self.previous in (",", "=") and not self.depth))
+                               target=self.previous in _TARGET_STARTS
+                               or (self.previous in (",", "=") and not self.depth))
         elif terminal == "." and self.chain and not self.dotted:
             changes["dotted"] = True
         else:
@@ -248,7 +253,8 @@ class Members:
 
 
 _LOADED = re.compile(r"\.[ \t]*([A-Za-z_]\w*)(?![ \t]*(?::[^=\n]*)?=(?!=))")
-_DEFINED = re.compile(r"\b(?:def|class)[ \t]+([A-Za-z_]\w*)|^[ \t]+([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
+_DEFINED = re.compile(r"\b(?:def|class)[ \t]+([A-Za-z_]\w*)|^[ \t]+([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)",
+                      re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -295,9 +301,9 @@ def _judgeable(chain: list[str] | tuple[str, ...]) -> bool:
 
 def attribute_debt(text: str, start: int, end: int, outside: bool = False):
     """The attributes that the innermost class holding the middle (`text[start:end]`), where its `__init__` sets
-    up its state, loads on its methods' first parameter after the middle and not before it, that neither the class nor anything in the file assigns (an attribute store on
-    any receiver, the class body's names, `__slots__`) and that no string of the file names (`getattr(self, "x")`
-    guards). Classes whose attributes may come from elsewhere owe nothing: bases other than `object`, decorators,
+    up its state, loads on its methods' first parameter after the middle and not before it, that neither the class
+    nor anything in the file assigns (an attribute store on any receiver, the class body's names, `__slots__`) and
+    that no string of the file names (`getattr(self, "x")` guards). Classes whose attributes may come from elsewhere owe nothing: bases other than `object`, decorators,
     keywords (a metaclass), and files that set attributes dynamically (`setattr`, `__dict__`, `__getattr__`,
     `__setattr__`). `outside`, for a middle of one line: `_Owed`, what the middle's line outside it and the rest of
     the file leave unassigned, whatever the middle (the middle's own stores not counted, nor those of the code beside
