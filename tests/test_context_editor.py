@@ -80,3 +80,18 @@ def test_a_command_resolves_at_once_from_the_project_root(tmp_path):
     assert for_command(main, MAIN, "", "off", "", 4096) == []
     assert for_command(None, MAIN, "", "workspace", "", 4096) == []
     assert for_command(main, MAIN, "", "workspace", "", 4096, project=root / "pkg") == []
+
+
+def test_a_context_that_fails_leaves_the_command_s_completion_without_it_saying_why(tmp_path, monkeypatch, caplog):
+    """CPython 3.11's ast.parse can raise SystemError when two threads parse at once (the context's and the
+    judges'): a one-shot completion goes on without other files rather than ending in a traceback."""
+    root, main = project(tmp_path)
+
+    def broken(*args, **kwargs):
+        raise SystemError("AST constructor recursion depth mismatch (before=36, after=301)")
+
+    monkeypatch.setattr(RepositoryContext, "gather", broken)
+    assert for_command(main, MAIN, "", "workspace", "", 4096) == []
+    assert [record.getMessage() for record in caplog.records] == [
+        f"no context from other files for {main}: SystemError: AST constructor recursion depth mismatch "
+        "(before=36, after=301)"]

@@ -6,6 +6,7 @@ or `auto` for a model whose window has no room, for the shipped model): then one
 """
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from fimlsp.context import RepositoryContext, budget_for, effective
 from fimlsp.language import for_path
 from fimlsp.model.backend import Snippet
 from fimlsp.workspace import Workspace, globs, path_from_uri
+
+log = logging.getLogger(__name__)
 
 
 class EditorContext:
@@ -126,7 +129,11 @@ class CommandContexts:
         context = self._contexts.get(key)
         if context is None:
             context = self._contexts[key] = RepositoryContext(workspace)
-        return context.gather(path, left, right, mode, budget_for(context_window), wait=True)
+        try:
+            return context.gather(path, left, right, mode, budget_for(context_window), wait=True)
+        except Exception as error:  # noqa: BLE001 - the completion goes on without other files, and says why
+            log.warning("no context from other files for %s: %s: %s", path, type(error).__name__, error)
+            return []
 
 
 def for_command(path: str | Path | None, left: str, right: str, setting: str, exclude: str, context_window: int,
