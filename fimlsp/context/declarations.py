@@ -390,11 +390,14 @@ class Declarations:
             return cached[1]
         text = self.readable(source)
         tree = None
-        if text is not None:
+        for _attempt in range(3 if text is not None else 0):
             try:
                 tree = ast.parse(text)
-            except (SyntaxError, ValueError):
-                tree = None
+            except SystemError:  # another thread converted syntax trees at the same time (gh-106905): again
+                continue
+            except (SyntaxError, ValueError, MemoryError, RecursionError):
+                pass
+            break
         with self._lock:
             self._trees[source] = (text or "", tree)
         return tree

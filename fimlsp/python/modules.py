@@ -21,6 +21,8 @@ import time
 from importlib.machinery import PathFinder, all_suffixes
 from pathlib import Path
 
+from fimlsp.python.syntax import parsed
+
 # What a module read for its star import's names may do that hides them.
 _RUNTIME_NAMES = re.compile(r"\bsys\.modules\s*\[\s*__name__\s*\]|\b__builtins__\b")
 _GLOBALS = re.compile(r"(?<![.\w])globals\s*\(\s*\)")
@@ -35,19 +37,6 @@ _FOUND_SECONDS = 10  # how long where a module was found is kept
 _UNSAVED: dict[str, str] = {}
 _UNSAVED_LOCK = threading.Lock()
 _MOST_BYTES = 2_000_000  # larger modules are not read
-
-
-def parsed(source: str) -> ast.Module:
-    """`ast.parse`, tried again where it failed only because another thread (jedi's, in the workspace analysis)
-    converted syntax trees at the same time: CPython 3.11's conversion keeps its recursion depth per interpreter,
-    not per thread, and raises SystemError then (gh-106905). SyntaxError and the like as `ast.parse`."""
-    for attempt in range(3):
-        try:
-            return ast.parse(source)
-        except SystemError:
-            if attempt == 2:
-                raise SyntaxError("the syntax tree could not be built") from None
-    raise AssertionError("unreachable")
 
 
 @functools.lru_cache(maxsize=512)

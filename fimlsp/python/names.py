@@ -48,7 +48,8 @@ from fimlsp.python.blocks import ASYNC_FUNCTION, CLASS, FUNCTION, OTHER, Blocks
 from fimlsp.python.facts import STATEMENT_ENDS as _STATEMENT_ENDS
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.redeclaration import redeclared
-from fimlsp.python.modules import imported_names, parsed
+from fimlsp.python.modules import imported_names
+from fimlsp.python.syntax import parsed
 from fimlsp.python.relaxation import relaxation
 
 # Names through which a module's names are made or read in ways its text does not show.

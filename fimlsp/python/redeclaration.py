@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 import re
 
+from fimlsp.python.syntax import parsed
+
 _DEFINES = re.compile(r"(?<![.\w])(?:def|class)\s")
 _EXEMPT_DECORATORS = frozenset({"overload", "setter", "getter", "deleter", "register"})
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -26,7 +28,7 @@ def redeclared(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
     if not _DEFINES.search(text, middle_start, middle_end):
         return frozenset()
     try:
-        tree = ast.parse(text)
+        tree = parsed(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return frozenset()
     line_starts = [0]

@@ -8,12 +8,25 @@ import ast
 import warnings
 
 
+def parsed(source: str) -> ast.Module:
+    """`ast.parse`, tried again where it failed only because another thread (jedi's, in the workspace analysis; the
+    context's) converted syntax trees at the same time: CPython 3.11's conversion keeps its recursion depth per
+    interpreter, not per thread, and raises SystemError then (gh-106905). SyntaxError and the like as `ast.parse`."""
+    for attempt in range(3):
+        try:
+            return ast.parse(source)
+        except SystemError:
+            if attempt == 2:
+                raise SyntaxError("the syntax tree could not be built") from None
+    raise AssertionError("unreachable")
+
+
 def module_or_error(source: str) -> ast.Module | Exception:
     """The module CPython parses from `source`, or the error it raises."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escapes and the like are warnings, not errors
         try:
-            return ast.parse(source)
+            return parsed(source)
         except (SyntaxError, ValueError, MemoryError, RecursionError) as error:  # NUL bytes; too deep to parse
             return error
 
