@@ -165,3 +165,29 @@ def test_typing_at_the_cursor_reads_only_the_new_tokens_of_the_prompt(extra):
         assert len(reads) == 24 and sum(read > 4 for read in reads[1:]) <= 3, reads
     finally:
         model.close()
+
+
+def test_typing_never_moves_the_prompt_s_left_cut_back():
+    """The left context's cut moves only forward as a word is typed: the cut where the left context's tokens fit
+    the room wavered with the token count (`complete_m`, `complete_mi`), back and forth, and each move read about
+    250 tokens of the prompt again (5 of 24 keystrokes at one place of attempts.py). Cursors in the middle of
+    standard-library files; a counted bound, no clock."""
+    from fimlsp.decoding.prompts import steady_contexts
+    from fimlsp.model import load_model
+    from harness.corpus import stdlib_files
+
+    model = load_model(None, None)
+    try:
+        typed = "result = complete_middle(self.left, options)"
+        moved_back = []
+        for name, text in [item for item in stdlib_files() if 20_000 < len(item[1]) < 60_000][:12]:
+            cursor = text.index("\n", len(text) // 2) + 1
+            cuts = []
+            for count in range(len(typed) + 1):
+                left = text[:cursor] + typed[:count]
+                kept, _ = steady_contexts(model, left, text[cursor:], 32, None)
+                cuts.append(len(left) - len(kept))
+            moved_back += [name for before, after in zip(cuts, cuts[1:]) if after < before]
+        assert not moved_back, moved_back
+    finally:
+        model.close()

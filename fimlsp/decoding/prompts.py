@@ -4,6 +4,7 @@ forward pass read ahead, a chunk at a time, so that a superseded keystroke's wor
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Sequence
 
 from fimlsp.lines import after_line
@@ -15,6 +16,10 @@ from fimlsp.model.backend import Snippet
 # characters per token of room.
 STEADY_STEP = 64
 STEADY_CHARS_PER_TOKEN = 8
+# The characters after the last left cut that must be the same for a keystroke to keep it (`_last_left_cut`).
+STEADY_ANCHOR = 256
+# The last left cut per model, by its id (its engine's cache holds that prompt): (the model, the cut, its anchor).
+_LEFT_CUTS: dict[int, tuple[weakref.ref, int, str]] = {}
 
 
 class PromptOnDemand(PromptPass):
@@ -85,10 +90,24 @@ def steady_contexts(model: FimModel, left: str, right: str, reserve: int, limit:
         end -= STEADY_STEP
     right = right[:_line_start(right, end)]
     left_room = room - len(model.encode(right))
-    start = max(0, len(left) - STEADY_CHARS_PER_TOKEN * left_room) // STEADY_STEP * STEADY_STEP
-    while start < len(left) and len(model.encode(left[_line_start(left, start):])) > left_room:
-        start += STEADY_STEP
-    return left[_line_start(left, start):] if start else left, right
+    cut = _last_left_cut(model, left, left_room)
+    if cut is None:
+        start = max(0, len(left) - STEADY_CHARS_PER_TOKEN * left_room) // STEADY_STEP * STEADY_STEP
+        while start < len(left) and len(model.encode(left[_line_start(left, start):])) > left_room:
+            start += STEADY_STEP
+        cut = _line_start(left, start) if start else 0
+    _LEFT_CUTS[id(model)] = (weakref.ref(model), cut, left[cut:cut + STEADY_ANCHOR])
+    return left[cut:], right
+
+
+def _last_left_cut(model: FimModel, left: str, left_room: int) -> int | None:
+    """The last keystroke's cut of the left context where it still fits: a token count that wavers about the room
+    as a word is typed (`complete_m`, `complete_mi`) moved the cut back and forth, and each move read ~250 tokens
+    again."""
+    owner, cut, anchor = _LEFT_CUTS.get(id(model), (None, 0, ""))
+    if owner is None or owner() is not model or left[cut:cut + len(anchor)] != anchor:
+        return None
+    return cut if len(model.encode(left[cut:])) <= left_room else None
 
 
 def _line_start(text: str, offset: int) -> int:
