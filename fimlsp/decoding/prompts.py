@@ -18,8 +18,9 @@ STEADY_STEP = 64
 STEADY_CHARS_PER_TOKEN = 8
 # The characters after the last left cut that must be the same for a keystroke to keep it (`_last_left_cut`).
 STEADY_ANCHOR = 256
-# The last left cut per model, by its id (its engine's cache holds that prompt): (the model, the cut, its anchor).
-_LEFT_CUTS: dict[int, tuple[weakref.ref, int, str]] = {}
+# The last left cut per model, by its id (its engine's cache holds that prompt): (the model, the right context
+# kept, the cut, its anchor).
+_LEFT_CUTS: dict[int, tuple[weakref.ref, str, int, str]] = {}
 
 
 class PromptOnDemand(PromptPass):
@@ -90,22 +91,22 @@ def steady_contexts(model: FimModel, left: str, right: str, reserve: int, limit:
         end -= STEADY_STEP
     right = right[:_line_start(right, end)]
     left_room = room - len(model.encode(right))
-    cut = _last_left_cut(model, left, left_room)
+    cut = _last_left_cut(model, left, right, left_room)
     if cut is None:
         start = max(0, len(left) - STEADY_CHARS_PER_TOKEN * left_room) // STEADY_STEP * STEADY_STEP
         while start < len(left) and len(model.encode(left[_line_start(left, start):])) > left_room:
             start += STEADY_STEP
         cut = _line_start(left, start) if start else 0
-    _LEFT_CUTS[id(model)] = (weakref.ref(model), cut, left[cut:cut + STEADY_ANCHOR])
+    _LEFT_CUTS[id(model)] = (weakref.ref(model), right, cut, left[cut:cut + STEADY_ANCHOR])
     return left[cut:], right
 
 
-def _last_left_cut(model: FimModel, left: str, left_room: int) -> int | None:
-    """The last keystroke's cut of the left context where it still fits: a token count that wavers about the room
-    as a word is typed (`complete_m`, `complete_mi`) moved the cut back and forth, and each move read ~250 tokens
-    again."""
-    owner, cut, anchor = _LEFT_CUTS.get(id(model), (None, 0, ""))
-    if owner is None or owner() is not model or left[cut:cut + len(anchor)] != anchor:
+def _last_left_cut(model: FimModel, left: str, right: str, left_room: int) -> int | None:
+    """The last keystroke's cut of the left context, where the prompt's right context is the same (typing at the
+    cursor, not another cursor) and the cut still fits: a token count that wavers about the room as a word is
+    typed (`complete_m`, `complete_mi`) moved the cut back and forth, and each move read ~250 tokens again."""
+    owner, last_right, cut, anchor = _LEFT_CUTS.get(id(model), (None, "", 0, ""))
+    if owner is None or owner() is not model or last_right != right or left[cut:cut + len(anchor)] != anchor:
         return None
     return cut if len(model.encode(left[cut:])) <= left_room else None
 
