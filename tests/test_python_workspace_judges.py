@@ -63,6 +63,15 @@ def test_a_name_the_sibling_module_defines_is_accepted(project, middle):
     assert accepts("from .util import ", middle, "\n\nprint(1)\n", (str(project / "pkg" / "main.py"), None))
 
 
+def test_a_semicolon_ends_a_from_import(project):
+    """`from .util import helper; import sys`: `sys` is imported by a statement of its own, not from `.util` (the
+    judge refused it at its first letter; found on the standard library's test_future_stmt/future_test2.py)."""
+    main = str(project / "pkg" / "main.py")
+    assert accepts("", "from .util import helper; import sys\n", "\nprint(helper, sys)\n", (main, None))
+    assert not accepts("", "from .util import helper; from .util import os2\n", "\nprint(helper, os2)\n",
+                       (main, None))
+
+
 def test_a_name_being_written_must_begin_one_the_module_defines(project):
     state = judged("from .util import ", "\n", (str(project / "pkg" / "main.py"), None))
     assert state.feed("hel") is not None and state.feed("LIM") is not None

@@ -63,7 +63,7 @@ _BINDING_NEXT = frozenset({"=", ":=", ",", ":", ")", "]"})
 _BINDING_NEXT_IN_CALL = frozenset({"=", ":="})
 _CALLABLE_ENDS = frozenset({lx.NAME, ")", "]", lx.STRING})
 # The terminals that change more than the previous one (NAME stands for every name).
-_WATCHED = (frozenset({lx.NAME, lx.NEWLINE, "def", "class", "for", "in", "lambda", ":", "as", "*"}) | _FREE_LINES
+_WATCHED = (frozenset({lx.NAME, lx.NEWLINE, ";", "def", "class", "for", "in", "lambda", ":", "as", "*"}) | _FREE_LINES
             | lx.OPENING_BRACKETS | lx.CLOSING_BRACKETS)
 
 
@@ -345,7 +345,7 @@ class Names:
                 if defined is not None and text not in defined:
                     return None
             changes.update(state._named(text, _in_function(before) or _in_function(after)))
-        elif terminal == lx.NEWLINE:
+        elif terminal in (lx.NEWLINE, ";"):  # a statement's end: `from .util import helper; import os`
             changes.update(line_free=False, header_free=False, targets=0, lambdas=0, after_as=False, calls=(),
                            from_module=None, importing=False)
         elif terminal == "import" and state.from_module is not None:
