@@ -20,8 +20,8 @@ answer is kept per completion (`MemberSource`), so a finish search reads a cache
 string or a comment, the receiver could not stand there, and is not judged. Dunders (`self.__class__`) and chains
 through them are never judged.
 
-Attribute debt: a middle ends only where the attributes that the class around it loads on `self`/`cls` outside the
-middle are assigned somewhere (`attribute_debt`), as the name judge's ends need the right context's names bound.
+Attribute debt: a middle in `__init__` ends only where the attributes that the class around it loads on `self`/`cls`
+outside the middle are assigned somewhere (`attribute_debt`), as the name judge's ends need the right context's names bound.
 For a middle of one line the class is parsed once per completion; a file whose right context loads no attribute
 that nothing around the middle stores owes nothing, unparsed.
 """
@@ -336,6 +336,10 @@ def attribute_debt(text: str, start: int, end: int, outside: bool = False):
                 assigned.add(node.name)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 assigned.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    if not any(isinstance(method, ast.FunctionDef) and method.name == "__init__"
+               and method.lineno < first_line <= (method.end_lineno or 0) for method in holder.body):
+        return frozenset()  # owed only by `__init__`: a method may load what subclasses define (idlelib's
+        # SearchDialogBase.open loads self.default_command)
     set_up = _sets_up_state(holder, left_out)
     if not set_up and not outside:
         return frozenset()  # a base meant to be subclassed (its attributes are its subclasses')
