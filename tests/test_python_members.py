@@ -270,11 +270,7 @@ def _held_out_package() -> list[tuple[str, str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("corpus, count", [
-    pytest.param("stdlib", 1500, marks=pytest.mark.xfail(strict=False, reason=(
-        "known, issue 49: 1 of 1,500 standard-library cuts refused (seed 49): enum.py's `self.__class__.__name__, "
-        "self._name_` (the judge asked about an `int` receiver primed from the left context)"))),
-    ("held-out packages", 500)])
+@pytest.mark.parametrize("corpus, count", [("stdlib", 1500), ("held-out packages", 500)])
 def test_no_true_middle_is_refused(corpus, count):
     files = ([each for each in stdlib_files() if "test" not in each[0]] if corpus == "stdlib"
              else _held_out_package())
@@ -387,3 +383,15 @@ def test_a_method_other_than_init_owes_no_attribute():
     """idlelib's SearchDialogBase.open loads self.default_command, which only its subclasses define."""
     left = "class Dialog:\n    def __init__(self, root):\n        self.root = root\n\n    def open(self):\n        "
     assert judged(left, "x = 1", "\n        return self.default_command\n") == "complete"
+
+
+def test_a_class_whose_base_has_a_metaclass_is_not_judged_on_self():
+    """enum's EnumType sets each member's _name_ and _value_; http.HTTPMethod's __repr__ reads self._name_."""
+    left = "import enum\n\n\nclass Method(enum.StrEnum):\n    def __repr__(self):\n        "
+    assert judged(left, "return self._name_ + self.anything", "\n") == "complete"
+
+
+def test_a_decorated_class_is_not_judged_on_self():
+    """http's HTTPMethod is made an enum by @_simple_enum(StrEnum), which sets self._name_."""
+    left = "import enum\n\n\n@enum._simple_enum(enum.StrEnum)\nclass Method:\n    def __repr__(self):\n        "
+    assert judged(left, "return self._name_", "\n") == "complete"

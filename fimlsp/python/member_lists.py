@@ -41,6 +41,8 @@ _SELF = ("self", "cls")
 _UNKNOWN_ROOTS = ("unittest.mock", "mock.", "typing.Any", "typing_extensions.Any")
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
 _INDENT = re.compile(r"[ \t]*")
+# Class decorators that add no attribute a class body does not name (or only dunders).
+_PLAIN_DECORATOR = re.compile(r"@(?:dataclasses\.)?dataclass\b|@(?:functools\.)?total_ordering\b|@(?:typing\.)?final\b")
 _CLASS_LINE = re.compile(r"([ \t]*)class\b")
 
 
@@ -172,6 +174,10 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
         return Lookup(None, "no members listed")
     names |= slot_names(code) | stored_attributes(code) | set(_QUOTED_NAME.findall(code))
     if receiver in _SELF:
+        span = class_lines(code, line)
+        above = code.split("\n")[span[0] - 1].strip() if span and span[0] else ""
+        if above.startswith("@") and not _PLAIN_DECORATOR.match(above):
+            return Lookup(None, f"the class is decorated ({above[:40]}): the decorator may add attributes")
         loads = re.findall(r"(?<![\w.])" + receiver + r"[ \t]*\.[ \t]*(\w+)", _class_around(code, line))
         owed = {name for name in loads if not name.startswith("__")}
         if owed - names:  # a base meant to be subclassed (_markupbase.ParserBase calls self.handle_comment)
@@ -332,8 +338,11 @@ def _class_names(file: str, qualified: tuple[str, ...]) -> frozenset[str] | None
     if holder is None:
         return None
     segment = ast.get_source_segment(text, holder) or ""
-    if _DYNAMIC_TEXT.search(segment):
-        return _DYNAMIC
+    if _DYNAMIC_TEXT.search(segment) or any(
+            keyword.arg == "metaclass" and not ast.unparse(keyword.value).endswith("ABCMeta")
+            for keyword in holder.keywords) or any(
+            not _PLAIN_DECORATOR.match("@" + ast.unparse(decorator)) for decorator in holder.decorator_list):
+        return _DYNAMIC  # a metaclass may set what the class's instances hold (enum's EnumType sets _name_)
     names = _bound(holder.body)
     for node in ast.walk(holder):
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
