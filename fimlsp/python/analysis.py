@@ -7,42 +7,25 @@ executed (jedi reads source and stubs; compiled modules of the environment are i
 subprocess). jedi is not thread-safe, so all its work runs on the analysis's one thread (`run`), a judge's query
 (urgent, inside a completion's time) before the context's background resolving.
 
-The members of a receiver before a dot, for the member judge (`fimlsp.python.members`), are answered here. A member
-list is an over-approximation on purpose: jedi's members, the names written after the same receiver anywhere in the
-file, the names it quotes (what hasattr and getattr guards test), the names the file stores as an attribute of
-anything (attributes set from outside the class), and the names of every `__slots__` the file or the receiver's
-module declares. A receiver whose members cannot be known statically is unknown (None), with the reason: no
-inferred type or several, an instance other than `self`'s or a builtin type's (jedi infers other instances from
-their assignments and call sites, not surely enough: `self._sock` in asyncio lacked `getsockopt`), a base class
-jedi cannot infer, `Any`, a mock, a function, a class or module with
-`__getattr__` or a custom `__getattribute__`, a file that uses `setattr`, `__dict__` or `__getattr__`. Answers
-are cached per (code, receiver), and a query that runs past its time bound answers None ("timed out") while jedi
-finishes in the background for the next ask.
+The members of a receiver before a dot, for the member judge, are asked of it by `fimlsp.python.member_lists`
+(what a member list holds, when a receiver is unknown, the cache per document and receiver); the text-level pieces
+of a list (`__slots__` names, attributes stored from anywhere) are here, beside the `Lookup` they fill.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, TimeoutError as FutureTimeout
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
-# The time one query may take before the judge relaxes (seconds); jedi's first query in a workspace loads stubs.
-QUERY_SECONDS = 1.0
-_JUDGED_TYPES = frozenset({"module", "class", "instance"})
-_DYNAMIC_TEXT = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__getattribute__\b")
 _SLOTS = re.compile(r"\b__slots__\s*(?::[^=\n]*)?=\s*([\(\[\{][^\)\]\}]*[\)\]\}]|[^\n]*)", re.DOTALL)
 _ATTRIBUTE_STORE = re.compile(r"\.\s*([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)")
 # A quoted name: what hasattr/getattr guards test (`hasattr(_curses, "COLORS")`, set only at run time).
-_QUOTED_NAME = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
 _STRING_WORD = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
-_SELF = ("self", "cls")
-_UNKNOWN_ROOTS = ("unittest.mock", "mock.", "typing.Any", "typing_extensions.Any")
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +97,7 @@ class Analysis:
         self.root = None if root is None else Path(root)
         self._project = None
         self._worker = _Worker("fimlsp-analysis")
-        self._answers: dict[tuple[str, str], Future] = {}
         self._lock = threading.Lock()
-        self.queries = 0  # jedi queries made (counted bound: at most one per code and receiver)
         self.jobs = 0  # work run on its thread, the judges' and the context's
         self.waited = 0.0  # seconds callers spent waiting on answers
 
@@ -143,111 +124,6 @@ class Analysis:
         if self.root is None:
             return ()
         return tuple(str(folder) for folder in (self.root, self.root / "src") if folder.is_dir())
-
-    def members(self, code: str, line: int, column: int, path: str | None = None) -> frozenset[str] | None:
-        """The members of the receiver that ends just before the dot at `line` (1-based), `column` (0-based,
-        the dot's column + 1) of `code`; None where they are not known statically."""
-        return self.lookup(code, line, column, path, seconds=None).names
-
-    def lookup(self, code: str, line: int, column: int, path: str | None = None,
-               seconds: float | None = QUERY_SECONDS, receiver: str = "") -> Lookup:
-        """`members` with the reason, within `seconds` (None: however long jedi takes)."""
-        key = (hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest(),
-               f"{line}:{column}:{path}")
-        with self._lock:
-            future = self._answers.get(key)
-            if future is None:
-                future = self.run(self._ask, code, line, column, path, receiver)
-                self._answers[key] = future
-        clock = time.perf_counter()
-        try:
-            return future.result(seconds)
-        except FutureTimeout:
-            return Lookup(None, f"the analysis took more than {seconds:g} s")
-        finally:
-            self.waited += time.perf_counter() - clock
-
-    def _ask(self, code: str, line: int, column: int, path: str | None, receiver: str) -> Lookup:
-        self.queries += 1
-        try:
-            return self._infer(code, line, column, path, receiver)
-        except Exception as error:  # jedi's own failures on odd code: the receiver is unknown, never an error
-            return Lookup(None, f"the analysis failed ({type(error).__name__})")
-
-    def _infer(self, code: str, line: int, column: int, path: str | None, receiver: str) -> Lookup:
-        import jedi
-
-        script = jedi.Script(code, path=path, project=self.project)
-        inferred = script.infer(line, max(column - 1, 0))
-        if not inferred:
-            return Lookup(None, "no type inferred")
-        if len({each.full_name for each in inferred}) > 1:  # jedi lists the members of a union unreliably
-            return Lookup(None, "several types inferred")
-        kinds = set()
-        from_stub = False
-        extra: set[str] = set()
-        for each in inferred:
-            full_name = each.full_name or ""
-            if each.type not in _JUDGED_TYPES:
-                return Lookup(None, f"a {each.type} receiver")
-            if full_name.startswith(_UNKNOWN_ROOTS):
-                return Lookup(None, f"a dynamic receiver ({full_name})")
-            if each.type == "instance" and receiver not in _SELF and not full_name.startswith("builtins."):
-                return Lookup(None, "an instance other than self's or a builtin type's (jedi's inference of other "
-                                    "instances is not sure enough)")
-            kinds.add(each.type)
-            ancestry = _ancestry(each) if each.type != "module" else ()
-            if ancestry is None:
-                return Lookup(None, f"a base class of {full_name or each.name} is not known")
-            from_stub = from_stub or any(str(path).endswith(".pyi") for path in ancestry)
-            module_path = each.module_path
-            from_stub = from_stub or str(module_path).endswith(".pyi")
-            if module_path is not None and str(module_path).endswith(".py") and each.type != "module":
-                try:
-                    extra |= slot_names(Path(module_path).read_text(encoding="utf-8", errors="replace"))
-                except OSError:
-                    pass
-        if kinds != {"module"} and _DYNAMIC_TEXT.search(code):
-            return Lookup(None, "the file sets attributes dynamically (setattr, __dict__, __getattr__)")
-        completions = script.complete(line, column)
-        names = {completion.name for completion in completions}
-        if "__getattr__" in names:
-            return Lookup(None, "the receiver defines __getattr__")
-        for completion in completions:
-            if completion.name == "__getattribute__" and not (completion.full_name or "").startswith(
-                    ("builtins.", "types.")):
-                return Lookup(None, "the receiver defines __getattribute__")
-        if not names:
-            return Lookup(None, "no members listed")
-        names |= extra | slot_names(code) | stored_attributes(code) | set(_QUOTED_NAME.findall(code))
-        if receiver:
-            names |= used_after(receiver, code)
-        return Lookup(frozenset(names), "", frozenset(kinds), from_stub)
-
-
-def _ancestry(name) -> list | None:
-    """The files of every class in the inferred class's (or instance's class's) ancestry; None where jedi does not
-    know one of them: a base it cannot infer (a compiled base without a stub: io's _io._BufferedIOBase) leaves its
-    members out of the list."""
-    try:
-        files = []
-        classes = [value if value.is_class() else value.class_value for value in name._name.infer()]
-        seen: set[int] = set()
-        while classes:
-            current = classes.pop()
-            if id(current) in seen:
-                continue
-            seen.add(id(current))
-            if current.py__name__() != "object":  # every class's base: its stub holds no private name of theirs
-                files.append(current.get_root_context().py__file__())
-            for lazy in current.py__bases__():
-                bases = lazy.infer()
-                if not bases or not all(base.is_class() for base in bases):
-                    return False
-                classes.extend(bases)
-        return files
-    except Exception:  # jedi's inner API on odd values: not known
-        return None
 
 
 _ANALYSES: dict[Path | None, Analysis] = {}
