@@ -464,8 +464,9 @@ async def test_a_superseded_request_is_dropped_before_it_runs(tiny_model_path):
 
 async def test_the_time_budget_bounds_the_answer_on_a_long_file(tmp_path):
     """A prompt as long as the model's context takes the tiny 4,096-token model longer than the whole budget to
-    read: within a budget the prompt is cut to what the model reads in its share of it, so the server's recorded
-    time for the request stays within the budget (and a generous margin for a busy machine)."""
+    read: within a budget the prompt is cut to what the model reads in its share of it (the status's
+    `prompt_tokens`, counted rather than timed: before, the 0.3 s request read the whole window's prompt in over
+    1 s)."""
     import torch
 
     from harness.tiny_model import build_tiny_model
@@ -484,7 +485,7 @@ async def test_the_time_budget_bounds_the_answer_on_a_long_file(tmp_path):
         await client.text_document_inline_completion_async(inline_params(line, 8))
         first, second = [params for params in client.status_params if params.uri is not None]
         assert (first.recognizer, second.recognizer) == ("built", "reused")
-        assert second.timings.total <= 1e3 * budget + 300, second.timings  # before: the prompt's pass took over 1 s
+        assert 0 < second.prompt_tokens < first.prompt_tokens, (first.prompt_tokens, second.prompt_tokens)
 
 
 async def test_the_status_after_a_completion_says_where_its_time_went(tiny_model_path):

@@ -215,6 +215,7 @@ class _Run:
         results.sort(key=preference, reverse=True)
         first = results[0]
         first.model_seconds += prompt_pass.seconds + steps_clock.seconds
+        first.prompt_tokens = len(prompt)
         _add(self.stages, tokens=steps_clock.seconds, start=start_seconds, prompt=prompt_pass.reading_seconds)
         first.constraint_seconds += start_seconds
         first.search_seconds += start_seconds

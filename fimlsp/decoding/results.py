@@ -35,6 +35,7 @@ class Completion:
     # unconstrained was checked against nothing (one that happens to make the file parse is `file`)
     reason: str = ""  # why the guarantee is narrower than the whole file
     max_tokens: int | None = None  # the token limit that applied: the option's, or what the context window left
+    prompt_tokens: int = 0  # tokens of the prompt the model read: a time budget cuts it to what fits its share
     scope: str = "file"  # the scope the constrained middle kept to: block, or file (asked for, or fallen back to)
     repeated_chars: int = 0  # characters cut from the end because they wrote again the right context's first lines
     refusal: str = ""  # where decoding found no token to go on with, and what the language allowed there

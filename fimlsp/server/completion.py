@@ -326,6 +326,7 @@ class CompletionEngine:
         stages["setup"] = setup + stages.get("setup", 0.0)  # the server's recognizer, then the name judge's
         _record(request.timings, **stages)
         result = results[0]
+        request.facts["prompt_tokens"] = result.prompt_tokens
         decoding = time.perf_counter() - started - setup
         usable = shown(result)
         detail = _detail(result, window)
