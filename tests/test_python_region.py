@@ -3,6 +3,7 @@ big, and holds: whatever completes under it parses once the rest of the file is 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 
@@ -156,7 +157,7 @@ def test_setup_past_its_deadline_gives_no_promise_and_is_not_retried_for_free(mo
         with pytest.raises(DeadlineExceeded):
             cache.right_context(right + "\n", time.perf_counter() + 0.05)
     assert len(builds) == 1  # offered no more time than it ran out of, the slow right context is not built again
-    with pytest.raises(DeadlineExceeded):
+    with contextlib.suppress(DeadlineExceeded):  # whether it then finishes depends on the machine's speed
         cache.right_context(right + "\n", time.perf_counter() + 0.5)
     assert len(builds) == 2  # offered more than twice the time, it is tried again
 
