@@ -23,7 +23,8 @@ from pathlib import Path
 
 from fimlsp.cases import line_cases
 from fimlsp.language import named
-from harness.imports import import_cuts, package_files
+from harness.corpus import package_files
+from harness.imports import import_cuts
 
 PYTHON = named("python")
 

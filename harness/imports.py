@@ -1,32 +1,14 @@
-"""Held-out packages' files and the cuts of their `from ... import` lines, for the tests and benchmarks of the judges
-that read the workspace (issue 49)."""
+"""The cuts of held-out packages' `from ... import` lines (their files: `harness.corpus.package_files`), for the tests
+and benchmarks of the judges that read the workspace (issue 49)."""
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import re
-from pathlib import Path
 
 from fimlsp.cases import Case
-from fimlsp.python.syntax import compiles
 
 # A module-level `from M import a, b` line (or the first line of a bracketed one): the module and the names.
 _FROM_IMPORT = re.compile(r"^from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^#\n()\\]+)", re.MULTILINE)
-
-
-@functools.lru_cache(maxsize=None)
-def package_files(name: str, most_chars: int = 30_000) -> tuple[tuple[str, str], ...]:
-    """(path, text) of the compiling files of an installed package under `most_chars`; none if it is not installed."""
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.origin is None:
-        return ()
-    found = []
-    for path in sorted(Path(spec.origin).parent.rglob("*.py")):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        if len(text) < most_chars and compiles(text):
-            found.append((str(path), text))
-    return tuple(found)
 
 
 def import_cuts(files) -> list[Case]:

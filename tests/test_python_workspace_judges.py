@@ -14,7 +14,8 @@ from fimlsp.language import named
 from fimlsp.python.analysis import analysis_for
 from fimlsp.python.names import FileNames
 from fimlsp.workspace import Workspace
-from harness.imports import import_cuts, imported_module, package_files
+from harness.corpus import package_files
+from harness.imports import import_cuts, imported_module
 
 PYTHON = named("python")
 UTIL = "import os\n\n\ndef helper(x):\n    return x\n\n\nclass Thing:\n    size = 1\n\n\nLIMIT = 3\n"
