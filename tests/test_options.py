@@ -64,9 +64,10 @@ def test_complete_asks_for_what_the_editors_do_but_with_no_time_budget_and_eval_
     editors = complete_options([])
     assert editors == config.Settings().decoding_options(time_budget=None, statement_end=True)
     assert (editors.scope, editors.statement_end, editors.names) == ("block", True, "strict")
-    # eval's searches count nodes, not seconds: its figures do not move with the machine's load
+    # eval's searches count nodes, not seconds: its figures do not move with the machine's load; its prompt holds
+    # the file alone (the paper's setup), not other files of the project
     run = settings.decoding_options(settings.given(parsed(evaluate, []), evaluate.SETTINGS))
-    assert run == DecodingOptions(search_budget=runner.SEARCH_BUDGET)
+    assert run == DecodingOptions(search_budget=runner.SEARCH_BUDGET, context="off")
     assert runner.RunSettings().decoding_options("constrained") == run
 
 
@@ -188,13 +189,13 @@ def test_the_commands_values_that_are_not_the_editors_come_from_one_function():
     header = evaluate.decoding_header(parsed(evaluate, ["--names", "strict"]))
     assert header.startswith("decoding: max_tokens=500, top_k=50, time_budget=None, scope=file, ")
     assert header.endswith("; not the editors' defaults: max_tokens (editors: 128), time_budget (editors: 2.0), "
-                           "scope (editors: block), search_budget (editors: None)")
+                           "scope (editors: block), search_budget (editors: None), context (editors: auto)")
 
 
 def test_a_runs_defaults_are_the_declarations():
     run = runner.RunSettings()
     for name in runner.DECODING:
-        expected = runner.SEARCH_BUDGET if name == "search_budget" else options.option(name).default
+        expected = {"search_budget": runner.SEARCH_BUDGET, "context": "off"}.get(name, options.option(name).default)
         assert getattr(run, name) == expected, name
     # results files keep the keys they had: a run written before the settings had one name resumes
     assert {"timeout", "server"} <= set(run.header()) and "time_budget" not in run.header()
