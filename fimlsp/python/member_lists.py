@@ -31,6 +31,7 @@ from concurrent.futures import Future, TimeoutError as FutureTimeout
 from pathlib import Path
 
 from fimlsp.python.analysis import Analysis, Lookup, slot_names, stored_attributes, used_after
+from fimlsp.python.syntax import parsed
 
 QUERY_SECONDS = 1.0  # the longest a judge waits on one receiver (jedi's first query in a workspace loads stubs)
 _CACHED = 512  # answers kept per analysis
@@ -289,7 +290,7 @@ def _parsed(file: str) -> tuple[ast.Module | None, str]:
     if found is None or found[0] != stamp:
         try:
             text = Path(file).read_text(encoding="utf-8", errors="replace")
-            tree = ast.parse(text)
+            tree = parsed(text)
         except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
             tree, text = None, ""
         found = (stamp, tree, text)

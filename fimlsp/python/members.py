@@ -21,7 +21,8 @@ string or a comment, the receiver could not stand there, and is not judged. Dund
 through them are never judged.
 
 Attribute debt: a middle in `__init__` ends only where the attributes that the class around it loads on `self`/`cls`
-outside the middle are assigned somewhere (`attribute_debt`), as the name judge's ends need the right context's names bound.
+outside the middle are assigned somewhere (`attribute_debt`), as the name judge's ends need the right context's
+names bound.
 For a middle of one line the class is parsed once per completion; a file whose right context loads no attribute
 that nothing around the middle stores owes nothing, unparsed.
 """
@@ -38,6 +39,7 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.analysis import Analysis, Lookup, slot_names, stored_attributes
 from fimlsp.python.folding import fold
 from fimlsp.python.member_lists import QUERY_SECONDS, class_lines, member_lists
+from fimlsp.python.syntax import parsed
 
 _FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del"})
 _DEFINING = frozenset({"def", "class", "lambda"})
@@ -381,11 +383,11 @@ def _class_tree(text: str, line: int) -> ast.Module | None:
         else:
             block = "\n" * first + "\n".join(lines[first:last])
         try:
-            return ast.parse(block)
+            return parsed(block)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             pass
     try:
-        return ast.parse(text)
+        return parsed(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
 

@@ -168,6 +168,8 @@ def signatures_of(found, chain: tuple[str, ...]) -> Lookup:
                 return Lookup(None, f"{'.'.join(chain)} takes *args or **kwargs")
             for decorator in _decorators(definition):
                 name = _last_name(decorator)
+                if name == "staticmethod" and len(chain) > 1:  # jedi may read it as bound: its first parameter lost
+                    return Lookup(None, f"{'.'.join(chain)} is a staticmethod")
                 if name not in _KEEPING and not (stub and name == "overload"):
                     return Lookup(None, f"{'.'.join(chain)} is decorated by {name}")
         elif each.type == "class" and definition.type == "classdef":
