@@ -16,9 +16,13 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlparse
-from urllib.request import url2pathname
 
 import pathspec
+
+if os.name == "nt":
+    from urllib.request import url2pathname
+else:  # what urllib.request's is on POSIX, without importing it (http.client, email: 50 ms of the server's start)
+    url2pathname = unquote
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 MAX_FILE_BYTES = 512 * 1024  # larger files are generated or data, not code worth a prompt's room

@@ -25,7 +25,7 @@ from pathlib import Path
 from fimlsp.context.declarations import Declaration, Declarations, environment_folders, uses_near
 from fimlsp.context.recent import RecentChunks, first_changed_line
 from fimlsp.context.search import SearchIndex
-from fimlsp.model.backend import Snippet
+from fimlsp.model.formats import Snippet
 from fimlsp.workspace import Workspace
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from fimlsp.context import RepositoryContext, budget_for, effective
 from fimlsp.language import for_path
-from fimlsp.model.backend import Snippet
+from fimlsp.model.formats import Snippet
 from fimlsp.workspace import Workspace, globs, path_from_uri
 
 log = logging.getLogger(__name__)

@@ -26,12 +26,23 @@ marks the result unchecked unless the language's parser accepts the file with it
 if it passed its mode's check: never one that may break a file that is valid but for the middle.
 
 The package talks only to the model interface (`fimlsp.model.FimModel`) and to the `Language`.
+
+The names below are loaded from their modules on first use: `fimlsp.decoding.options` alone (the settings' types)
+does not import the decoder, numpy or the model layer, so that `fimlsp serve` answers `initialize` before they load.
 """
 
-from fimlsp.decoding.attempts import complete_middle, complete_middles
-from fimlsp.decoding.endings import loop_start
-from fimlsp.decoding.options import MODES, NAMES, SCOPES, DecodingOptions
-from fimlsp.decoding.results import Completion, preference, shown
+import importlib
 
-__all__ = ["MODES", "NAMES", "SCOPES", "Completion", "DecodingOptions", "complete_middle", "complete_middles",
-           "loop_start", "preference", "shown"]
+_HOMES = {"complete_middle": "attempts", "complete_middles": "attempts", "loop_start": "endings",
+          "MODES": "options", "NAMES": "options", "SCOPES": "options", "DecodingOptions": "options",
+          "Completion": "results", "preference": "results", "shown": "results"}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module 'fimlsp.decoding' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"fimlsp.decoding.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value

@@ -3,13 +3,23 @@
 (`formats`), and exact token-to-text mapping (`token_text`).
 
 Knows nothing of Python's grammar; `fimlsp.decoding` joins this layer with `fimlsp.python`.
+
+The names below are loaded from their modules on first use: importing a light module of the package (`choices`,
+`errors`) does not import numpy or an engine, so that `fimlsp serve` answers `initialize` before they load.
 """
 
-from fimlsp.model.formats import FORMATS, FimFormat, detect_format
-from fimlsp.model.backend import FimModel, PromptPass, Session, Snippet
-from fimlsp.model.errors import ModelError, OutOfTime
-from fimlsp.model.loading import load_model
-from fimlsp.model.transformers import TransformersModel
+import importlib
 
-__all__ = ["FORMATS", "FimFormat", "FimModel", "ModelError", "OutOfTime", "PromptPass", "Session", "Snippet",
-           "TransformersModel", "detect_format", "load_model"]
+_HOMES = {"FORMATS": "formats", "FimFormat": "formats", "detect_format": "formats",
+          "FimModel": "backend", "PromptPass": "backend", "Session": "backend", "Snippet": "formats",
+          "ModelError": "errors", "OutOfTime": "errors", "load_model": "loading", "TransformersModel": "transformers"}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module 'fimlsp.model' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"fimlsp.model.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value

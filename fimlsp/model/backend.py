@@ -16,7 +16,7 @@ from functools import cached_property
 import numpy as np
 
 from fimlsp.lines import LINE_BREAK, line_starts
-from fimlsp.model.formats import CURRENT_FILE, LEFT, REPOSITORY_NAME, RIGHT, FimFormat
+from fimlsp.model.formats import CURRENT_FILE, LEFT, REPOSITORY_NAME, RIGHT, FimFormat, Snippet
 
 # Tokens at the left context's end that token healing may take back (`FimModel.healed_prompt`).
 MAX_HEALED_TOKENS = 4
@@ -34,15 +34,6 @@ LOCAL_CONTEXT_TOKENS = 2048
 
 # Snippets whose tokens are kept (`FimModel.prompt`): repository context stays the same from keystroke to keystroke.
 MAX_KEPT_SNIPPETS = 256
-
-
-@dataclass(frozen=True)
-class Snippet:
-    """A piece of another file of the repository for the prompt (`FimModel.prompt`'s `extra`): its path as the prompt
-    names it (relative to the project or the package folder) and its text."""
-
-    path: str
-    text: str
 
 
 class Session(ABC):

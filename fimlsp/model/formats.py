@@ -28,6 +28,16 @@ REPOSITORY_NAME, CURRENT_FILE = "myproject", "filename"
 
 
 @dataclass(frozen=True)
+class Snippet:
+    """A piece of another file of the repository for the prompt (`FimModel.prompt`'s `extra`): its path as the prompt
+    names it (relative to the project or the package folder) and its text. Here, beside the formats that write it,
+    so that the context makes snippets without importing the engines' interface (numpy)."""
+
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
 class FimFormat:
     name: str
     controls: tuple[str, ...]  # control tokens that must exist in the tokenizer's vocabulary
