@@ -83,9 +83,13 @@ def set_unsaved(path: str | os.PathLike, text: str | None) -> None:
     key = str(Path(path).resolve())
     with _UNSAVED_LOCK:
         if text is None:
-            _UNSAVED.pop(key, None)
+            new = _UNSAVED.pop(key, None) is not None
         else:
+            new = key not in _UNSAVED
             _UNSAVED[key] = text
+    if new:  # a module opened or closed, not yet saved: whether it exists changed
+        _may_exist.cache_clear()
+        _package_state.cache_clear()
 
 
 @functools.lru_cache(maxsize=1024)
@@ -353,6 +357,7 @@ _DYNAMIC_PACKAGE = re.compile(
 # What in a file may make modules importable that no folder holds.
 _IMPORT_PATH_CHANGE = re.compile(r"\bsys\s*\.\s*(?:path|meta_path|path_hooks|modules)\b|\baddsitedir\b|\bpyximport\b")
 _REGULAR, _NAMESPACE, _OPAQUE = "regular", "namespace", "opaque"
+_KEPT_SECONDS = 2
 _IMPORTABLE_SUFFIXES = tuple(all_suffixes())
 
 
@@ -367,6 +372,13 @@ def module_may_exist(module: str, level: int = 0, folder: str | None = None, roo
     from a folder that is no regular package. With `partial`, the last part is a name still being written
     (`"os.pa"`, `"pyfl"`): whether some module's name begins with it. Reads folder listings only, kept two
     seconds."""
+    return _may_exist(module, level, folder, roots, environment, partial, _epoch())
+
+
+@functools.lru_cache(maxsize=4096)
+def _may_exist(module: str, level: int, folder: str | None, roots: tuple[str, ...], environment: Environment | None,
+               partial: bool, epoch: int) -> bool | None:
+    """`module_may_exist`, kept for the `epoch` (a name being written asks at every token tried)."""
     parts = module.split(".") if module else []
     if any(not part.isidentifier() for part in parts[:-1]) or (
             parts and not (parts[-1].isidentifier() or (partial and not parts[-1]))):
@@ -377,9 +389,9 @@ def module_may_exist(module: str, level: int = 0, folder: str | None = None, roo
         base = folder
         for _ in range(level - 1):
             base = os.path.dirname(base)
-        if _package_state(base, _epoch()) != _REGULAR:
+        if _package_state(base, epoch) != _REGULAR:
             return None
-        return True if not parts else _walk([base], False, None, parts, partial, {}, frozenset())
+        return True if not parts else _walk([base], False, None, parts, partial, {}, frozenset(), epoch)
     if not parts:
         return None
     found = importable(environment or find_environment(roots[0] if roots else folder))
@@ -406,7 +418,7 @@ def module_may_exist(module: str, level: int = 0, folder: str | None = None, roo
                 portions.append(os.path.join(place, top))
             module_like = module_like or top in entries.modules
     portions += found.mapped.get(top, ())
-    return _walk(portions, module_like, top, parts[1:], partial, found.mapped, found.mapped_modules)
+    return _walk(portions, module_like, top, parts[1:], partial, found.mapped, found.mapped_modules, epoch)
 
 
 def import_path_changes(text: str) -> str | None:
@@ -417,10 +429,9 @@ def import_path_changes(text: str) -> str | None:
 
 
 def _walk(portions: list[str], module_like: bool, name: str | None, parts: list[str], partial: bool,
-          mapped: dict[str, tuple[str, ...]], mapped_modules: frozenset[str]) -> bool | None:
+          mapped: dict[str, tuple[str, ...]], mapped_modules: frozenset[str], epoch: int) -> bool | None:
     """Whether the submodules `parts` may exist under the package whose folders are `portions` (`module_like`: some
     place has a module of its name); `name`, its dotted name (None: a relative import's package)."""
-    epoch = _epoch()
     for index, part in enumerate(parts):
         if module_like or not portions:
             return None
@@ -454,7 +465,8 @@ def _walk(portions: list[str], module_like: bool, name: str | None, parts: list[
 
 
 def _epoch() -> int:
-    return int(time.monotonic() // 2)
+    """The span of time an answer is kept for (a folder's listing is, `fimlsp.python.environment`)."""
+    return int(time.monotonic() // _KEPT_SECONDS)
 
 
 @functools.lru_cache(maxsize=2048)
