@@ -28,8 +28,11 @@ import threading
 import time
 import uuid
 
-from lsprotocol import types
-from pygls.lsp.server import LanguageServer
+from fimlsp.server.attrs_code import attrs_code_cached
+
+with attrs_code_cached("lsprotocol"):  # the first import of lsprotocol's types and pygls: most of the server's start
+    from lsprotocol import types
+    from pygls.lsp.server import LanguageServer
 
 from fimlsp import __version__
 from fimlsp.lines import LINE_BREAK
