@@ -337,10 +337,12 @@ def test_the_status_bar_item_shows_the_shipped_model_once_loaded(workbench, reco
         return label && !label.includes('loading');
     }""", arg=STATUS_ITEM, timeout=180 * SECONDS)
     record_property("model_ready_seconds_after_trust", round(time.monotonic() - workbench.trusted, 1))
-    # the extension logs when the server it started answered `initialize` and had its model ready
+    # the extension logs when the server it started answered `initialize` and had its model ready, after the
+    # server's start and after the extension's activation (issue 44: ready within 3 s of the activation)
     for milestone in ("initialize answered", "model ready"):
-        record_property(f"{milestone.replace(' ', '_')}_seconds_after_server_start",
-                        _seconds_after_server_start(workbench.user_data, milestone))
+        after_start, after_activation = _seconds_after_start(workbench.user_data, milestone)
+        record_property(f"{milestone.replace(' ', '_')}_seconds_after_server_start", after_start)
+        record_property(f"{milestone.replace(' ', '_')}_seconds_after_activation", after_activation)
     model = SHIPPED_GGUF
     assert workbench.status() == f"sparkle  fimlsp, fimlsp: {model} on cpu"
     page.locator(STATUS_ITEM).hover()
@@ -389,19 +391,24 @@ def test_ghost_text_at_three_cursors_is_accepted_with_tab_and_saves_a_valid_file
         assert time.monotonic() < deadline, log[-3000:]
         time.sleep(0.2)
     assert "textDocument/completion" not in log, [line for line in log.splitlines() if "textDocument/completion" in line]
-    # the figures go to a JUnit report (`pytest --junitxml`), not to the test run's output
+    # the figures go to a JUnit report (`pytest --junitxml`), not to the test run's output: the median and the p95
+    # as benchmarks/keystroke.py reports keystroke to answer
+    latencies = sorted(workbench.latencies)
     record_property("keystroke_to_ghost_text_ms", [round(each) for each in workbench.latencies])
-    record_property("keystroke_to_ghost_text_median_ms", round(statistics.median(workbench.latencies)))
+    record_property("keystroke_to_ghost_text_median_ms", round(statistics.median(latencies)))
+    record_property("keystroke_to_ghost_text_p95_ms", round(latencies[min(len(latencies) - 1,
+                                                                          int(0.95 * len(latencies)))]))
 
 
-def _seconds_after_server_start(user_data: Path, milestone: str, wait: float = 10) -> float:
-    """The seconds from the server's start to `milestone`, as the extension logs them in its Output channel."""
+def _seconds_after_start(user_data: Path, milestone: str, wait: float = 10) -> tuple[float, float]:
+    """The seconds from the server's start and from the extension's activation to `milestone`, as the extension
+    logs them in its Output channel."""
     deadline = time.monotonic() + wait
-    while not (found := re.search(rf"fimlsp: {milestone} (\d+\.\d+) s after the server was started",
-                                  log := _settings_log(user_data))):
+    while not (found := re.search(rf"fimlsp: {milestone} (\d+\.\d+) s after the server was started, "
+                                  rf"(\d+\.\d+) s after the extension's activation", log := _settings_log(user_data))):
         assert time.monotonic() < deadline, log[-3000:]
         time.sleep(0.2)
-    return float(found.group(1))
+    return float(found.group(1)), float(found.group(2))
 
 
 def _saved(page, path: Path, before: str, seconds: float = 10) -> str:

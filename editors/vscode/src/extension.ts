@@ -69,8 +69,23 @@ function seconds(since: number): string {
   return ((Date.now() - since) / 1000).toFixed(2);
 }
 
-// `started`: when the server was started (Date.now()), to log how long the model took to be ready after it.
-async function watchModel(current: LanguageClient, started?: number): Promise<void> {
+// When the server was started and, for the one the activation started, when VS Code activated the extension
+// (Date.now()): the start a user waits from.
+interface Start {
+  server: number;
+  activation?: number;
+}
+
+function since(start: Start): string {
+  const server = `${seconds(start.server)} s after the server was started`;
+  if (start.activation === undefined) {
+    return server;
+  }
+  return `${server}, ${seconds(start.activation)} s after the extension's activation`;
+}
+
+// `started`: when the server was started, to log how long the model took to be ready after it.
+async function watchModel(current: LanguageClient, started?: Start): Promise<void> {
   showLoading();
   try {
     const answer = (await current.sendRequest(ExecuteCommandRequest.type, {
@@ -82,7 +97,7 @@ async function watchModel(current: LanguageClient, started?: number): Promise<vo
     }
     if (started !== undefined) {
       const outcome = answer.ready ? "ready" : "failed";
-      current.outputChannel.appendLine(`fimlsp: model ${outcome} ${seconds(started)} s after the server was started`);
+      current.outputChannel.appendLine(`fimlsp: model ${outcome} ${since(started)}`);
     }
     if (answer.ready) {
       modelName = answer.model ?? "";
@@ -100,7 +115,7 @@ async function watchModel(current: LanguageClient, started?: number): Promise<vo
   }
 }
 
-async function start(): Promise<void> {
+async function start(activation?: number): Promise<void> {
   const [command, ...args] = serverCommand();
   // No `transport`: with TransportKind.stdio the client appends `--stdio` to the arguments, which `fimlsp serve`
   // rejects; without one it still talks over the process's stdin and stdout.
@@ -132,7 +147,7 @@ async function start(): Promise<void> {
   });
   client = created;
   showLoading();
-  const started = Date.now();
+  const started: Start = { server: Date.now(), activation };
   try {
     await created.start();
   } catch (error) {
@@ -140,7 +155,7 @@ async function start(): Promise<void> {
     status.tooltip = `fimlsp: cannot start ${command}: ${error instanceof Error ? error.message : String(error)}`;
     return;
   }
-  created.outputChannel.appendLine(`fimlsp: initialize answered ${seconds(started)} s after the server was started`);
+  created.outputChannel.appendLine(`fimlsp: initialize answered ${since(started)}`);
   void watchModel(created, started);
 }
 
@@ -153,6 +168,7 @@ async function stop(): Promise<void> {
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const activation = Date.now();
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
   status.name = "fimlsp";
   context.subscriptions.push(status);
@@ -177,7 +193,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
   );
-  await start();
+  await start(activation);
 }
 
 export async function deactivate(): Promise<void> {
