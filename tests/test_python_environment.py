@@ -207,3 +207,13 @@ def test_a_file_that_changes_the_import_path_says_so():
     assert "sys.path" in import_path_changes("import sys\nsys.path.insert(0, 'lib')\nimport mine\n")
     assert import_path_changes("import site\nsite.addsitedir('x')\n") is not None
     assert import_path_changes("import os\nprint(os.path.join('a'))\n") is None
+
+
+def test_a_module_the_files_text_names_may_be_installed_where_it_runs(installed):
+    """uvicorn's zttp_impl.py imports zttp, not installed here, and uses it: the true file is not refused."""
+    context = "\n\nclass Protocol:\n    def parse(self):\n        return zttp.Request(self.data)\n"
+    assert _may_exist(installed, "zttp", context=context) is None
+    assert _may_exist(installed, "zt", partial=True, context=context) is None
+    assert _may_exist(installed, "zttp.h2", context=context) is None
+    for unnamed in ("pyflask", "zt", "uvic.config"):  # named only as an attribute, or a name's beginning
+        assert _may_exist(installed, unnamed, context="x.pyflask + zttp.zt + uvicorn") is False, unnamed

@@ -30,8 +30,8 @@ from pathlib import Path
 _RECHECK_SECONDS = 2.0  # how long a folder's listing is used before its mtime is read again
 _VENV_NAMES = (".venv", "venv", "env")
 _MODULE_SUFFIXES = tuple(sorted(set(all_suffixes()), key=len, reverse=True))  # importable files, the longest first
-# Modules of other Pythons' standard libraries than the one fimlsp runs on (removed since 3.6, or added since 3.11),
-# for a project whose interpreter's own library folder cannot be found.
+# Modules of other Pythons' standard libraries than the one fimlsp runs on (removed since 3.6, added since 3.11, built
+# for tests), for a project whose interpreter's own library folder cannot be found.
 _OTHER_VERSIONS_STDLIB = frozenset({
     "_bootlocale", "_dummy_thread", "dummy_threading", "formatter", "macpath", "parser", "symbol", "binhex",
     "asynchat", "asyncore", "distutils", "imp", "smtpd", "aifc", "audioop", "cgi", "cgitb", "chunk", "crypt",
@@ -42,6 +42,7 @@ _OTHER_VERSIONS_STDLIB = frozenset({
     "_testbuffer", "_testimportmultiple", "_testmultiphase", "_testsinglephase", "_testclinic", "_ctypes_test",
     "_xxtestfuzz", "xxlimited", "xxlimited_35", "xxsubtype", "_xxsubinterpreters", "_xxinterpchannels",
 })
+_WINDOWS_STDLIB = frozenset({"_testconsole", "_msi", "_overlapped", "_winapi", "msvcrt", "nt", "winreg", "winsound"})
 # The `.pth` lines known not to make modules importable, or whose modules are read below.
 _DISTUTILS_SHIM = re.compile(r".*__import__\(['\"]_distutils_hack['\"]\)\.add_shim\(\).*|import _distutils_hack\b.*")
 _EDITABLE_FINDER = re.compile(r"import (__editable___[\w.]+_finder); \1\.install\(\)\s*")
@@ -345,7 +346,7 @@ def _stamps(folders: tuple[str, ...]) -> tuple[int, ...]:
 
 
 def _importable(environment: Environment) -> Importable:
-    names = set(sys.stdlib_module_names) | set(sys.builtin_module_names) | {"__main__"}
+    names = set(sys.stdlib_module_names) | set(sys.builtin_module_names) | _WINDOWS_STDLIB | {"__main__"}
     opaque = set(sys.builtin_module_names)
     own = f"{sys.version_info[0]}.{sys.version_info[1]}"
     if not environment.stdlib or any(version != own for version in environment.versions):
