@@ -12,6 +12,8 @@ The document being completed is never a source: its left and right contexts are 
 
 A completion only reads what is ready (`gather` does dictionary look-ups, a bounded search and string joins); the
 resolving and indexing run on one background thread (`start`), or at once for a one-shot command (`wait=True`).
+The background waits while a completion runs (`pause`, `resume`): it would hold the interpreter's lock that the
+completion's decoding needs; a batch of files it is indexing stops at the next file and goes on after.
 Nothing is read outside the workspace's roots and the environment's packages (`fimlsp.workspace`).
 """
 from __future__ import annotations
@@ -81,6 +83,7 @@ class RepositoryContext:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._busy = False
+        self._paused = 0  # completions running: the background starts no work until they end
         self._display: dict[Path, str] = {}  # resolved path -> its name in a prompt
         workspace.on_change(self._file_changed)
 
@@ -99,6 +102,16 @@ class RepositoryContext:
             self._wake.notify_all()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+    def pause(self) -> None:
+        """A completion starts: the background finishes the file it is on and waits until `resume`."""
+        with self._wake:
+            self._paused += 1
+
+    def resume(self) -> None:
+        with self._wake:
+            self._paused -= 1
+            self._wake.notify_all()
 
     def settle(self, timeout: float = 60.0) -> bool:
         """Wait until the background thread has nothing left to do (tests and benchmarks); whether it got there."""
@@ -217,7 +230,7 @@ class RepositoryContext:
             with self._wake:
                 self._busy = False
                 self._wake.notify_all()
-                self._wake.wait_for(lambda: self._jobs or self._indexing or self._closed)
+                self._wake.wait_for(lambda: self._closed or ((self._jobs or self._indexing) and not self._paused))
                 if self._closed:
                     return
                 self._busy = True
@@ -228,7 +241,9 @@ class RepositoryContext:
                 if job is not None:
                     self._run(job)
                     continue
-                self.index.build(batch, should_stop=lambda: self._closed)
+                done = self.index.build(batch, should_stop=lambda: self._closed or self._paused > 0)
+                with self._wake:
+                    self._indexing.extendleft(reversed(batch[done:]))  # after the completion that paused it
             except Exception:  # a bug in one job must not end the context for the session
                 log.exception("repository context: %s failed", job[0] if job else "indexing")
             if not self._indexing:

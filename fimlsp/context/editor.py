@@ -2,12 +2,15 @@
 
 The server's workspace is `initialize`'s (`workspaceFolders`, else `rootUri`); open documents feed it their text
 and where they changed. Nothing is indexed or resolved until a completion asks for context (the setting is `off`,
-or `auto` for a model whose window has no room, for the shipped model): then one background thread starts.
+or `auto` for a model whose window has no room, for the shipped model): then one background thread starts, which
+waits while a completion runs (`completing`).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from fimlsp.context import RepositoryContext, budget_for, effective
@@ -28,6 +31,7 @@ class EditorContext:
         self._context: RepositoryContext | None = None
         self._texts: dict[Path, str] = {}
         self._lock = threading.Lock()
+        self._completions = 0  # running: a context started meanwhile starts paused for each
 
     def initialize(self, workspace_folders, root_uri: str | None, root_path: str | None = None) -> None:
         self._folders = (tuple(workspace_folders or ()), root_uri, root_path)
@@ -80,6 +84,23 @@ class EditorContext:
             return []
         return self._started(exclude).gather(path, left, right, mode, budget_for(context_window))
 
+    @contextlib.contextmanager
+    def completing(self) -> Iterator[None]:
+        """While a completion runs, the context's background waits (it would slow the decoding down)."""
+        with self._lock:
+            self._completions += 1
+            context = self._context
+        if context is not None:
+            context.pause()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._completions -= 1
+                context = self._context  # the one paused, or one started paused during the completion
+            if context is not None:
+                context.resume()
+
     def _started(self, exclude: str) -> RepositoryContext:
         with self._lock:
             if self._context is not None and exclude == self._exclude:
@@ -88,6 +109,8 @@ class EditorContext:
             folders, root_uri, root_path = self._folders
             workspace = Workspace.from_initialize(folders, root_uri, root_path, exclude=globs(exclude))
             context = self._context = RepositoryContext(workspace)
+            for _ in range(self._completions):
+                context.pause()
             texts = dict(self._texts)
         if stale is not None:
             stale.close()

@@ -256,7 +256,8 @@ class CompletionEngine:
             return NoSuggestion(reason)
         worker.job_stop = stop  # a model server's request stops with the job
         try:
-            return self._decode(worker.model, request, settings, stop, start, job.model_wait)
+            with self.context.completing():
+                return self._decode(worker.model, request, settings, stop, start, job.model_wait)
         except Exception as error:
             log.error("%s: completion failed: %s: %s", request.where, type(error).__name__, error)
             log.debug("completion failed", exc_info=True)
