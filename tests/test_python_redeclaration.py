@@ -23,6 +23,20 @@ def test_a_middle_that_defines_what_the_right_context_defines_again_does_not_end
 
 
 @pytest.mark.parametrize("left, middle, right", [
+    # a model's loop: the middle writes the same method twice
+    ("class A:\n    ", "def run(self):\n        return 1\n\n    def run(self):\n        return 2\n",
+     "\n    def stop(self):\n        pass\n"),
+    # the middle defines again what the left context defined in the same block
+    ("class A:\n    def run(self):\n        return 1\n\n    ", "def run(self):\n        return 2\n",
+     "\n    def stop(self):\n        pass\n"),
+])
+def test_a_middle_that_defines_a_name_twice_in_one_block_does_not_end(left, middle, right, names_judged):
+    assert names_judged(left, middle, right) == "incomplete"
+    assert names_judged(left, middle.replace("def run(self):\n        return 2", "def go(self):\n        return 2"),
+                        right) == "complete"
+
+
+@pytest.mark.parametrize("left, middle, right", [
     # overloads
     ("from typing import overload\n\n", "@overload\ndef f(x: int) -> int: ...\n", "\n\ndef f(x):\n    return x\n"),
     ("import typing\n\n", "@typing.overload\ndef f(x: int) -> int: ...\n", "\n\ndef f(x):\n    return x\n"),
@@ -41,6 +55,9 @@ def test_a_middle_that_defines_what_the_right_context_defines_again_does_not_end
      "    def run(self):\n        return 2\n"),
     # the first definition is used before the second
     ("import atexit\n\n", "def f():\n    pass\n\n\natexit.register(f)\n", "\n\ndef f():\n    pass\n"),
+    ("import atexit\n\n\ndef f():\n    pass\n\n\n", "atexit.register(f)\n\n\ndef f():\n    pass\n", "\n"),
+    # the left context's definition is in another block
+    ("class A:\n    def run(self):\n        return 1\n\n\n", "class B:\n    def run(self):\n        return 2\n", "\n"),
 ])
 def test_what_the_true_code_could_write_is_accepted(left, middle, right, names_judged):
     assert names_judged(left, middle, right) == "complete"

@@ -1,5 +1,6 @@
 """No redeclaration of what the file defines (issue 49, pyright's reportRedeclaration): a middle may not define a
-function or class whose name the right context defines again in the same block.
+function or class whose name the right context or the middle itself defines again in the same block, nor define
+again one the left context defined there (a model that loops writes the same method over and over).
 
 Checked on the whole file at the middle's end (`FileNames.redeclared`, with the name judge): a `def` or `class`
 header the middle writes may still end up in another block, as the middle can close it and open another (a method
@@ -23,8 +24,8 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def redeclared(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
-    """The names of functions and classes that `text[middle_start:middle_end]` (the middle) defines and the text
-    after it (the right context) defines again in the same block; `text` compiles."""
+    """The names of functions and classes defined twice in one block of `text` (which compiles) where the middle,
+    `text[middle_start:middle_end]`, writes one of the two definitions."""
     if not _DEFINES.search(text, middle_start, middle_end):
         return frozenset()
     try:
@@ -43,10 +44,11 @@ def redeclared(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
     found = set()
     for block in _blocks(tree):
         for index, first in enumerate(block):
-            if not isinstance(first, _DEFINITIONS) or not middle_start <= position(first) < middle_end:
+            if not isinstance(first, _DEFINITIONS) or position(first) >= middle_end:
                 continue
             later = _next_definition(block, index, first.name)
-            if later is None or position(later) < middle_end or _exempt(first) or _exempt(later):
+            if (later is None or position(later) < middle_start or _exempt(first) or _exempt(later)
+                    or not (middle_start <= position(first) or position(later) < middle_end)):
                 continue
             if not any(_loads(statement, first.name) for statement in block[index + 1:block.index(later)]):
                 found.add(first.name)
