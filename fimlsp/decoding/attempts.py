@@ -185,10 +185,13 @@ class _Run:
         start_seconds = time.perf_counter() - clock
         start.heal = prompt_pass.heal
         results: list[Completion] = []
+        unfinished: list[tuple[Decoder, tuple]] = []  # attempts a fallback would end, in order (`_judge`)
         attempts, steps_clock = 0, _Clock()
-        while attempts < options.attempts or (len(results) < n and attempts < 2 * n):
-            if results and deadline is not None and time.perf_counter() >= deadline:
+        while attempts < options.attempts or (len(results) + len(unfinished) < n and attempts < 2 * n):
+            if (results or unfinished) and deadline is not None and time.perf_counter() >= deadline:
                 break  # a later attempt would only time out, and its fallback run past the budget
+            if deadline is not None and _finished(results) >= n:
+                break  # within a time budget, the first middles the model ended are shown, not bettered
             together = options.attempts - attempts if attempts < options.attempts and model.batches else 1
             decoders = []
             for attempt in range(attempts, attempts + together):
@@ -199,19 +202,15 @@ class _Run:
             runs = [decoder.steps(len(prompt), start, attempt if options.temperature == 0 else 0)
                     for attempt, decoder in enumerate(decoders, attempts)]
             attempts += together
-            judged, ended = self._judge(decoders, _decode_side_by_side(prompt_pass, runs, steps_clock), mode,
-                                        guarantee, start)
-            for result in judged:
-                result.setup_seconds, result.scope = setup_seconds, scope
-                result.reason = "; ".join(reason for reason in (scope_reason, names_reason, result.reason) if reason)
-                if any(result.middle == other.middle for other in results):
-                    continue
-                results.append(result)
-                if result.stop in ("cancelled", "timeout"):
-                    ended = True
-                    break
-            if ended:
+            judged, waiting, ended = self._judge(decoders, _decode_side_by_side(prompt_pass, runs, steps_clock),
+                                                 mode, guarantee, start)
+            unfinished += waiting
+            if self._keep(judged, results, setup_seconds, scope, scope_reason, names_reason) or ended:
                 break
+        if _finished(results) < n:
+            # no later attempt ended as well as these: their fallbacks' searches run only now, when needed
+            self._keep(self._ended_by_fallbacks(unfinished, mode, guarantee, start, any(each.valid for each in results)),
+                       results, setup_seconds, scope, scope_reason, names_reason)
         results.sort(key=preference, reverse=True)
         first = results[0]
         first.model_seconds += prompt_pass.seconds + steps_clock.seconds
@@ -246,31 +245,72 @@ class _Run:
         reading = PromptOnDemand(model, prompt, shared, _stoppable(steps_deadline, self.should_stop), heal)
         return prompt, options, reading, steps_deadline
 
-    def _judge(self, decoders: list[Decoder], outcomes: list, mode: str, guarantee: Guarantee | None,
-               start: PartialMiddle) -> tuple[list[Completion], bool]:
-        """The middles of a batch of attempts, judged, and whether no later attempt is worth decoding.
+    def _keep(self, judged: list[Completion], results: list[Completion], setup_seconds: float, scope: str,
+              scope_reason: str, names_reason: str) -> bool:
+        """Add the middles of `judged` that are new to `results`; whether one was cancelled or timed out (no later
+        attempt is worth decoding)."""
+        for result in judged:
+            result.setup_seconds, result.scope = setup_seconds, scope
+            result.reason = "; ".join(reason for reason in (scope_reason, names_reason, result.reason) if reason)
+            if any(result.middle == other.middle for other in results):
+                continue
+            results.append(result)
+            if result.stop in ("cancelled", "timeout"):
+                return True
+        return False
 
-        When the budget ends, a middle that was finished is offered and the unfinished ones are dropped; with none
-        finished, the first unfinished one is ended by a fallback. An alternative that found no other valid first
-        token among the model's top ones decoded nothing: no middle, finished or not (judged, the fallback of its
-        empty start passed for a finished one, and the first attempt, timed out, was dropped for it). The first
-        attempt never lacks a first token, so at least one middle is kept."""
+    def _judge(self, decoders: list[Decoder], outcomes: list, mode: str, guarantee: Guarantee | None,
+               start: PartialMiddle) -> tuple[list[Completion], list[tuple[Decoder, tuple]], bool]:
+        """The middles of a batch of attempts that the model ended (or that need no fallback), judged; the attempts
+        that a fallback would end, not judged yet (`_ended_by_fallbacks`); and whether no later attempt is worth
+        decoding.
+
+        A fallback's middle never ranks above a valid one the model ended (`preference`): its searches run only
+        where too few such middles were found. An alternative that found no other valid first token among the
+        model's top ones decoded nothing: no middle, finished or not. The first attempt never lacks a first token,
+        so at least one middle is kept."""
         judging = _judging(decoders)
-        judged = [None if outcome[1] in ("timeout", "no_alternative") else
-                  _judged(self.model, self.left, self.right, decoder, mode, guarantee, start, outcome)
-                  for decoder, outcome in zip(decoders, outcomes)]
-        finished = any(result is not None and result.valid for result in judged)
-        timed_out = [index for index, outcome in enumerate(outcomes) if outcome[1] == "timeout"]
-        if timed_out and not finished:
-            first = timed_out[0]
-            judged[first] = _judged(self.model, self.left, self.right, decoders[first], mode, guarantee, start,
-                                    outcomes[first])
+        judged, waiting = [], []
+        for decoder, outcome in zip(decoders, outcomes):
+            if outcome[1] == "no_alternative":
+                continue
+            if _needs_fallback(decoder, mode, outcome):
+                waiting.append((decoder, outcome))
+            else:
+                judged.append(_judged(self.model, self.left, self.right, decoder, mode, guarantee, start, outcome))
+        self._add_judging(decoders, judging, counted=False)
+        ended = any(outcome[1] in ("timeout", "no_alternative") for outcome in outcomes)
+        return judged, waiting, ended
+
+    def _ended_by_fallbacks(self, unfinished: list[tuple[Decoder, tuple]], mode: str, guarantee: Guarantee | None,
+                            start: PartialMiddle, valid_before: bool) -> list[Completion]:
+        """The unfinished attempts' middles, each ended by a fallback, in order; a timed-out one only where no
+        middle before it is valid (`valid_before`: one the model ended): when the budget ends, a finished middle
+        is offered and the unfinished dropped."""
+        decoders = [decoder for decoder, _outcome in unfinished]
+        judging = _judging(decoders)
+        judged: list[Completion] = []
+        for decoder, outcome in unfinished:
+            if outcome[1] == "timeout" and (valid_before or any(result.valid for result in judged)):
+                continue
+            judged.append(_judged(self.model, self.left, self.right, decoder, mode, guarantee, start, outcome))
+        self._add_judging(decoders, judging, counted=True)
+        return judged
+
+    def _add_judging(self, decoders: list[Decoder], before: tuple[float, float, float], counted: bool) -> None:
+        """The decoders' judges' work and searches (since `before` where the rest was `counted` already), and the
+        final checks: what judging the ended middles since `before` took beyond them."""
         judges, searches, now = _judging(decoders)
-        # what judging the ended middles took beyond the judges' own work is the final checks
-        checks = now - judging[2] - (judges - judging[0]) - (searches - judging[1])
+        checks = now - before[2] - (judges - before[0]) - (searches - before[1])
+        if counted:
+            judges, searches = judges - before[0], searches - before[1]
         _add(self.stages, judges=judges, searches=searches, checks=checks)
-        ended = bool(timed_out) or any(outcome[1] == "no_alternative" for outcome in outcomes)
-        return [result for result in judged if result is not None], ended
+
+
+def _finished(results: list[Completion]) -> int:
+    """How many of `results` are valid middles the model ended (or was steered to end): none that a fallback could
+    end ranks above them (`preference`)."""
+    return sum(result.valid and result.ending not in ("fallback", "none") for result in results)
 
 
 def _stoppable(deadline: float | None, should_stop: Callable[[], bool] | None) -> float | None:
@@ -375,6 +415,16 @@ def _start(state: State, options: DecodingOptions, deadline: float | None,
 
 # Stops where the model ended the middle: its end of sequence, or a token past where it was asked to end.
 _MODEL_ENDS = ("eos", "line", "statement", "right")
+
+
+def _needs_fallback(decoder: Decoder, mode: str, outcome: tuple) -> bool:
+    """Whether `_judged` would end the decoder's middle by a fallback: generation stopped early, not where the model
+    or the steering ended it (constrained and checked modes; a cancelled middle is not wanted)."""
+    prefix, stop, _seen = outcome
+    steering = decoder.steering
+    steered_to_the_limit = (stop in ("max_tokens", "context_full") and steering.steered_from is not None
+                            and decoder.judge.valid_end(prefix))
+    return not (stop in _MODEL_ENDS or steered_to_the_limit) and mode != "unconstrained" and stop != "cancelled"
 
 
 def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcome) -> Completion:
