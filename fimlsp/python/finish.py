@@ -27,6 +27,7 @@ import itertools
 import math
 import re
 import time
+from collections import OrderedDict
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -94,8 +95,12 @@ def shortest_finish(
     """A text of at most `limit` characters after which the file is complete: the shortest when the exact search
     ends within its share of the budget, else the first one a greedy search finds; None if neither finds one
     within `expansions` nodes and the time up to `deadline` (a `time.perf_counter()` value)."""
+    if hopeless(state):
+        return None
     if state.complete:
         return ""
+    if _refused(state):
+        return None
     budget = _Budget(expansions, deadline)
     # names an end left unbound: the finish may bind them (not the word the cursor is in: it may end otherwise)
     unbound = state.unbound_names() - {_begun(state), _run_on(_begun(state), state.context.right)}
@@ -198,7 +203,7 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
             if len(written) > limit or (best is not None and len(written) >= len(best)):
                 continue
             child = node.feed(piece)
-            if child is None:
+            if child is None or hopeless(child, wanted):
                 continue
             # an end that binds none of the names others left unbound would leave them unbound too: not checked
             if child.quotient_accepts() and (not wanted or any(_binds(child, name) for name in wanted)):
@@ -207,6 +212,8 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
                 budget.spend(check)
                 if child.complete:
                     best = written
+                    continue
+                if _refused(child):  # and so is every text after it
                     continue
                 # a name the finish (or the word the cursor is in) loads unbound is to be written otherwise, not
                 # bound; so is the word its last one makes with the right context's first (`offset_` before `int`)
@@ -227,6 +234,103 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
         if len(wanted) > wanted_before and best is None:  # the texts so far were ordered without these names
             frontier = [root]
     return best
+
+
+def hopeless(state: FimState, wanted: list[str] = ()) -> bool:
+    """No text the search writes can complete the file after `state`, with the name judge on: the middle loaded a
+    name that nothing binds inside a function or brackets (its debt, `fimlsp.python.names.Names`) and the search is
+    not writing it, or the word the cursor is in (which the judge leaves to the file's check: it began in the left
+    context) ended as a load that the file's check found unbound at another end (`pos += array.`: `array`, or
+    `raise TTHRIGHT(`, `_refused`). A finish could bind such a name only by writing it again, after its load; a
+    search that went on checked every end it met, each refused for that name, until its budget ran out."""
+    names = state.names
+    if names is None or names.off:
+        return False
+    if names.debt - set(wanted):
+        return True
+    word = _loaded_cursor_word(state, names)
+    return word is not None and word not in wanted and word in _REFUSED_WORDS.get(names.file, ())
+
+
+def _refused(state: FimState) -> bool:
+    """Whether `state`, which the file's check refused, was refused for the word the cursor is in, ended as a load
+    of a name nothing binds: it is remembered for the file (`hopeless`), and no text after it is complete."""
+    names = state.names
+    if names is None or names.off:
+        return False
+    word = _loaded_cursor_word(state, names)
+    if word is None or word not in state.unbound_names():
+        return False
+    refused = _REFUSED_WORDS.pop(names.file, set())
+    refused.add(word)
+    _REFUSED_WORDS[names.file] = refused
+    while len(_REFUSED_WORDS) > REFUSED_FILES:
+        _REFUSED_WORDS.popitem(last=False)
+    return True
+
+
+# The words the cursor is in that the file's check refused as loads, for the latest files' names (`FileNames`, a
+# left and right context): one completion's searches, and those of an editor's next requests at the same cursor
+REFUSED_FILES = 8
+_REFUSED_WORDS: OrderedDict = OrderedDict()
+
+
+def _loaded_cursor_word(state: FimState, names) -> str | None:
+    """The word the cursor is in, begun in the left context and ended in `state`'s text, where the middle
+    completed it as a name of the code and it is a load: at its line's bracket depth 0, no binding keyword or dot
+    before it, and after it what no target takes. After an operator or a keyword that begins an expression
+    (`pos += a`, `return a`), anything but a walrus; else neither a word nor `=`, `,`, `:`, `)`, `]`, `\\` (a
+    statement's start: `a.b = 1` loads `a`, `a, b = 1, 2` does not)."""
+    file = names.file
+    where = _cursor_word_start(file.left)
+    if where is None:
+        return None
+    start, in_expression = where
+    text = state.text
+    end = _FIRST_WORD.match(text, len(file.left)).end()
+    word = text[start:end]
+    if word not in names.written or word in _BUILTINS or not text.startswith(file.left):
+        return None
+    after = _NEXT_CHARACTER.match(text, end)
+    if after is None:
+        return None
+    following = after.group(1)
+    if in_expression:
+        return None if text.startswith(":=", after.start(1)) else word
+    return word if following not in _TARGET_NEXT and not following.isidentifier() else None
+
+
+@lru_cache(maxsize=8)
+def _cursor_word_start(left: str) -> tuple[int, bool] | None:
+    """Where the word that `left` ends in begins, where a load of it may be judged by what follows: no dot or
+    binding keyword before it on its line, and no bracket open there (a comprehension binds its names after its
+    element); and whether an operator or a keyword before it makes it an expression's (not a target). None where
+    `left` ends in no word, or in a number."""
+    begun = _LAST_WORD.search(left, max(0, len(left) - _LONGEST_WORD)).group()
+    if not begun or begun[0].isdigit() or len(begun) == _LONGEST_WORD:
+        return None
+    start = len(left) - len(begun)
+    line = left[left.rfind("\n", 0, start) + 1:start]
+    if _BEFORE_WORD.search(line) or any(line.count(opening) > line.count(closing) for opening, closing in _BRACKETS):
+        return None
+    return start, _IN_EXPRESSION.search(line) is not None
+
+
+# What may follow a name that an assignment, a `for`, an annotation or a walrus binds (a word: `for`, `in`), or a
+# line continuation
+_TARGET_NEXT = frozenset("=,:)]\\")
+# The first character after a name, past blanks: a line break or comment too
+_NEXT_CHARACTER = re.compile(r"[ \t]*(\r|\n|[^\s])")
+# A dot, or a keyword after which a name is bound (or is not a name at all: an attribute)
+_BEFORE_WORD = re.compile(r"(?:\.|\b(?:def|class|import|as|for|global|nonlocal|del|lambda|from|except|with))\s*\Z")
+# An augmented assignment, a binary or unary operator (not `*`, which may star a target), or a keyword an
+# expression follows: a name after it is loaded
+_IN_EXPRESSION = re.compile(
+    r"(?:(?:\+|-|\*|/|//|%|@|&|\||\^|>>|<<|\*\*)=|(?<![=!<>])=="
+    r"|!=|<=|>=|(?<![-=<>])[<>]|(?<![-+*/%@&|^<>=!*])[-+/%@&|^~]"
+    r"|\b(?:return|raise|yield|assert|if|elif|while|not|and|or|in|is|await|else))\s*\Z")
+_BRACKETS = (("(", ")"), ("[", "]"), ("{", "}"))
+_LONGEST_WORD = 200  # a cursor word is judged up to this long
 
 
 def check_work(state: FimState) -> int:
