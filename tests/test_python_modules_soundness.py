@@ -60,7 +60,7 @@ def _judged(files, root: str) -> tuple[int, int, list[str], list[str]]:
             may += verdict is True
             if verdict is False and (level or _found_by_the_import_system(module)):
                 found.append(f"{path}: {'.' * level}{module}")
-            context = "\n".join(lines[:node.lineno - 1] + lines[node.end_lineno:])
+            context = ("\n".join(lines[:node.lineno - 1]), "\n".join(lines[node.end_lineno:]))
             if module_may_exist(module, level, folder, (root,), context=context) is False:
                 named.append(f"{path}: {'.' * level}{module}")
     return judged, may, found, named

@@ -363,7 +363,7 @@ _IMPORTABLE_SUFFIXES = tuple(all_suffixes())
 
 def module_may_exist(module: str, level: int = 0, folder: str | None = None, roots: tuple[str, ...] = (),
                      environment: Environment | None = None, *, partial: bool = False,
-                     context: str = "") -> bool | None:
+                     context: tuple[str, ...] = ()) -> bool | None:
     """Whether `import <level dots><module>` in a file of `folder` (resolved), in a project whose modules lie in
     `roots` (its root first), may find the module. False only where no module of that name is in `environment`
     (None: the project's, `find_environment(roots[0])`), the roots, the file's folder or those above it up to its
@@ -371,10 +371,10 @@ def module_may_exist(module: str, level: int = 0, folder: str | None = None, roo
     where the project runs). None where that cannot be known: an environment that runs code at start-up, a parent
     that is a module, an extension module or a package whose `__init__` may make submodules, a relative import
     from a folder that is no regular package. With `partial`, the last part is a name still being written
-    (`"os.pa"`, `"pyfl"`): whether some module's name begins with it. `context`, the file's text around the
-    import: a top-level module it names as a word (`zttp.Request(...)`, `from gunicorn.workers import Worker`) is
-    one the file uses, which may be installed where it runs though not here (None, not False). Reads folder
-    listings only, kept two seconds."""
+    (`"os.pa"`, `"pyfl"`): whether some module's name begins with it. `context`, the file's texts around the
+    import statement (not the statement itself): a top-level module they name as a word (`zttp.Request(...)`,
+    `from gunicorn.workers import Worker`) is one the file uses, which may be installed where it runs though not
+    here (None, not False). Reads folder listings only, kept two seconds."""
     found = _may_exist(module, level, folder, roots, environment, partial, _epoch())
     if found is False and context and not level and _named_in(module.split(".")[0], partial and "." not in module,
                                                                context):
@@ -382,9 +382,12 @@ def module_may_exist(module: str, level: int = 0, folder: str | None = None, roo
     return found
 
 
-def _named_in(top: str, begun: bool, context: str) -> bool:
-    """Whether `context` names `top` (a name beginning so, where `begun`) as a word, not an attribute."""
-    return re.search(r"(?<![\w.])" + re.escape(top) + ("" if begun else r"(?!\w)"), context) is not None
+@functools.lru_cache(maxsize=1024)
+def _named_in(top: str, begun: bool, context: tuple[str, ...]) -> bool:
+    """Whether the texts of `context` name `top` (a name beginning so, where `begun`) as a word, not an
+    attribute."""
+    word = re.compile(r"(?<![\w.])" + re.escape(top) + ("" if begun else r"(?!\w)"))
+    return any(word.search(text) for text in context)
 
 
 @functools.lru_cache(maxsize=4096)
