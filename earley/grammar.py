@@ -198,8 +198,10 @@ class Grammar:
             renumber[self.start],
         )
 
-    def extended(self, names: Sequence[str], rules: Iterable[Rule], start: int) -> Grammar:
-        """This trimmed grammar with the nonterminals `names` and `rules` added after its own, started at `start`.
+    def extended(self, names: Sequence[str], rules: Iterable[Rule], start: int,
+                 terminals: Iterable[int] = ()) -> Grammar:
+        """This trimmed grammar with the symbols `names` and `rules` added after its own, started at `start`; the
+        new symbols are nonterminals but for `terminals`.
 
         Its symbols and rules keep their numbers, so what was computed for it (tables, prediction closures) can
         be extended instead of rebuilt; the cost is that of the new rules alone. The new rules must be productive
@@ -209,7 +211,8 @@ class Grammar:
         """
         extended = object.__new__(Grammar)
         extended.names = self.names + tuple(names)
-        extended.terminals = self.terminals
+        new_terminals = frozenset(terminals)
+        extended.terminals = self.terminals | new_terminals
         extended.start = start
         extended.ids = dict(self.ids)
         for index, name in enumerate(names, len(self.names)):
@@ -217,10 +220,10 @@ class Grammar:
                 raise GrammarError("symbol names must be unique")
         new_rules = tuple(rules)
         if self.is_empty:
-            extended.productive, kept = _grow(self.productive, new_rules)
+            extended.productive, kept = _grow(self.productive | new_terminals, new_rules)
             new_rules = tuple(kept)
         else:
-            extended.productive = self.productive.union(lhs for lhs, _ in new_rules)
+            extended.productive = self.productive.union(new_terminals, (lhs for lhs, _ in new_rules))
         extended.rules = self.rules + new_rules
         # A rule with one of this grammar's symbols that derive no empty string derives none itself.
         never_empty = frozenset(range(len(self.names))) - self.nullable

@@ -73,11 +73,15 @@ class NFA:
         """The same language with no transition out of a final state: a final state that has some becomes
         non-final and gets a final twin with none, reached by every transition into it (initial if it is).
         A quotient by such an NFA need not copy what was predicted at its ends (`earley.quotient`)."""
+        return self.final_ends(deadline)[0]
+
+    def final_ends(self, deadline: float | None = None) -> tuple[NFA, dict[int, int]]:
+        """`with_final_ends`, and for each final state of the result the final state of this NFA it stands for."""
         busy = sorted(state for state in self.final if self.delta[state])
         if not busy:
-            return self
+            return self, {state: state for state in self.final}
         twin = {state: self.n_states + index for index, state in enumerate(busy)}
-        return NFA(
+        ends = NFA(
             self.n_states + len(busy),
             [*self.transitions, *((source, label, twin[target]) for source, label, target in self.transitions
                                   if target in twin)],
@@ -85,6 +89,34 @@ class NFA:
             [*(self.final - twin.keys()), *twin.values()],
             deadline,
         )
+        origins = {state: state for state in self.final - twin.keys()}
+        origins.update((end, state) for state, end in twin.items())
+        return ends, origins
+
+    def without_markers(self, markers: frozenset[Label]) -> tuple[NFA, dict[int, frozenset[Label]]]:
+        """This NFA with its `markers` transitions taken out, each of which must lead to a final state with no
+        way on: their sources become final instead. Returns it and the markers of each such final state; a
+        final state without any ends an unmarked word. The language is this one with the markers dropped from
+        the words' ends, and the markers say which words a final state ends."""
+        marked: dict[int, set[Label]] = {}
+        kept = []
+        for source, label, target in self.transitions:
+            if label not in markers:
+                kept.append((source, label, target))
+                continue
+            if target not in self.final or self.delta[target]:
+                raise ValueError(f"the marker {label!r} does not end a word")
+            marked.setdefault(source, set()).add(label)
+        if not marked:
+            return self, {}
+        entered = {target for _, label, target in self.transitions if label in markers}
+        reached = {target for _, label, target in kept}
+        unmarked_final = {state for state in self.final
+                          if state not in entered or state in self.initial or state in reached}
+        nfa = NFA(self.n_states, kept, self.initial, unmarked_final | marked.keys())
+        tags = {state: frozenset(labels) | (frozenset({None}) if state in unmarked_final else frozenset())
+                for state, labels in marked.items()}
+        return nfa, tags
 
     def step(self, states: Iterable[int], label: Label) -> frozenset[int]:
         return frozenset(target for state in states for target in self.delta[state].get(label, ()))

@@ -7,7 +7,7 @@ after some string of `R` becomes a rule saying how to finish it. `right_quotient
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from earley.deadline import CLOCK_INTERVAL, check_deadline
 from earley.grammar import Grammar, Rule
@@ -47,37 +47,71 @@ class RightQuotients:
         self.reversed_tables = GrammarTables(self.grammar.reverse())
         self.recognizer = Recognizer(self.grammar, terminal_costs=terminal_costs)
 
-    def recognizer_of(self, reversed_nfa: NFA, deadline: float | None = None) -> Recognizer:
-        """The recognizer of `L(grammar) / L(reversed_nfa.reverse())`; raises `DeadlineExceeded` past `deadline`."""
-        nfa = reversed_nfa.with_final_ends(deadline)
+    def recognizer_of(self, reversed_nfa: NFA, deadline: float | None = None,
+                      markers: Iterable[str] = ()) -> Recognizer:
+        """The recognizer of `L(grammar) / L(reversed_nfa.reverse())`; raises `DeadlineExceeded` past `deadline`.
+
+        A word of the right language `R` may begin with one of `markers`, new terminals (each the last label of a
+        word of `reversed_nfa`): the quotient's words then end with it, `l m` for every `l` and `m r` in `R` with
+        `l r` in `L(grammar)`. A union of right languages, each begun with its own marker, is then one quotient
+        whose recognizer still tells them apart: fed the marker of one of them last, it completes exactly the
+        words of that one's quotient. Markers cost nothing in `RecognizerState.distance`.
+        """
+        markers = tuple(sorted(set(markers)))
+        clash = [marker for marker in markers if marker in self.grammar.ids]
+        if clash:
+            raise ValueError(f"markers must be new symbols, not {clash}")
+        unmarked, tags = reversed_nfa.without_markers(frozenset(markers))
+        nfa, origins = unmarked.final_ends(deadline)
+        marker_ids = {marker: len(self.grammar.names) + 1 + index for index, marker in enumerate(markers)}
+        ends = {end: tuple(() if tag is None else (marker_ids[tag],) for tag in sorted(tags[origin], key=str))
+                for end, origin in origins.items() if origin in tags}
         check_deadline(deadline)
-        names, rules, start = _quotient_rules(NFAParse(self.reversed_tables, nfa, deadline), deadline)
+        names, rules, start = _quotient_rules(NFAParse(self.reversed_tables, nfa, deadline), deadline, markers, ends)
         forward = [(lhs, rhs[::-1]) for lhs, rhs in rules]
         check_deadline(deadline)
-        grammar = self.grammar.extended(names, forward, start)
+        grammar = self.grammar.extended(names, forward, start, marker_ids.values())
         check_deadline(deadline)
-        return Recognizer(grammar, self.recognizer)
+        if not markers:
+            return Recognizer(grammar, self.recognizer)
+        costs = dict.fromkeys(markers, 0.0)
+        base_costs = self.recognizer._terminal_costs
+        costs.update(base_costs if base_costs is not None else dict.fromkeys(
+            (self.grammar.names[terminal] for terminal in self.grammar.terminals), 1))
+        return Recognizer(grammar, self.recognizer, terminal_costs=costs, markers=markers)
 
 
-def _quotient_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], list[Rule], int]:
+def _quotient_rules(
+    parse: NFAParse, deadline: float | None, markers: Sequence[str] = (),
+    marked: Mapping[int, tuple[tuple[int, ...], ...]] | None = None,
+) -> tuple[list[str], list[Rule], int]:
     """`_open_rules`, after which the parse is freed in the background (it is as big as the charts)."""
     try:
-        return _open_rules(parse, deadline)
+        return _open_rules(parse, deadline, markers, marked or {})
     finally:
         parse.release()
 
 
-def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], list[Rule], int]:
-    """Names of the new nonterminals (numbered after the grammar's symbols), the rules that say how to finish
-    every item still open at a final state of the NFA (Fig. 2), and the new start symbol. One piece on purpose:
-    its walk back over the charts is most of the cost of a quotient after the parse, and keeps the tables in
-    locals."""
+def _open_rules(
+    parse: NFAParse, deadline: float | None, markers: Sequence[str],
+    marked: Mapping[int, tuple[tuple[int, ...], ...]],
+) -> tuple[list[str], list[Rule], int]:
+    """Names of the new symbols (numbered after the grammar's: the new start symbol, then `markers`, then the
+    new nonterminals), the rules that say how to finish every item still open at a final state of the NFA
+    (Fig. 2), and the new start symbol. One piece on purpose: its walk back over the charts is most of the cost
+    of a quotient after the parse, and keeps the tables in locals.
+
+    `marked` gives a final state's markers, as the symbols a word of the left quotient begins with there
+    (`()`: none): the rule of an item open at a final state is the one rule of a derivation made there (every
+    other rule's first symbol is the one new nonterminal in it), so a word begins with the marker of the final
+    state its derivation reached, and never with another."""
     tables = parse.tables
     grammar = tables.grammar
     n_dotted = tables.n_dotted
     base = len(grammar.names)
-    names = [_unused_name(grammar, grammar.names[grammar.start] + "'")]
+    names = [_unused_name(grammar, grammar.names[grammar.start] + "'"), *markers]
     new_start = base
+    unmarked = ((),)
     open_symbols: dict[int, int] = {}  # E!q by q * base + E (E itself at an end)
     nfa = parse.nfa
     n_states = nfa.n_states
@@ -96,7 +130,9 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
             found = open_symbols[key] = base + len(names) - 1
         return found
 
-    rules: dict[Rule, None] = dict.fromkeys((new_start, (grammar.start,)) for state in nfa.initial if state in ends)
+    rules: dict[Rule, None] = dict.fromkeys(
+        (new_start, (*marker, grammar.start))
+        for state in nfa.initial if state in ends for marker in marked.get(state, unmarked))
     # Items begun at such an end need no rule (the grammar's own say the rest) and lead only to items there.
     # The walk's items in charts are single ints: `item * n_states + chart`.
     stack = [
@@ -107,9 +143,11 @@ def _open_rules(parse: NFAParse, deadline: float | None) -> tuple[list[str], lis
     visited = set(stack)
     lhs, dot, remainders = tables.lhs, tables.dot, tables.remainders
     for key in stack:
-        item = key // n_states
+        item, chart = divmod(key, n_states)
         dotted = item % n_dotted
-        rules[(open_symbol(lhs[dotted], item // n_dotted), remainders[dotted])] = None
+        head = open_symbol(lhs[dotted], item // n_dotted)
+        for marker in marked.get(chart, unmarked):
+            rules[(head, (*marker, *remainders[dotted]))] = None
     # Walk back over the creations of every item (as `NFAParse.creations` recovers them, inlined: this loop is
     # most of the cost of a quotient): a predicted item adds a rule to each item that predicted it.
     previous_symbol, is_terminal = tables.previous_symbol, tables.is_terminal

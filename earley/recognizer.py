@@ -45,10 +45,12 @@ class Recognizer:
     """Compiled recognition tables for one grammar; `start()` gives the state before any input."""
 
     def __init__(self, grammar: Grammar, base: Recognizer | None = None,
-                 terminal_costs: Mapping[str, float] | None = None):
+                 terminal_costs: Mapping[str, float] | None = None, markers: Iterable[str] = ()):
         """With `base`, a recognizer of the grammar that `grammar` extends (`Grammar.extended`): its tables are
         extended instead of rebuilt, and its prediction closures, which new rules cannot change, are shared.
-        `terminal_costs` (the base's, else every terminal 1) is what `RecognizerState.distance` adds up."""
+        `terminal_costs` (the base's, else every terminal 1) is what `RecognizerState.distance` adds up.
+        `markers`: terminals that end an input rather than go on with it (see `RightQuotients.recognizer_of`),
+        fed like any other but never among those `RecognizerState.allowed` lists."""
         if base is None:
             self.grammar = grammar = grammar.trim()
             self.tables = GrammarTables(grammar)
@@ -56,6 +58,7 @@ class Recognizer:
             self.grammar = grammar
             self.tables = GrammarTables(grammar, base.tables)
             terminal_costs = terminal_costs if terminal_costs is not None else base._terminal_costs
+        self.markers = frozenset(self.terminal(marker) for marker in markers)
         self._base = base
         self._base_symbols = 0 if base is None else len(base.grammar.names)
         self._closures: dict[frozenset[int], _Closure] = {}
@@ -173,7 +176,8 @@ class Recognizer:
         for symbol, rules in waiting.items():
             merged[symbol] = merged.get(symbol, ()) + tuple(rules)
         found = self._closures[roots] = _Closure(
-            merged, inherited.terminals.union(symbol for symbol in waiting if is_terminal[symbol]))
+            merged, inherited.terminals.union(
+                symbol for symbol in waiting if is_terminal[symbol] and symbol not in self.markers))
         return found
 
 
@@ -211,12 +215,12 @@ class RecognizerState:
 
     def allowed_ids(self) -> frozenset[int]:
         chart = self._charts[self._index]
-        is_terminal = self.recognizer.tables.is_terminal
-        explicit = [symbol for symbol in chart.waiting if is_terminal[symbol]]
+        is_terminal, markers = self.recognizer.tables.is_terminal, self.recognizer.markers
+        explicit = [symbol for symbol in chart.waiting if is_terminal[symbol] and symbol not in markers]
         return chart.closure.terminals.union(explicit) if explicit else chart.closure.terminals
 
     def allowed(self) -> frozenset[str]:
-        """The terminals that may come next (every one of them keeps the input a viable prefix)."""
+        """The terminals that may come next (every one of them keeps the input a viable prefix), but markers."""
         names = self.recognizer.grammar.names
         return frozenset(names[symbol] for symbol in self.allowed_ids())
 

@@ -278,15 +278,15 @@ def test_complete_judges_the_statements_in_the_windows(monkeypatch):
     import fimlsp.python.quotient as module
 
     functions = "".join(f"def f{n}(a, b):\n    return [a, b]\n\n\n" for n in range(300))
-    left, right = functions + "def g():\n    a = 1\n", "    b = 2\nc = 3\n" + functions
+    left, right = functions + "def g():\n    if a:\n        a = 1", "\n  b = 2\nc = 3\n" + functions
     state = quotient(left, right)
     parsed = []
     compiles_standing_in = module.compiles_standing_in
     monkeypatch.setattr(module, "compiles_standing_in",
                         lambda source: parsed.append(len(source)) or compiles_standing_in(source))
-    assert state.complete and state.feed("    b = 1\n").complete
-    unindented = state.feed("x")  # `x    b = 2`: in the quotient, whose indentation is an over-approximation
-    assert unindented.quotient_accepts() and not unindented.complete and not parses(left + "x" + right)
+    assert state.feed("\nif z:").complete
+    # `b` at column 2 dedents to no level: in the quotient, whose indentation is an over-approximation
+    assert state.quotient_accepts() and not state.complete and not parses(left + right)
     assert parsed and max(parsed) < 200 < len(left)
 
 

@@ -36,7 +36,7 @@ from fimlsp.python.members import Members, MemberSource
 from fimlsp.python.names import FileNames, Names
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token
 from fimlsp.python.meaning import is_own_prose, prose_limit, runs_on_as_prose
-from fimlsp.python.right_context import reversed_right_context_nfa
+from fimlsp.python.right_context import boundary_marker, reversed_right_context_nfa
 from fimlsp.python.right_tokens import token_end
 from fimlsp.python.syntax import compiles, compiles_standing_in, parses_statements
 from fimlsp.python.window import StatementStarts, left_window
@@ -69,7 +69,8 @@ class RightContext:
             # At each boundary index, the text that stands for the right context (None: all of it).
             self.windows = windows
             self.boundaries = frozenset(windows)
-            self.recognizer = quotients.recognizer_of(reversed_language, deadline)
+            self.markers = {index: boundary_marker(index) for index in windows}
+            self.recognizer = quotients.recognizer_of(reversed_language, deadline, self.markers.values())
         self._token_ends: dict[tuple[int, int], int | None] = {}
         # The spaces and tabs the right context starts with: a middle that ends a line meets them.
         self.indentation = self.right[:len(self.right) - len(self.right.lstrip(" \t"))]
@@ -399,7 +400,8 @@ class FimState:
             return None  # the middle's last comment or string would swallow code of the right context
         if self.scope is not None and not self.scope.admits_end(self.lexer, index, terminals):
             return None
-        parser = self.parser.feed_all(terminals)
+        # The boundary's marker: the stream of this boundary, not any other's, must complete the file.
+        parser = self.parser.feed_all([*terminals, self.context.markers[index]])
         if parser is None or not parser.complete or self.blocks.feed(terminals) is None:
             return None
         if self.names is not None and not self.names.ends(terminals):

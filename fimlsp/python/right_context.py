@@ -376,7 +376,8 @@ def reversed_right_context_nfa(
     right: str, window: bool = True, deadline: float | None = None, floor: int = 0,
     statement_starts: Sequence[int] = (),
 ) -> tuple[NFA, dict[int, str | None]]:
-    """The NFA of the reversed union, over boundary indices, of the streams of `right[index:]`.
+    """The NFA of the reversed union, over boundary indices, of the streams of `right[index:]`, each begun with
+    its boundary's marker (`boundary_marker`).
 
     Reversed because the quotient is computed over reversed languages; built as a trie so that the streams'
     common tail (usually everything after the first line) is shared. Also returns the indices that took part,
@@ -391,6 +392,13 @@ def reversed_right_context_nfa(
     for index in boundary_indices(right):
         found = stream(scanner, index, standalone, deadline, floor)
         if found is not None:
-            reversed_streams.append(found.parts[::-1])
+            reversed_streams.append([*found.parts[::-1], _symbol(boundary_marker(index))])
             used[index] = found.stands_for
     return union_of_sequences(reversed_streams, deadline), used
+
+
+def boundary_marker(index: int) -> str:
+    """The marker that begins the stream of the boundary at `index` (`RightQuotients.recognizer_of`): a middle
+    whose last token ends there is complete when the quotient accepts it followed by this marker, as that
+    stream alone (not another boundary's) completes it."""
+    return f"<boundary {index}>"
