@@ -77,3 +77,16 @@ def test_a_middle_owing_a_name_nothing_binds_is_given_up_at_once(monkeypatch):
 def test_a_word_in_a_string_is_no_name(checks):
     """The cursor in a string's word: the string is closed, whatever the word."""
     assert judged('def greet():\n    return "hel', "\n").feed("lo wor").finish(20, None, 200) == '"'
+
+
+def test_a_cursor_word_no_name_goes_on_with_is_given_up_while_it_is_written(checks):
+    """`raise SecurePost`: after `raise` the word is a load whatever follows, the file's check refuses it, and no
+    name the file binds begins with it: no text after it can be complete, and the search ends at its first check
+    (it used to check `SecurePost;`, `SecurePost(0)`, ... until its nodes ran out)."""
+    left, right = "class SettingsError(Exception):\n    pass\n\n\ndef check(value):\n    if value:\n        raise Se", (
+        "\n    return value\n")
+    state = judged(left, right)
+    assert state.finish(40, None, 200) == "ttingsError"
+    checks.clear()
+    assert state.feed("curePost").finish(40, None, 200) is None
+    assert len(checks) <= 1, checks

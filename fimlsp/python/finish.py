@@ -99,7 +99,7 @@ def shortest_finish(
         return None
     if state.complete:
         return ""
-    if _refused(state):
+    if _refused(state) or _unbound_to_the_end(state, limit):
         return None
     budget = _Budget(expansions, deadline)
     # names an end left unbound: the finish may bind them (not the word the cursor is in: it may end otherwise)
@@ -261,12 +261,37 @@ def _refused(state: FimState) -> bool:
     word = _loaded_cursor_word(state, names)
     if word is None or word not in state.unbound_names():
         return False
-    refused = _REFUSED_WORDS.pop(names.file, set())
+    _remember_refused(names.file, word)
+    return True
+
+
+def _unbound_to_the_end(state: FimState, limit: float) -> bool:
+    """Whether `state`, which the file's check refused, ends in the word the cursor is in, after an operator or a
+    keyword that makes it a load (`raise SecurePost`), refused for it, and no text the search writes goes on with
+    the word (no name the file binds begins with it): every text after it loads the word unbound."""
+    names = state.names
+    if names is None or names.off:
+        return False
+    where = _cursor_word_start(names.file.left)
+    begun = _begun(state)
+    if where is None or not where[1] or not begun or begun not in state.unbound_names() or begun in _BUILTINS:
+        return False
+    text = state.text
+    if len(text) - len(begun) != where[0] or not text.startswith(names.file.left):
+        return False
+    continuing, final, openings = _pieces(state)
+    if any(piece[0].isidentifier() or piece[0].isdigit() for piece in itertools.chain(continuing, final, openings)):
+        return False
+    _remember_refused(names.file, begun)
+    return True
+
+
+def _remember_refused(file, word: str) -> None:
+    refused = _REFUSED_WORDS.pop(file, set())
     refused.add(word)
-    _REFUSED_WORDS[names.file] = refused
+    _REFUSED_WORDS[file] = refused
     while len(_REFUSED_WORDS) > REFUSED_FILES:
         _REFUSED_WORDS.popitem(last=False)
-    return True
 
 
 # The words the cursor is in that the file's check refused as loads, for the latest files' names (`FileNames`, a
