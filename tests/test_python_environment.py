@@ -161,6 +161,8 @@ def test_a_pth_that_runs_code_or_a_sitecustomize_makes_the_environment_unknown(t
     found = find_environment(None, str(tmp_path / "env"))
     assert found.found_by == "setting" and importable(found).unknown is None
     assert module_may_exist("pyflask", environment=found) is False
+    (site / "_virtualenv.pth").write_text("import _virtualenv")  # what virtualenv writes: known not to add modules
+    assert importable(found).unknown is None
     (site / "hook.pth").write_text("import sys; sys.meta_path.insert(0, object())\n")
     assert "hook.pth runs code" in importable(found).unknown
     assert module_may_exist("pyflask", environment=found) is None

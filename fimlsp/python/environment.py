@@ -44,10 +44,15 @@ _OTHER_VERSIONS_STDLIB = frozenset({
 })
 _WINDOWS_STDLIB = frozenset({"_testconsole", "_msi", "_overlapped", "_winapi", "msvcrt", "nt", "winreg", "winsound"})
 # The `.pth` lines known not to make modules importable, or whose modules are read below.
-_DISTUTILS_SHIM = re.compile(r".*__import__\(['\"]_distutils_hack['\"]\)\.add_shim\(\).*|import _distutils_hack\b.*")
+_DISTUTILS_SHIM = re.compile(  # setuptools' distutils-precedence.pth
+    r"import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os\.environ\.get\(var, '(?:local|stdlib)'\) == 'local'; "
+    r"enabled and __import__\('_distutils_hack'\)\.add_shim\(\); ?")
 _EDITABLE_FINDER = re.compile(r"import (__editable___[\w.]+_finder); \1\.install\(\)\s*")
 _EDITABLES_REDIRECTOR = re.compile(r"import (_editable_impl_\w+)\s*")  # hatchling's `editables`
-_HARMLESS_LINES = re.compile(r"import _virtualenv\s*")
+_HARMLESS_LINES = re.compile(  # virtualenv's, and easy_install's reordering of sys.path
+    r"import _virtualenv\s*|import sys; sys\.__plen = len\(sys\.path\)\s*"
+    r"|import sys; new = sys\.path\[sys\.__plen:\]; del sys\.path\[sys\.__plen:\]; "
+    r"p = getattr\(sys, '__egginsert', 0\); sys\.path\[p:p\] = new; sys\.__egginsert = p \+ len\(new\)\s*")
 _NAMESPACE_PACKAGE = re.compile(r"import sys, types, os;.*f_locals\['sitedir'\], \*\(((?:'\w+',\s*)+)\)\).*")
 _STARTUP_MODULES = ("sitecustomize", "usercustomize")
 # A requirement's distribution name (`python-multipart>=0.0.18; extra == "full"`, `PySide6 (>=6.9)`).
@@ -402,7 +407,7 @@ def _read_pth(site_folder: str, pth: str, folders: list[str], mapped: dict[str, 
             elif os.path.isfile(entry):
                 return f"{path} adds {entry}, an archive that is not read"
             continue
-        if _DISTUTILS_SHIM.fullmatch(line.strip()):
+        if _DISTUTILS_SHIM.fullmatch(line.rstrip("\r\n")):
             names.add("distutils")
             opaque.add("distutils")
         elif _HARMLESS_LINES.fullmatch(line):
