@@ -48,16 +48,18 @@ class RightQuotients:
         self.recognizer = Recognizer(self.grammar, terminal_costs=terminal_costs)
 
     def recognizer_of(self, reversed_nfa: NFA, deadline: float | None = None,
-                      markers: Iterable[str] = ()) -> Recognizer:
+                      markers: Iterable[str] | Mapping[str, float] = ()) -> Recognizer:
         """The recognizer of `L(grammar) / L(reversed_nfa.reverse())`; raises `DeadlineExceeded` past `deadline`.
 
         A word of the right language `R` may begin with one of `markers`, new terminals (each the last label of a
         word of `reversed_nfa`): the quotient's words then end with it, `l m` for every `l` and `m r` in `R` with
         `l r` in `L(grammar)`. A union of right languages, each begun with its own marker, is then one quotient
         whose recognizer still tells them apart: fed the marker of one of them last, it completes exactly the
-        words of that one's quotient. Markers cost nothing in `RecognizerState.distance`.
+        words of that one's quotient. A marker costs what `markers` maps it to in `RecognizerState.distance`
+        (nothing, given as a plain collection).
         """
-        markers = tuple(sorted(set(markers)))
+        marker_costs = markers if isinstance(markers, Mapping) else dict.fromkeys(markers, 0.0)
+        markers = tuple(sorted(marker_costs))
         clash = [marker for marker in markers if marker in self.grammar.ids]
         if clash:
             raise ValueError(f"markers must be new symbols, not {clash}")
@@ -74,7 +76,7 @@ class RightQuotients:
         check_deadline(deadline)
         if not markers:
             return Recognizer(grammar, self.recognizer)
-        costs = dict.fromkeys(markers, 0.0)
+        costs = dict(marker_costs)
         base_costs = self.recognizer._terminal_costs
         costs.update(base_costs if base_costs is not None else dict.fromkeys(
             (self.grammar.names[terminal] for terminal in self.grammar.terminals), 1))

@@ -88,11 +88,7 @@ def test_tied_candidates_go_to_the_lower_ids_on_every_cpu():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["randspan", pytest.param("boundary", marks=pytest.mark.xfail(
-    strict=False, reason="known, on any machine: at asyncio/transports.py's cut `call_exception_handler|,\\n "
-                         "'exception': exc, ...})` the quotient accepts `({` before the `,` that CPython refuses "
-                         "(as it accepts `x = {` before `,}`), so the start's finish search (400 counted nodes) "
-                         "meets only ends CPython refuses and finds no finish; open in issue 44"))])
+@pytest.mark.parametrize("kind", ["randspan", "boundary"])
 def test_a_random_model_always_ends_valid_on_standard_library_cuts(tiny, kind):
     """The tiny model is randomly initialised and never chooses to stop: every constrained middle is still
     valid, within the token limit (a CI sample; `fimlsp eval --model` with such a model runs hundreds). Without a

@@ -26,7 +26,7 @@ def test_the_checks_of_a_search_are_counted_with_its_nodes(monkeypatch):
     complete = FimState.complete.fget
     monkeypatch.setattr(FimState, "complete", property(lambda self: checks.append(1) or complete(self)))
     filler = "".join(f"value_{index} = {index}\n" for index in range(600))  # over 8,000 characters
-    left, right = filler + "print(", ",\n    'exception': value_1,\n})\n"  # `print({` is the only way on
+    left, right = filler + "print(value_1", "\ndef g(a, a):\n    pass\n"  # duplicate parameters: no finish
     state = quotient(left, right)
     work = 40
     assert state.finish(24, None, work) is None

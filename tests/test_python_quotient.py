@@ -330,7 +330,7 @@ def test_a_stream_that_reads_strings_as_code_does_not_widen_the_window_of_anothe
     cursor = text.index("Terminal notes x.defects")
     right = text[cursor:]
     starts = [start - cursor for start in module_statement_starts(text) if start > cursor] if known_starts else []
-    _nfa, windows = reversed_right_context_nfa(right, True, None, 0, starts)
+    windows = reversed_right_context_nfa(right, True, None, 0, starts).windows
     after_docstring = right.index('"""') + 3
     assert windows[after_docstring] == right[:right.index("import re")]
 

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fimlsp import quotient
+from fimlsp.python.right_context import reversed_right_context_nfa
 from fimlsp.python.syntax import compiles, parses
 from harness.corpus import stdlib_text
 
@@ -106,3 +107,22 @@ def test_asyncio_transports_cut_accepts_exactly_what_cpython_does():
     state = quotient(left, right)
     for middle in ["(", "({", "({1", "({1:", "({1: 1", "({**a", "({# x", "({1, 2", "({*a"]:
         assert_membership_is_cpythons(left, middle, right, state)
+
+
+def test_a_boundary_only_a_line_start_reaches_needs_the_depth_its_line_opens():
+    """After `,` read as a line's first token the depth is 0 (a line starts only outside brackets), and `]` then
+    closes nothing: no middle ends there. `#` to the line's end is a boundary of its own, and the `#` it needs
+    (and a word after it, before code) costs characters that no terminal counts."""
+    language = reversed_right_context_nfa(",]\n")
+    assert sorted(language.windows) == [0, 2] and language.chars == {0: 0, 2: 2}
+    assert reversed_right_context_nfa("(x,\n  y)\n").chars[1] == 0  # `(` opens what the stream closes
+
+
+def test_the_start_of_the_asyncio_transports_cut_finds_its_finish_in_a_few_nodes():
+    """The random-model decoding test's case: the stream after the `,` (read as a line's first token, or after a
+    comment that swallows it) made `({` look finished, and 400 nodes of the finish search met no finish."""
+    text = stdlib_text("asyncio/transports.py")
+    call = text.index("call_exception_handler(") + len("call_exception_handler")
+    left, right = text[:call], text[text.index(",", call):]
+    finish = quotient(left, right).finish(24, None, 20)
+    assert finish is not None and compiles(left + finish + right)

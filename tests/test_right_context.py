@@ -71,7 +71,7 @@ def test_the_true_boundary_keeps_a_stream_whose_window_stands_for_the_file(name,
     cuts = _cuts_inside_tokens(text, rng, 3)
     for cut, end in cuts:
         right = text[cut:]
-        _, used = reversed_right_context_nfa(right)
+        used = reversed_right_context_nfa(right).windows
         assert end - cut in used, (name, right[:40])
         stands_for = used[end - cut]
         assert compiles(text[:cut] + (right if stands_for is None else stands_for)), (name, stands_for)

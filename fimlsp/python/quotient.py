@@ -64,13 +64,15 @@ class RightContext:
         self.initial_blocks = Blocks(unknown=bool(block_indent))
         quotients = python_quotients()
         with no_cycle_collection():
-            reversed_language, windows = reversed_right_context_nfa(
+            language = reversed_right_context_nfa(
                 self.right, self.windowed, deadline, self.initial.indents[0][0], statement_starts)
             # At each boundary index, the text that stands for the right context (None: all of it).
-            self.windows = windows
+            self.windows = windows = language.windows
             self.boundaries = frozenset(windows)
             self.markers = {index: boundary_marker(index) for index in windows}
-            self.recognizer = quotients.recognizer_of(reversed_language, deadline, self.markers.values())
+            # A marker costs the characters the middle writes to end there that no terminal counts (a `#`).
+            self.recognizer = quotients.recognizer_of(
+                language.nfa, deadline, {self.markers[index]: chars for index, chars in language.chars.items()})
         self._token_ends: dict[tuple[int, int], int | None] = {}
         # The spaces and tabs the right context starts with: a middle that ends a line meets them.
         self.indentation = self.right[:len(self.right) - len(self.right.lstrip(" \t"))]

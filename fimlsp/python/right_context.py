@@ -29,6 +29,7 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.facts import CONTINUING, DECORATABLE
 from fimlsp.python.grammar import load_grammar
 from fimlsp.python.lexer import MAX_BRACKET_DEPTH, MAX_INDENT_LEVELS, indentation_column
+from fimlsp.python.meaning import prose_limit
 from fimlsp.python.right_tokens import Scanner, Token, token_end
 from fimlsp.python.right_window import StandaloneCache
 from fimlsp.python.syntax import parses_statements
@@ -36,16 +37,64 @@ from fimlsp.python.syntax import parses_statements
 
 def boundary_indices(right: str) -> list[int]:
     """Indices of `right` at which, after some middle, the lexer is between tokens (sorted)."""
-    ends = {0}
+    return sorted(boundary_arrivals(right))
+
+
+class Arrival(NamedTuple):
+    """How a middle's last token can end at a boundary index: the fewest characters it writes beyond the shortest
+    texts of its terminals (the `#` of a comment, the backslash of a line continuation, that runs on to the
+    index), whether every way there is a comment (which may not run into the right context's code:
+    `fimlsp.python.meaning`), and the bracket depth it must leave there when only a middle that ends at a line's
+    start gets there (None: any)."""
+
+    chars: int
+    comment: bool
+    depth: int | None
+
+
+_BETWEEN_TOKENS = Arrival(0, False, None)
+_RUN_ON = {lx.S_COMMENT: Arrival(1, True, None), lx.S_BACKSLASH: Arrival(1, False, None),
+           lx.S_CONTINUATION: Arrival(1, False, None)}
+
+
+def boundary_arrivals(right: str) -> dict[int, list[Arrival]]:
+    """The boundary indices of `right`, each with the ways a middle's last token ends there (see `Arrival`).
+
+    A middle that ends at a line's start leaves the bracket depth 0 there (a line break in brackets starts no
+    line), so after the line's first token the depth is what that token opens: a stream from there that needs
+    another depth is one that no such middle reaches (`x = {` before `,}`: the stream after the `,` needs 1).
+    """
+    arrivals: dict[int, list[Arrival]] = {0: [_BETWEEN_TOKENS]}
     memo: dict[tuple[int, int], int | None] = {}
+
+    def arrive(index: int | None, arrival: Arrival) -> None:
+        if index is not None and arrival not in arrivals.setdefault(index, []):
+            arrivals[index].append(arrival)
+
     for state in range(1, lx.N_STATES):
-        end = token_end(right, state, 0, memo)
-        if end is not None:
-            ends.add(end)
-    ends.add(_line_start_end(right, 0, memo))
+        arrive(token_end(right, state, 0, memo), _RUN_ON.get(state, _BETWEEN_TOKENS))
+    starts = [0]
     if right.startswith("\n"):  # the middle ended in "\r": this "\n" completes its line break
-        ends |= {1, _line_start_end(right, 1, memo)}
-    return sorted(index for index in ends if index is not None)
+        arrive(1, _BETWEEN_TOKENS)
+        starts.append(1)
+    for start in starts:
+        end = _line_start_end(right, start, memo)
+        if end is not None:
+            arrive(end, Arrival(0, False, _opened(right, start, end)))
+    return arrivals
+
+
+def _opened(text: str, start: int, end: int) -> int:
+    """The brackets that the tokens of `text[start:end]` open, less those they close."""
+    change = 0
+    for token in Scanner(text[:end]).tokens_from(start):
+        if token is None:
+            break
+        if token.terminal in lx.OPENING_BRACKETS:
+            change += 1
+        elif token.terminal in lx.CLOSING_BRACKETS:
+            change -= 1
+    return change
 
 
 def _line_start_end(text: str, index: int, memo: dict[tuple[int, int], int | None]) -> int | None:
@@ -77,6 +126,7 @@ class Stream(NamedTuple):
 
     parts: list[Regex]
     stands_for: str | None
+    depth: int  # the bracket depth the middle leaves at the stream's start
 
 
 def stream(
@@ -104,7 +154,7 @@ def stream(
         elif token.terminal in lx.CLOSING_BRACKETS:
             change -= 1
             lowest_change = min(lowest_change, change)
-    depth = -change  # the file ends, and a window is cut, at depth 0
+    depth = opened = -change  # the file ends, and a window is cut, at depth 0
     if depth < 0 or lowest_change < change or depth > MAX_BRACKET_DEPTH:
         return None
     parts: list[Regex] = []
@@ -150,7 +200,7 @@ def stream(
             depth -= 1
     parts.extend(_newline(line_has_tokens))  # a cut is at a line start at depth 0: the same as the end of file
     parts.append(_closing_dedents(known_levels, lowest_level, floor))
-    return Stream(parts, None if text is scanner.text and end == len(text) else text[:end])
+    return Stream(parts, None if text is scanner.text and end == len(text) else text[:end], opened)
 
 
 def _window_tokens(
@@ -372,10 +422,21 @@ def _newline(line_has_tokens: bool | None) -> list[Regex]:
     return [sym(lx.NEWLINE)] if line_has_tokens else []
 
 
+class RightLanguage(NamedTuple):
+    """A right context's token streams as one NFA (`reversed_right_context_nfa`), the boundary indices that
+    took part, each with the text its window stands for (`Stream.stands_for`), and with the fewest characters
+    a middle writes beyond its terminals to end there (`Arrival.chars`; one more for a comment that runs on into
+    code, which only prose of the middle's own may do: `fimlsp.python.meaning`)."""
+
+    nfa: NFA
+    windows: dict[int, str | None]
+    chars: dict[int, int]
+
+
 def reversed_right_context_nfa(
     right: str, window: bool = True, deadline: float | None = None, floor: int = 0,
     statement_starts: Sequence[int] = (),
-) -> tuple[NFA, dict[int, str | None]]:
+) -> RightLanguage:
     """The NFA of the reversed union, over boundary indices, of the streams of `right[index:]`, each begun with
     its boundary's marker (`boundary_marker`).
 
@@ -384,17 +445,31 @@ def reversed_right_context_nfa(
     each with the text its window stands for (`Stream.stands_for`); raises `DeadlineExceeded` past `deadline`.
     `floor`: see `stream`. `statement_starts`, ascending: known starts of top-level statements of `right` from
     which the rest of it is whole statements (the window's proofs then parse no further).
+
+    A way to a boundary that needs a bracket depth other than its stream's is no way there: a boundary with none
+    left takes no part.
     """
     standalone = StandaloneCache(right, statement_starts) if window else None
     scanner = Scanner(right)
     reversed_streams = []
     used: dict[int, str | None] = {}
-    for index in boundary_indices(right):
+    chars: dict[int, int] = {}
+    code = _code_start(right)
+    for index, ways in sorted(boundary_arrivals(right).items()):
         found = stream(scanner, index, standalone, deadline, floor)
-        if found is not None:
+        ways = [] if found is None else [way for way in ways if way.depth in (None, found.depth)]
+        if ways:
             reversed_streams.append([*found.parts[::-1], _symbol(boundary_marker(index))])
             used[index] = found.stands_for
-    return union_of_sequences(reversed_streams, deadline), used
+            chars[index] = min(way.chars + (way.comment and index > code) for way in ways)
+    return RightLanguage(union_of_sequences(reversed_streams, deadline), used, chars)
+
+
+def _code_start(right: str) -> int:
+    """Where the right context's code begins for a middle that ends between tokens: after the blanks, and the
+    comments and strings, that its first line begins with (`fimlsp.python.meaning.prose_limit`)."""
+    limit = prose_limit(right, lx.START, frozenset({0}))
+    return len(right) if limit is None else limit
 
 
 def boundary_marker(index: int) -> str:
