@@ -98,12 +98,33 @@ def test_a_call_that_fits_or_cannot_be_judged_is_accepted(left, middle):
     ("from unknown import f\n", "no signature"),
     ("import contextlib\n\n\nclass A:\n    @contextlib.contextmanager\n    def f(self, a):\n        yield\n\n"
      "    def g(self):\n        ", "decorated by contextmanager"),
-    # through self, jedi may read a staticmethod as bound (starlette's cors.py: self.allow_explicit_origin(h, o))
-    ("class A:\n    @staticmethod\n    def f(a):\n        pass\n\n    def g(self):\n        ", "a staticmethod"),
+    ("from unknown import deco\n\n\n@deco\nasync def f(a):\n    pass\n\n\n", "decorated by deco"),
 ])
 def test_callables_whose_signature_is_not_known_relax_and_say_why(left, reason):
     accepted, said = judged(left, ("self.f" if "self" in left else "f") + "(1, 2, 3, x=4)\n")
     assert accepted and reason in said
+
+
+STATIC = "    @staticmethod\n    def f(a, b):\n        pass\n"
+
+
+@pytest.mark.parametrize("above", [True, False])
+def test_a_staticmethod_called_through_self_is_judged_by_all_its_parameters(above):
+    """starlette's cors.py calls self.allow_explicit_origin(headers, origin), a staticmethod defined below: the query
+    document's call, left open, swallowed its @staticmethod, and jedi read it as bound (origin alone)."""
+    left = "class A:\n" + (STATIC + "\n" if above else "") + "    def g(self):\n        "
+    right = "\n" + ("" if above else "\n" + STATIC)
+    assert judged(left, "self.f(1, 2)\n", right) == (True, "")
+    assert judged(left, "self.f(1, 2, 3)\n", right)[0] is False
+
+
+def test_a_definition_below_a_bracket_the_query_leaves_open_is_let_go():
+    """An earlier line's bracket, closed after the cursor's line, is still open where jedi is asked: the lines
+    below, decorators included, read as one broken expression, so the definition is not judged."""
+    left = "from unknown import deco\n\n\nclass A:\n    def g(self):\n        print(\n            1,\n            "
+    right = "\n\n    @deco\n    def f(self, a):\n        pass\n"
+    accepted, said = judged(left, "self.f(1, 2, 3, 4))\n", right)
+    assert accepted and "left open" in said
 
 
 @pytest.mark.parametrize("left, middle", [

@@ -186,10 +186,7 @@ def test_true_middles_of_a_few_cuts_of_a_held_out_package_are_never_refused():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("package", [pytest.param(name, marks=pytest.mark.xfail(strict=False, reason=(
-    "known, issue 49: the call judge (off by default) refuses starlette cors.py's "
-    "self.allow_explicit_origin(headers, origin), a staticmethod called through self"))) if name == "starlette"
-    else name for name in HELD_OUT])
+@pytest.mark.parametrize("package", HELD_OUT)
 def test_true_middles_of_held_out_packages_read_with_their_paths_are_never_refused(package):
     """Over 2,000 cuts with their imports: 160 of each kind per package and every import."""
     files, project = _held_out(package)

@@ -11,6 +11,10 @@ from collections.abc import Callable
 from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
+from fimlsp.python import lexemes as lx
+from fimlsp.python.lexer import INITIAL, advance
+
+_CLOSER = {"(": ")", "[": "]", "{": "}"}
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")  # the callable's chain of names at the left context's end
 
 # The time one signature query may take before the call is let go (seconds).
@@ -105,12 +109,30 @@ def _last_name(node) -> str:
     return code.rsplit(".", 1)[-1].strip()
 
 
+def _statement(definition):
+    """The statement a parso `funcdef` or `classdef` makes: its `async` and decorators included."""
+    node = definition
+    if node.parent is not None and node.parent.type in ("async_funcdef", "async_stmt"):
+        node = node.parent
+    if node.parent is not None and node.parent.type == "decorated":
+        node = node.parent
+    return node
+
+
 def _decorators(definition) -> list:
-    parent = definition.parent
-    if parent is None or parent.type != "decorated":
+    node = _statement(definition)
+    if node.type != "decorated":
         return []
-    found = parent.children[0]
+    found = node.children[0]
     return list(found.children) if found.type == "decorators" else [found]
+
+
+def _in_open_bracket(definition) -> bool:
+    """Whether parso read the definition inside a bracket left open above it (the query document's call, or the
+    left context's statement, not closed): the lines up to its `def` or `class` are then one broken expression, so
+    its decorators (`@staticmethod` above a method) are lost to it and what decorates it is not known."""
+    before = _statement(definition).get_first_leaf().get_previous_leaf()
+    return before is not None and before.type != "newline"
 
 
 def _takes_the_rest(funcdef) -> bool:
@@ -162,14 +184,14 @@ def signatures_of(found, chain: tuple[str, ...]) -> Lookup:
         definition = None if tree_name is None else tree_name.get_definition()
         if definition is None:
             return Lookup(None, f"no source for {'.'.join(chain)}")
+        if definition.type in ("funcdef", "classdef") and _in_open_bracket(definition):
+            return Lookup(None, f"{'.'.join(chain)} is defined where a bracket above is left open")
         stub = str(each.module_path or "").endswith(".pyi")
         if each.type == "function" and definition.type == "funcdef":
             if _takes_the_rest(definition):
                 return Lookup(None, f"{'.'.join(chain)} takes *args or **kwargs")
             for decorator in _decorators(definition):
                 name = _last_name(decorator)
-                if name == "staticmethod" and len(chain) > 1:  # jedi may read it as bound: its first parameter lost
-                    return Lookup(None, f"{'.'.join(chain)} is a staticmethod")
                 if name not in _KEEPING and not (stub and name == "overload"):
                     return Lookup(None, f"{'.'.join(chain)} is decorated by {name}")
         elif each.type == "class" and definition.type == "classdef":
@@ -180,6 +202,27 @@ def signatures_of(found, chain: tuple[str, ...]) -> Lookup:
             return Lookup(None, f"{'.'.join(chain)} is a {each.type}")
         signatures.append(signature_of(each.params))
     return Lookup(tuple(signatures))
+
+
+def _closing(line: str) -> str:
+    """The brackets that close what `line` leaves open, innermost first: the query document closes the call it
+    asks about and those around it, so that the lines after it read as they are written (left open, they would
+    swallow the decorators of the definitions below up to the next `def`)."""
+    lexed = advance(INITIAL, line + " ")  # the space ends the last token
+    opened: list[str] = []
+    for terminal in lexed[1] if lexed is not None else ["("]:
+        if terminal in lx.OPENING_BRACKETS:
+            opened.append(_CLOSER[terminal])
+        elif terminal in lx.CLOSING_BRACKETS and opened:
+            opened.pop()
+    return "".join(reversed(opened))
+
+
+def _after_line(right: str) -> str:
+    """The right context after the cursor's line (whose rest the query document leaves out: its arguments and
+    closing brackets are the middle's call's)."""
+    end = right.find("\n")
+    return "" if end < 0 else right[end:]
 
 
 _ANSWERS: dict[tuple[str, int, int, str], Future] = {}
@@ -222,7 +265,7 @@ class SignatureSource:
             prefix += ".".join(chain) + "("
             line = prefix.count("\n") + 1
             column = len(prefix) - (prefix.rfind("\n") + 1)
-            code = prefix + "\n" + self.right
+            code = prefix + _closing(prefix[prefix.rfind("\n") + 1:]) + _after_line(self.right)
             key = (hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest(), line, column,
                    str(self.path))
             with _ANSWERS_LOCK:
