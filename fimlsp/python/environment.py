@@ -8,7 +8,8 @@ child folder with a `pyvenv.cfg`), else the interpreter fimlsp runs on. `importa
 top level: the standard library, every entry of its site-packages folders and of the folders their `.pth` files add,
 and the packages editable installs map (their finder's `MAPPING`, read with `ast`). Where that cannot be known
 soundly (a `.pth` that runs code other than the well-known lines, a `sitecustomize`, an unreadable folder) it says
-why, and the judge relaxes. A listing, not an import: a few milliseconds, kept until a folder's mtime changes.
+why, and the judge relaxes. Listings, not imports: about 20 ms for this project's venv (its distributions'
+requirements read too), kept until a folder's mtime changes.
 """
 
 from __future__ import annotations

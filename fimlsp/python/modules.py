@@ -382,7 +382,7 @@ def module_may_exist(module: str, level: int = 0, folder: str | None = None, roo
     return found
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=32)  # (it holds the texts: a few completions' worth)
 def _named_in(top: str, begun: bool, context: tuple[str, ...]) -> bool:
     """Whether the texts of `context` name `top` (a name beginning so, where `begun`) as a word, not an
     attribute."""
