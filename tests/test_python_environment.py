@@ -219,3 +219,31 @@ def test_a_module_the_files_text_names_may_be_installed_where_it_runs(installed)
     assert _may_exist(installed, "zttp.h2", context=context) is None
     for unnamed in ("pyflask", "zt", "uvic.config"):  # named only as an attribute, or a name's beginning
         assert _may_exist(installed, unnamed, context=("x.pyflask + zttp.zt", "uvicorn")) is False, unnamed
+
+
+def test_a_conda_environment_is_read_from_its_own_folders(tmp_path, monkeypatch):
+    library = tmp_path / "conda" / "lib" / "python3.11"
+    (library / "site-packages" / "condapkg").mkdir(parents=True)
+    (library / "site-packages" / "condapkg" / "__init__.py").write_text("")
+    (library / "os.py").write_text("")
+    (library / "ownstd").mkdir()
+    (library / "ownstd" / "__init__.py").write_text("")
+    (tmp_path / "conda" / "conda-meta").mkdir()
+    monkeypatch.setenv("CONDA_PREFIX", str(tmp_path / "conda"))
+    found = find_environment(None)
+    assert found.found_by == "CONDA_PREFIX" and found.stdlib == (str(library),)
+    assert module_may_exist("condapkg", environment=found) is True
+    assert module_may_exist("ownstd.nope", environment=found) is False
+    assert module_may_exist("starlette", environment=found) is False
+
+
+def test_another_pythons_library_not_found_is_not_refused(tmp_path):
+    """A venv of Python 3.13 whose base interpreter is not here: its standard library's modules (those of other
+    versions too, `imp`) may exist, and their submodules are unknown."""
+    (tmp_path / "env" / "lib" / "python3.13" / "site-packages").mkdir(parents=True)
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /nowhere/bin\nversion = 3.13.1\n")
+    found = find_environment(None, str(tmp_path / "env"))
+    assert found.versions == ("3.13",) and found.stdlib == ()
+    assert module_may_exist("imp", environment=found) and module_may_exist("json", environment=found)
+    assert module_may_exist("json.nope", environment=found) is None
+    assert module_may_exist("pyflask", environment=found) is False
