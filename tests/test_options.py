@@ -172,7 +172,7 @@ def test_the_servers_bounds_are_the_declarations_and_its_flags_check_them(capsys
                         "setting 'timeBudget' = 1000000 ignored: expected a number above 0 and at most 60",
                         "setting 'maxTokens' = 0 ignored: expected an integer from 1 to 4,096"]
     for value in (float("inf"), float("nan"), 1e308, 10**400, -1, 0, True, "2"):
-        assert config.update(config.Settings(), {"timeBudget": value})[0].time_budget == 2.0, value
+        assert config.update(config.Settings(), {"timeBudget": value})[0].time_budget == 0.6, value
     for words in (["--time-budget", "inf"], ["--max-tokens", "0"], ["--time-budget", "61"]):  # the server's bounds
         with pytest.raises(SystemExit):
             parsed(serve, words)
@@ -188,7 +188,7 @@ def test_the_commands_values_that_are_not_the_editors_come_from_one_function():
         "time_budget": {"here": None, "editors": config.Settings().time_budget}}
     header = evaluate.decoding_header(parsed(evaluate, ["--names", "strict"]))
     assert header.startswith("decoding: max_tokens=500, top_k=50, time_budget=None, scope=file, ")
-    assert header.endswith("; not the editors' defaults: max_tokens (editors: 128), time_budget (editors: 2.0), "
+    assert header.endswith("; not the editors' defaults: max_tokens (editors: 128), time_budget (editors: 0.6), "
                            "scope (editors: block), search_budget (editors: None), context (editors: auto)")
 
 
