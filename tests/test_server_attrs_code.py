@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 # Imports the server's module (and lsprotocol's types and pygls with it) and prints how many of the sources attrs
 # writes for their classes were compiled, and whether the types work: a position structured and unstructured.
 IMPORT_THE_SERVER = """
@@ -45,6 +47,7 @@ def test_the_second_start_compiles_none_of_lsprotocols_attrs_code(tmp_path):
     assert second["repr"] == "3:4", second  # lsprotocol's own __repr__, kept
 
 
+@pytest.mark.slow  # three interpreters importing lsprotocol; the first test keeps one cached start fast
 def test_a_damaged_cache_is_compiled_anew_and_replaced(tmp_path):
     start(tmp_path)
     [path] = cache_files(tmp_path)
@@ -54,6 +57,7 @@ def test_a_damaged_cache_is_compiled_anew_and_replaced(tmp_path):
     assert cache_files(tmp_path) == [path]
 
 
+@pytest.mark.slow
 def test_a_cache_folder_that_cannot_be_written_leaves_the_server_starting_as_before(tmp_path):
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("")  # $XDG_CACHE_HOME/fimlsp cannot be made inside a file

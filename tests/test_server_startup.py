@@ -12,6 +12,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from harness.rpc_client import RpcConnection
 
 # What the first completion needs and `initialize` does not: the decoder, the grammar's recognizer, the engines'
@@ -40,6 +42,7 @@ def test_what_the_server_imports_before_it_reads_its_input_leaves_the_decoder_an
     assert ran.stdout.strip() == "[]", ran.stdout
 
 
+@pytest.mark.slow  # a whole `fimlsp serve` session; the test above keeps its imports in a smaller form
 def test_a_server_whose_model_fails_to_load_never_imports_the_decoder_or_the_grammar(tmp_path):
     """`initialize` is answered and the session runs to its end without the decoder or the grammar: with a model
     that cannot load, nothing but `initialize` and the failed load runs, so `initialize` needs neither."""
