@@ -4,7 +4,8 @@
 - `NFA` and the regex builders: regular languages over terminals, such as a right context's token stream;
 - `NFAParse`: Earley charts over every string of an NFA, with each item's creation methods;
 - `left_quotient`, `right_quotient`: quotient grammars extracted from those charts; `RightQuotients`: the
-  recognizers of many right quotients of one grammar, sharing what depends on the grammar alone;
+  recognizers of many right quotients of one grammar, sharing what depends on the grammar alone, each of which
+  tells the parts of a union of right languages apart by their markers;
 - `Recognizer`: an incremental recognizer whose states are immutable values.
 """
 
