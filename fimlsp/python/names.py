@@ -45,12 +45,13 @@ from dataclasses import dataclass, field, replace
 
 from fimlsp.python import lexemes as lx
 from fimlsp.python.blocks import ASYNC_FUNCTION, CLASS, FUNCTION, OTHER, Blocks
+from fimlsp.python.debt import owed
 from fimlsp.python.facts import STATEMENT_ENDS as _STATEMENT_ENDS
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.redeclaration import redeclared
 from fimlsp.python.modules import imported_names
 from fimlsp.python.syntax import parsed
-from fimlsp.python.relaxation import relaxation
+from fimlsp.python.relaxation import names_written, relaxation
 
 # Names through which a module's names are made or read in ways its text does not show.
 DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "__builtins__"})
@@ -89,6 +90,12 @@ def _tree(text: str) -> ast.Module | None:
 
 
 def _undefined_loads_in(tree: ast.Module | None) -> list[tuple[str, int]] | None:
+    found = _undefined_places_in(tree)
+    return None if found is None else [(name, line) for name, line, _column in found]
+
+
+def _undefined_places_in(tree: ast.Module | None) -> list[tuple[str, int, int]] | None:
+    """The undefined loads pyflakes reports in `tree`: (name, line, column of its node)."""
     try:
         from pyflakes import checker, messages
     except ImportError:
@@ -101,7 +108,7 @@ def _undefined_loads_in(tree: ast.Module | None) -> list[tuple[str, int]] | None
             found = checker.Checker(tree, filename="<fim>").messages
         except RecursionError:
             return None
-    return [(message.message_args[0], message.lineno) for message in found
+    return [(message.message_args[0], message.lineno, message.col) for message in found
             if isinstance(message, messages.UndefinedName)]
 
 
@@ -216,20 +223,22 @@ class FileNames:
 
     def unbound(self, text: str) -> frozenset[str]:
         """The names the whole file `text` (which compiles) loads that the middle was to bind: those pyflakes finds
-        undefined but those it also finds loaded in the left context's whole lines (which may have been undefined
-        whatever the middle). That is the middle's debt to the right context (a `def` header that no longer binds
-        a parameter the body below uses, an import left out) and the loads it made itself. A text that is not the
-        left context's continuation (a region's) is not judged."""
+        undefined that the middle owes (`fimlsp.python.debt`: not those the writer uses unbound anyway, in the left
+        context's whole lines or where no middle here could bind them). That is the middle's debt to the right
+        context (a `def` header that no longer binds a parameter the body below uses, an import left out) and the
+        loads it made itself. A text that is not the left context's continuation (a region's) is not judged."""
         if self.relaxed is not None or not text.startswith(self.left):
             return frozenset()
         tree = _tree(text)
         missing = self.missing_imports(text, tree)
-        found = _undefined_loads_in(tree)
+        found = _undefined_places_in(tree)
         if not found:
             return missing
-        left_lines = self.left.count("\n")
-        unknown = {name for name, line in found if line <= left_lines}
-        return missing | frozenset(name for name, _line in found if name not in unknown)
+        middle_end = len(text) - len(self.right) if text.endswith(self.right) else len(text)
+        middle = text[len(self.left):middle_end]
+        if names_written(middle) or not DYNAMIC_NAMES.isdisjoint(_IDENTIFIER.findall(middle)):
+            return missing  # the middle makes names unknowable (the judge relaxed as it wrote it)
+        return missing | owed(text, tree, found, len(self.left), middle_end, self.left.count("\n"))
 
     def redeclared(self, text: str) -> frozenset[str]:
         """The functions and classes the middle of the whole file `text` (which compiles) defines that the right

@@ -1,6 +1,8 @@
 """Where the name judge lets go, as local as the construct that hides names (issue 49).
 
-- `globals()` and `__builtins__` can bind or read any module name from anywhere: the file is not judged.
+- `globals()` and `__builtins__` can bind or read any module name from anywhere: the file is not judged. Nor is
+  one that writes its names through an enum (`@global_enum`, `_convert_`: ssl's `CERT_NONE`, re's `DEBUG`),
+  through `sys.modules[__name__]`, or the builtins through gettext's `install()` (`_`).
 - `locals()`, `vars()`, `exec`, `eval` relax the function scope that uses them (at module level: the module). A
   construct in a function other than the cursor's leaves the judge on.
 - A star import brings the names of the module it imports where that module can be read without running it
@@ -19,6 +21,10 @@ from dataclasses import dataclass
 from fimlsp.python.modules import star_names
 
 _FILE_WIDE = re.compile(r"(?<![.\w])(?:(globals)\s*\(|(__builtins__)\b)")
+# Module names written at run time: an enum's members exported (`@global_enum`, `Enum._convert_`), the module's own
+# entry in `sys.modules`, and gettext's `install()`, which writes `_` and others into the builtins.
+_WRITTEN_NAMES = re.compile(r"(?<!\w)(global_enum)\b|\.(_convert_)\s*\(|(sys\.modules\s*\[\s*__name__\s*\])")
+_INSTALL = re.compile(r"(?<!\w)install\s*\(")
 _SCOPED = re.compile(r"(?<![.\w])(locals|vars|exec|eval)\s*\(")
 _STAR = re.compile(r"\bimport\s*\(?\s*\*")
 _FROM_STAR = re.compile(r"\bfrom\s+(\.*)\s*([\w.]*)\s+import\s*\(?\s*\*")
@@ -43,6 +49,9 @@ def relaxation(left: str, right: str = "", folder: str | os.PathLike | None = No
     if found:
         used = f"{found.group(1)}()" if found.group(1) else "__builtins__"
         return Relaxation(f"names not judged: the file uses {used}")
+    written = names_written(text)
+    if written:
+        return Relaxation(f"names not judged: {written}")
     reason = _scoped_reason(text, len(left))
     if reason:
         return Relaxation(reason)
@@ -58,6 +67,16 @@ def relaxation(left: str, right: str = "", folder: str | os.PathLike | None = No
                 return Relaxation(f"names not judged: the star import of {dots + module} cannot be read ({brought})")
             names |= brought
     return Relaxation(None, frozenset(names))
+
+
+def names_written(text: str) -> str | None:
+    """How `text` writes module or builtin names at run time that no binding shows; None where it does not."""
+    found = _WRITTEN_NAMES.search(text)
+    if found:
+        return f"the file writes its names through {found.group(found.lastindex)}"
+    if "gettext" in text and _INSTALL.search(text):
+        return "the file installs gettext's names in the builtins"
+    return None
 
 
 def _scoped_reason(text: str, cursor: int) -> str | None:

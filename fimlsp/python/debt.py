@@ -1,0 +1,209 @@
+"""Which of a completed file's undefined loads the middle owes a binding (the name judge's end, issue 49).
+
+A name the file loads that nothing binds (pyflakes' undefined names) is the middle's fault only where the middle
+could have been its binding; where the writer uses the name unbound anyway, refusing the middle refuses the true
+one too, and strict names then show nothing. A load is not owed:
+- in the left context's whole lines (the writer loaded it before the cursor, whatever the middle);
+- where nothing outside the middle could make it bound: in a scope whose own code (its header and body, less the
+  bodies of the functions and classes in it) the middle does not touch, the module's apart, which binds the names
+  of every function and class at module level (a middle there may import what they use; not what a function
+  nested in a function uses: its test fixture or closure, `def f(): return a + b` made to be compiled only);
+- where Python does not evaluate it or the code expects it to fail: a function's local annotation (`x: List[int]
+  = []`), a `with` or a call that names `NameError` (`assertRaises(NameError, lambda: x)`; pyflakes itself lets
+  a `try` that catches it go).
+A name with a load that is not owed is one the writer uses unbound, and so is every name a function loads
+unbound where it loads such a name (test bodies of undefined names: `try: a() except: b()`): none of its loads is
+owed, the middle's own loads included. Dunder names (`__path__`, a package's) and names code at module level binds
+(pyflakes reads function bodies after a module's `del`) are never owed.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+_FAILING = frozenset({"NameError", "UnboundLocalError"})
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass(frozen=True, slots=True)
+class _Load:
+    scope: ast.AST  # the innermost function, class or module (lambdas and comprehensions are their parent's)
+    chain: tuple[ast.AST, ...]  # the scopes whose bindings it may read that a middle there would write
+    excused: bool  # not evaluated, or expected to fail
+
+
+def owed(text: str, tree: ast.Module, undefined: list[tuple[str, int, int]], middle_start: int,
+         middle_end: int, left_lines: int) -> frozenset[str]:
+    """The names of `undefined` ((name, line, column) of pyflakes' undefined loads in `text`, whose syntax tree is
+    `tree`) that the middle, `text[middle_start:middle_end]`, must bind or not load; `left_lines`: the whole lines of
+    the left context."""
+    offsets = _line_offsets(text)
+
+    def offset(line: int, column: int) -> int:
+        encoded = text[offsets[line - 1]:offsets[line]].encode("utf-8")
+        return offsets[line - 1] + len(encoded[:column].decode("utf-8", "replace"))
+
+    loads = _loads(tree)
+    regions = _Regions(tree, offset, len(text))
+    places = [i for i in range(middle_start, middle_end) if not text[i].isspace()] or [middle_start]
+    touched = regions.touched(places)
+    module_bound = _module_bindings(tree)
+    found = []  # (name, in the middle, the load's facts, not owed on its own merits)
+    for name, line, column in undefined:
+        at = offset(line, column)
+        load = loads.get((line, column)) or _Load(tree, (tree,), False)
+        in_middle = middle_start <= at < middle_end
+        free = (line <= left_lines or load.excused
+                or (at >= middle_end and not any(scope in touched for scope in load.chain)))
+        found.append((name, in_middle, load, free))
+    unbound_by_writer = {name for name, in_middle, _load, free in found if free and not in_middle}
+    while True:  # a function that loads a name the writer uses unbound is code of unbound names
+        careless = {load.scope for name, in_middle, load, _free in found
+                    if name in unbound_by_writer and not in_middle and isinstance(load.scope, _FUNCTIONS)}
+        more = {name for name, in_middle, load, _free in found if not in_middle and load.scope in careless}
+        if more <= unbound_by_writer:
+            break
+        unbound_by_writer |= more
+    return frozenset(name for name, _in_middle, _load, _free in found
+                     if name not in unbound_by_writer and name not in module_bound
+                     and not (name.startswith("__") and name.endswith("__")))
+
+
+def _line_offsets(text: str) -> list[int]:
+    offsets = [0]
+    for line in text.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line))
+    offsets.append(len(text))
+    return offsets
+
+
+def _mentions_failure(node: ast.AST | None) -> bool:
+    return node is not None and any(isinstance(inner, ast.Name) and inner.id in _FAILING for inner in ast.walk(node))
+
+
+def _loads(tree: ast.Module) -> dict[tuple[int, int], _Load]:
+    """Every expression's place (line, column) and what its load would read, the innermost node's at a place."""
+    found: dict[tuple[int, int], _Load] = {}
+
+    def chain_of(scopes: tuple[ast.AST, ...]) -> tuple[ast.AST, ...]:
+        # the innermost scope, the functions around it (a class body's names are its own), and the module but from
+        # a function nested in a function (its test fixture, `def f(): return a + b` made to be compiled only)
+        functions = tuple(scope for scope in reversed(scopes[1:-1]) if isinstance(scope, _FUNCTIONS))
+        return (scopes[-1],) + functions + (() if functions else (tree,))
+
+    def visit(node: ast.AST, scopes: tuple[ast.AST, ...], excused: bool) -> None:
+        if isinstance(node, ast.expr):
+            found[(node.lineno, node.col_offset)] = _Load(scopes[-1], chain_of(scopes), excused)
+        if isinstance(node, _SCOPES):
+            for outer in node.decorator_list + _header_parts(node):
+                visit(outer, scopes, excused)
+            inner = scopes + (node,)
+            if isinstance(node, _FUNCTIONS):
+                for argument in _arguments(node.args):
+                    if argument.annotation is not None:
+                        visit(argument.annotation, scopes, excused)
+            for statement in node.body:
+                visit(statement, inner, excused)
+            return
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            expects = any(_mentions_failure(item.context_expr) for item in node.items)
+            for item in node.items:
+                visit(item, scopes, excused)
+            for statement in node.body:
+                visit(statement, scopes, excused or expects)
+            return
+        if isinstance(node, ast.Call):
+            excused = excused or any(_mentions_failure(argument) for argument in node.args)
+        if isinstance(node, ast.AnnAssign) and isinstance(scopes[-1], _FUNCTIONS):
+            visit(node.target, scopes, excused)
+            if node.value is not None:
+                visit(node.value, scopes, excused)
+            visit(node.annotation, scopes, True)  # a local annotation is never evaluated
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, scopes, excused)
+
+    visit(tree, (tree,), False)
+    return found
+
+
+def _header_parts(node: ast.AST) -> list[ast.AST]:
+    """What a `def` or `class` header evaluates in the scope around it (but its parameters' annotations)."""
+    if isinstance(node, ast.ClassDef):
+        return node.bases + node.keywords
+    parts = [default for default in node.args.defaults + node.args.kw_defaults if default is not None]
+    return parts + ([node.returns] if node.returns is not None else [])
+
+
+def _arguments(arguments: ast.arguments) -> list[ast.arg]:
+    return (arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+            + [extra for extra in (arguments.vararg, arguments.kwarg) if extra is not None])
+
+
+class _Regions:
+    """Which scopes' own code (their header and body, less the bodies of the functions and classes in them) holds a
+    place of the text."""
+
+    def __init__(self, tree: ast.Module, offset, length: int):
+        # (start, where its body starts, end, scope, the scope around it), outer first
+        self._spans: list[tuple[int, int, int, ast.AST, ast.AST | None]] = [(0, 0, length, tree, None)]
+        around = {child: node for node in ast.walk(tree) if isinstance(node, (ast.Module, *_SCOPES))
+                  for child in _nested_scopes(node)}
+        for node, parent in around.items():
+            start = offset(node.lineno, node.col_offset)
+            body = offset(node.body[0].lineno, node.body[0].col_offset)
+            self._spans.append((start, body, offset(node.end_lineno, node.end_col_offset), node, parent))
+        self._spans.sort(key=lambda span: (span[0], -span[2]))
+
+    def touched(self, places: list[int]) -> set[ast.AST]:
+        """The scopes whose own code holds one of `places`: the innermost scope spanning it, and the one around it
+        where it is in its header (which binds the function's or class's name there)."""
+        scopes = set()
+        for place in places:
+            innermost = None
+            for start, body, end, scope, parent in self._spans:
+                if start > place:
+                    break
+                if start <= place < end:
+                    innermost = (scope, parent if place < body else None)
+            if innermost is not None:
+                scopes.update(scope for scope in innermost if scope is not None)
+        return scopes
+
+
+def _nested_scopes(node: ast.AST):
+    """The functions and classes defined in `node`'s own code."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        inner = stack.pop()
+        if isinstance(inner, _SCOPES):
+            yield inner
+        else:
+            stack.extend(ast.iter_child_nodes(inner))
+
+
+def _module_bindings(tree: ast.Module) -> set[str]:
+    """The names code at module level binds (pyflakes finds them undefined in a function where the module deletes
+    them later: it reads function bodies after the module's end)."""
+    bound = set()
+    for node in _module_level(tree.body):
+        if isinstance(node, (*_SCOPES,)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+    return bound
+
+
+def _module_level(body: list[ast.stmt]):
+    """The nodes of module-level code, not inside function or class bodies."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, _SCOPES):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
