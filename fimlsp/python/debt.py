@@ -4,10 +4,10 @@ A name the file loads that nothing binds (pyflakes' undefined names) is the midd
 could have been its binding; where the writer uses the name unbound anyway, refusing the middle refuses the true
 one too, and strict names then show nothing. A load is not owed:
 - in the left context's whole lines (the writer loaded it before the cursor, whatever the middle);
-- where nothing outside the middle could make it bound: in a scope whose own code (its header and body, less the
-  bodies of the functions and classes in it) the middle does not touch, the module's apart, which binds the names
-  of every function and class at module level (a middle there may import what they use; not what a function
-  nested in a function uses: its test fixture or closure, `def f(): return a + b` made to be compiled only);
+- where no middle here would be its binding: the middle touches the own code (a header and body, less the bodies
+  of the functions and classes in it) of none of the scopes it reads: its function, the functions around it, and
+  the module, but from a function nested in a function (a test's fixture, `def f(): return a + b` made to be
+  compiled only: what the module would bind for it is not the middle's to guess);
 - where Python does not evaluate it or the code expects it to fail: a function's local annotation (`x: List[int]
   = []`), a `with` or a call that names `NameError` (`assertRaises(NameError, lambda: x)`; pyflakes itself lets
   a `try` that catches it go).
@@ -161,9 +161,11 @@ class _Regions:
         """The scopes whose own code holds one of `places`: the innermost scope spanning it, and the one around it
         where it is in its header (which binds the function's or class's name there)."""
         scopes = set()
+        low, high = min(places), max(places)
+        around = [span for span in self._spans if span[0] <= high and span[2] > low]
         for place in places:
             innermost = None
-            for start, body, end, scope, parent in self._spans:
+            for start, body, end, scope, parent in around:
                 if start > place:
                     break
                 if start <= place < end:
