@@ -103,13 +103,14 @@ def test_imports_that_may_fail_or_whose_names_are_not_known_are_not_judged(proje
     (project / "pkg" / "lazy.py").write_text("def __getattr__(name):\n    return name\n")
     (project / "pkg" / "made.py").write_text("globals()['late'] = 1\n")
     (project / "types.py").write_text("X = 1\n")  # shadows the standard library's only where run from the root
+    (project / "pkg" / "compiled.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF")
     place = (str(project / "pkg" / "main.py"), str(project))
     right = "\nprint(1)\n"
     assert accepts("", "try:\n    from .util import missing\nexcept ImportError:\n    pass", right, place)
     assert accepts("", "from .lazy import anything", right, place)
     assert accepts("", "from .made import late", right, place)
     assert accepts("", "from types import SimpleNamespace", right, place)
-    assert accepts("", "from .compiled import anything", right, place)  # no such source file
+    assert accepts("", "from .compiled import anything", right, place)  # no source file to read
 
 
 def test_unsaved_text_is_not_needed_for_the_document_itself(project):

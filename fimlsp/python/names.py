@@ -32,7 +32,11 @@ Where the file's place is known (its folder and the project's roots), a name the
 project (`from .util import helper`, `from pkg.mod import Thing`) must be one the module defines
 (`fimlsp.python.relaxation.imported_names`, read without running it): refused as it is written at module level or
 in a function or class body, and judged on the whole file at an end (`FileNames.unbound`); not inside `try` or
-`with`, where an import may be meant to fail.
+`with`, where an import may be meant to fail. So is the module an import names (`import pyflask`,
+`from uvic.config import Config`): refused where it is found nowhere in the project's environment, the project or
+the file's folder, nor named by the file's text elsewhere (`fimlsp.python.modules.module_may_exist`), as its name
+is written (no module begins so) and at its end; not under an `if`, a `try` or a `with`, not in a file that changes
+`sys.path`, and not a module whose name began in the left context.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ from fimlsp.python.debt import owed
 from fimlsp.python.facts import STATEMENT_ENDS as _STATEMENT_ENDS
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.redeclaration import redeclared
-from fimlsp.python.modules import imported_names
+from fimlsp.python.modules import import_path_changes, imported_names, module_may_exist
 from fimlsp.python.syntax import parsed
 from fimlsp.python.relaxation import names_written, relaxation
 
@@ -172,6 +176,9 @@ class FileNames:
     right: str = ""  # the right context
     folder: str | None = None  # the file's folder (None: not known)
     roots: tuple[str, ...] = ()  # where the project's modules lie
+    # the texts around the statement at the cursor (the left's whole lines before it, the right's after its line),
+    # whose words may name a module installed where the file runs; None: the file changes where modules are found
+    import_context: tuple[str, ...] | None = ()
     # the names of the modules imported from, once a completion: a name being written asks at every character
     _imported: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
@@ -182,7 +189,18 @@ class FileNames:
         relaxing = relaxation(left, right, folder, roots)
         if relaxing.reason:
             return FileNames(frozenset(), relaxing.reason, left, right, folder, roots)
-        return FileNames(visible_names(left, right) | relaxing.star_names, None, left, right, folder, roots)
+        context = None if import_path_changes(left) or import_path_changes(right) else (
+            left[:left.rfind("\n") + 1], right[right.find("\n") + 1:] if "\n" in right else "")
+        return FileNames(visible_names(left, right) | relaxing.star_names, None, left, right, folder, roots, context)
+
+    def module_exists(self, module: str, partial: bool = False) -> bool | None:
+        """Whether `import <module>` (with its leading dots; `partial`: its last name still being written) may find
+        a module (`fimlsp.python.modules.module_may_exist`); None where that is not known."""
+        if (self.folder is None and not self.roots) or self.import_context is None:
+            return None
+        dotted = module.lstrip(".")
+        return module_may_exist(dotted, len(module) - len(dotted), self.folder, self.roots, partial=partial,
+                                context=self.import_context)
 
     def imported(self, module: str) -> frozenset[str] | None:
         """The names `from <module> import NAME` may import (`module` with its leading dots), where `module` is one of
@@ -210,6 +228,10 @@ class FileNames:
         for line in lines:
             offsets.append(offsets[-1] + len(line))
         missing = set()
+        for node in _imports_of_bodies(tree.body):
+            for module, first in _modules_written(node, text, lines, offsets):
+                if start <= first < end and self.module_exists(module) is False:
+                    missing.add(module)
         for node in _imports_outside_guards(tree.body):
             for alias in node.names:
                 line = lines[alias.lineno - 1].encode("utf-8")
@@ -270,6 +292,9 @@ class Names:
     calls: tuple[bool, ...] = ()  # the open brackets, innermost last: a call's or subscript's
     from_module: str | None = None  # on a `from` line: the module written so far (its dots and names)
     importing: bool = False  # after that line's `import`
+    # on an `import` line: the module written so far (None: an alias or no module comes next)
+    import_module: str | None = None
+    module_exempt: bool = False  # the module being written began in the left context
     previous: str = lx.NEWLINE
 
     @staticmethod
@@ -287,7 +312,9 @@ class Names:
             primed = replace(primed, off=False)
         if primed is None:
             primed = replace(names, line_free=True)
-        return replace(primed, written=frozenset(), debt=frozenset(), pending=None, exempt=in_name)
+        begun = bool(primed.import_module) or bool(primed.from_module and not primed.importing)  # the left's module
+        return replace(primed, written=frozenset(), debt=frozenset(), pending=None, exempt=in_name,
+                       module_exempt=begun)
 
     def feed(self, terminals: list[str], before: Blocks, after: Blocks) -> Names | None:
         """The judge after `terminals`, which the open blocks `before` lead to `after` (the parser's company,
@@ -305,7 +332,12 @@ class Names:
 
     def admits(self, begun: str, blocks: Blocks) -> bool:
         """Whether a name in progress, `begun` so far, may go on to one the judge accepts: after a `from` line's
-        `import`, one its module defines (where that is known)."""
+        `import`, one its module defines (where that is known); in a module's name, one that may exist."""
+        module = self.import_module if self.import_module is not None else (
+            self.from_module if self.from_module is not None and not self.importing else None)
+        if module is not None and self.previous in _BEFORE_MODULES:
+            return (not begun or self.exempt or self.module_exempt or self.off or not _imports_judged(blocks)
+                    or self.file.module_exists(module + begun, partial=True) is not False)
         if not (begun and self.importing and self.previous in ("import", ",", "(") and not self.exempt
                 and not self.off and _imports_judged(blocks)):
             return True
@@ -340,6 +372,12 @@ class Names:
             return None
         if state.from_module is not None and not state.importing and terminal != "import":
             state = replace(state, from_module=state.from_module + getattr(terminal, "text", str(terminal)))
+        if state.import_module is not None and terminal not in (",", "as", lx.NEWLINE, ";"):
+            state = replace(state, import_module=state.import_module + getattr(terminal, "text", str(terminal)))
+        elif state.import_module is not None or (terminal == "import" and state.from_module is not None):
+            if not state._module_may_exist(before, after):
+                return None
+            state = replace(state, import_module="" if terminal == "," else None, module_exempt=False)
         if terminal not in _WATCHED:
             return replace(state, previous=terminal)
         # Where the terminals fed together open or close a block, either side may hold: the more lenient counts.
@@ -356,13 +394,15 @@ class Names:
             changes.update(state._named(text, _in_function(before) or _in_function(after)))
         elif terminal in (lx.NEWLINE, ";"):  # a statement's end: `from .util import helper; import os`
             changes.update(line_free=False, header_free=False, targets=0, lambdas=0, after_as=False, calls=(),
-                           from_module=None, importing=False)
+                           from_module=None, importing=False, import_module=None, module_exempt=False)
         elif terminal == "import" and state.from_module is not None:
             changes.update(line_free=True, importing=True)
         elif statement_start and terminal in _FREE_LINES:
             changes["line_free"] = True
             if terminal == "from":
                 changes.update(from_module="", importing=False)
+            elif terminal == "import":
+                changes["import_module"] = ""
         elif terminal in ("def", "class"):
             changes["header_free"] = True
         elif terminal == "for":
@@ -386,10 +426,19 @@ class Names:
             changes["calls"] = state.calls[:-1]
         return replace(state, **changes)
 
+    def _module_may_exist(self, before: Blocks, after: Blocks) -> bool:
+        """Whether the module an `import` line or a `from` line has written (its end reached) may exist."""
+        module = self.import_module if self.import_module is not None else self.from_module
+        return (not module or self.module_exempt or self.off or not (_imports_judged(before) and _imports_judged(after))
+                or self.file.module_exists(module) is not False)
+
     def _named(self, name: str, in_function: bool) -> dict:
         """What a completed NAME changes."""
         if self.exempt:
-            return {"exempt": False, "written": self.written | {name}}
+            changes = {"exempt": False, "written": self.written | {name}}
+            if self.import_module is not None or (self.from_module is not None and not self.importing):
+                changes["module_exempt"] = True
+            return changes
         if self.previous == ".":
             return {}
         if self.line_free or self.header_free or self.targets or self.lambdas or self.after_as:
@@ -400,6 +449,7 @@ class Names:
         return {"pending": name, "pending_deferred": bool(self.calls) or in_function, "pending_known": known}
 
 
+_BEFORE_MODULES = frozenset({"from", "import", ",", ".", "..."})  # what a module's name (or its next part) follows
 _OUTSIDE = Blocks()  # the blocks of a statement read again from its start (`Names.start`): none known
 
 
@@ -421,6 +471,33 @@ def _imports_outside_guards(body: list[ast.stmt]):
                     yield from _imports_outside_guards(inner)
             for case in getattr(node, "cases", ()):
                 yield from _imports_outside_guards(case.body)
+
+
+def _imports_of_bodies(body: list[ast.stmt]):
+    """The imports at module level and in functions' and classes' bodies: not those under an `if`, a `try`, a
+    `with` or a loop (`if sys.version_info < (3, 11): import tomli`), which may be meant not to run."""
+    for node in body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield from _imports_of_bodies(node.body)
+
+
+_FROM_MODULE = re.compile(r"from\b(?:\s|\\\r?\n)*")
+
+
+def _modules_written(node: ast.Import | ast.ImportFrom, text: str, lines: list[str], offsets: list[int]):
+    """(module with its leading dots, where its text starts) of each module an import names."""
+    def offset(line: int, column: int) -> int:
+        return offsets[line - 1] + len(lines[line - 1].encode("utf-8")[:column].decode("utf-8", "replace"))
+
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            yield alias.name, offset(alias.lineno, alias.col_offset)
+    else:
+        found = _FROM_MODULE.match(text, offset(node.lineno, node.col_offset))
+        if found is not None:
+            yield "." * node.level + (node.module or ""), found.end()
 
 
 def _in_function(blocks: Blocks) -> bool:

@@ -1,0 +1,51 @@
+"""The name judge refuses an import of a module that exists nowhere (issue 49): `import pyflask`,
+`from uvic.config import Config`, as they are written and on the whole file; never one that may exist."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_python_workspace_judges import accepts, project  # noqa: F401 (a fixture)
+
+
+@pytest.mark.parametrize("middle", ["import pyflask", "import os, pyflask", "import os.path, pyflask as f",
+                                    "from uvic.config import Config", "from .nothing import x",
+                                    "from pkg.nowhere import x", "import json.decoderx"])
+def test_an_import_of_a_module_that_exists_nowhere_is_refused(project, middle):
+    place = (str(project / "pkg" / "main.py"), str(project))
+    assert not accepts("import sys\n", middle, "\n\nprint(sys)\n", place)
+
+
+@pytest.mark.parametrize("middle", ["import os", "import os.path as p, json", "from uvicorn.config import Config",
+                                    "from .util import helper", "from . import util", "from pkg.sub import helper",
+                                    "import pkg.util", "from json import decoder", "import os.anything"])
+def test_an_import_of_a_module_that_may_exist_is_accepted(project, middle):
+    place = (str(project / "pkg" / "main.py"), str(project))
+    assert accepts("import sys\n", middle, "\n\nprint(sys)\n", place)
+
+
+def test_the_module_is_refused_as_it_is_written(project):
+    from tests.test_python_workspace_judges import judged
+
+    place = (str(project / "pkg" / "main.py"), str(project))
+    state = judged("import sys\n", "\n\nprint(sys)\n", place)
+    assert state.feed("import pyf") is not None  # pyflakes
+    assert state.feed("import pyflu") is None
+    assert state.feed("from uvic") is not None and state.feed("from uvicx") is None
+    assert state.feed("from uvicorn.con") is not None and state.feed("from uvicorn.conx") is None
+    assert state.feed("from os imp") is not None  # the keyword, not a module
+
+
+def test_imports_that_may_not_run_or_the_file_names_are_not_judged(project):
+    place = (str(project / "pkg" / "main.py"), str(project))
+    right = "\n\nprint(sys)\n"
+    assert accepts("import sys\n", "if sys.version_info < (3, 11):\n    import tomli", right, place)
+    assert accepts("import sys\n", "try:\n    import pyflask\nexcept ImportError:\n    pass", right, place)
+    assert accepts("import sys\n", "import zttp", "\n\nprint(sys, zttp.Request)\n", place)
+    assert accepts("import sys\nsys.path.insert(0, 'lib')\n", "import pyflask", right, place)
+    assert accepts("import sys\nimport pyf", "lask", right, place)  # begun in the left context: the user's
+    assert accepts("import sys\nfrom pyflask ", "import Request", right, place)
+    assert accepts("import sys\nfrom pyflask.", "app import Request", right, place)
+    assert accepts("import sys\n", "import pyflask", right, (None, None))  # no place: nothing judged
