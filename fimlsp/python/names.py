@@ -263,9 +263,9 @@ class FileNames:
         return missing | owed(text, tree, found, len(self.left), middle_end, self.left.count("\n"))
 
     def redeclared(self, text: str) -> frozenset[str]:
-        """The functions and classes the middle of the whole file `text` (which compiles) defines that the right
-        context defines again in the same block (`fimlsp.python.redeclaration`); none where `text` is not the left
-        context, a middle and the right context."""
+        """The functions and classes defined twice in one block of the whole file `text` (which compiles), one of the
+        two by the middle (`fimlsp.python.redeclaration`); none where `text` is not the left context, a middle and
+        the right context."""
         if not text.startswith(self.left) or not text.endswith(self.right):
             return frozenset()
         return redeclared(text, len(self.left), len(text) - len(self.right))
