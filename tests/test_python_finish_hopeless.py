@@ -90,3 +90,11 @@ def test_a_cursor_word_no_name_goes_on_with_is_given_up_while_it_is_written(chec
     checks.clear()
     assert state.feed("curePost").finish(40, None, 200) is None
     assert len(checks) <= 1, checks
+
+
+def test_the_ends_that_keep_a_refused_cursor_word_as_it_is_are_not_checked(checks):
+    """`return F`: the file's check refuses `F`, so `F ` and `F#` before the right context are refused too; only the
+    start and the finish that completes the word (`alse`) are checked."""
+    left, right = "def ready(flag):\n    if flag:\n        return True\n    return F", "\n\n\nprint(ready(1))\n"
+    assert judged(left, right).finish(40, None, 200) == "alse"
+    assert len(checks) == 2, checks

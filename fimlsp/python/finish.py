@@ -268,7 +268,8 @@ def _refused(state: FimState) -> bool:
 def _unbound_to_the_end(state: FimState, limit: float) -> bool:
     """Whether `state`, which the file's check refused, ends in the word the cursor is in, after an operator or a
     keyword that makes it a load (`raise SecurePost`), refused for it, and no text the search writes goes on with
-    the word (no name the file binds begins with it): every text after it loads the word unbound."""
+    the word (no name the file binds begins with it): every text after it loads the word unbound. Where it was
+    refused, the texts that end it as it is (`return F;`, `return F  # x`) are not checked (`hopeless`)."""
     names = state.names
     if names is None or names.off:
         return False
@@ -279,11 +280,10 @@ def _unbound_to_the_end(state: FimState, limit: float) -> bool:
     text = state.text
     if len(text) - len(begun) != where[0] or not text.startswith(names.file.left):
         return False
+    _remember_refused(names.file, begun)  # ended here, by whatever does not go on with it, it is a load refused
     continuing, final, openings = _pieces(state)
-    if any(piece[0].isidentifier() or piece[0].isdigit() for piece in itertools.chain(continuing, final, openings)):
-        return False
-    _remember_refused(names.file, begun)
-    return True
+    return not any(piece[0].isidentifier() or piece[0].isdigit()
+                   for piece in itertools.chain(continuing, final, openings))
 
 
 def _remember_refused(file, word: str) -> None:
@@ -317,8 +317,9 @@ def _loaded_cursor_word(state: FimState, names) -> str | None:
     if word not in names.written or word in _BUILTINS or not text.startswith(file.left):
         return None
     after = _NEXT_CHARACTER.match(text, end)
-    if after is None:
-        return None
+    if after is None:  # blanks to the end of the text, then the right context: a load in an expression but a walrus's
+        closed = end < len(text) and not state.context.right.lstrip(" \t").startswith(":=")
+        return word if closed and in_expression else None
     following = after.group(1)
     if in_expression:
         return None if text.startswith(":=", after.start(1)) else word
