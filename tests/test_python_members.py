@@ -270,11 +270,7 @@ def _held_out_package() -> list[tuple[str, str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("corpus, count", [
-    pytest.param("stdlib", 1500, marks=pytest.mark.xfail(strict=False, reason=(
-        "known, issue 49: 2 of 1,500 standard-library cuts refused (seed 49): numbers.py's `Real.register(float)` "
-        "(a metaclass's method on a class receiver) and urllib/error.py's `return self.code` in HTTPError"))),
-    ("held-out packages", 500)])
+@pytest.mark.parametrize("corpus, count", [("stdlib", 1500), ("held-out packages", 500)])
 def test_no_true_middle_is_refused(corpus, count):
     files = ([each for each in stdlib_files() if "test" not in each[0]] if corpus == "stdlib"
              else _held_out_package())
@@ -399,3 +395,31 @@ def test_a_decorated_class_is_not_judged_on_self():
     """http's HTTPMethod is made an enum by @_simple_enum(StrEnum), which sets self._name_."""
     left = "import enum\n\n\n@enum._simple_enum(enum.StrEnum)\nclass Method:\n    def __repr__(self):\n        "
     assert judged(left, "return self._name_", "\n") == "complete"
+
+
+NUMBERS = ("from abc import ABCMeta\n\n\nclass Number(metaclass=ABCMeta):\n    pass\n\n\n"
+           "class Real(Number):\n    pass\n\n\n")
+
+
+def test_a_class_object_has_its_metaclasss_members():
+    """numbers.py registers float with `Real.register(float)`: ABCMeta's method, on a class object."""
+    assert judged(NUMBERS, "Real.register(float)", "\n") == "complete"
+    assert judged(NUMBERS, "Real.registerr(float)", "\n") == "refused"
+    left = "class Meta(type):\n    def hello(cls):\n        pass\n\n\nclass Greeter(metaclass=Meta):\n    pass\n\n\n"
+    assert judged(left, "Greeter.hello()", "\n") == "complete"
+    assert judged(left, "Greeter.goodbye()", "\n") == "refused"
+
+
+def test_a_class_whose_metaclass_sets_attributes_dynamically_is_not_judged():
+    left = "import enum\n\n\nclass Color(enum.Enum):\n    RED = 1\n\n\n"
+    assert judged(left, "x = Color._member_map_", "\n") == "complete"
+
+
+def test_what_a_subclass_in_the_file_defines_is_a_member_of_self():
+    """xml.dom's DOMException._get_code returns self.code, which only its subclasses (IndexSizeErr...) define."""
+    left = "class DOMException(Exception):\n    def _get_code(self):\n        "
+    right = ("\n\n\nclass IndexSizeErr(DOMException):\n    code = 1\n\n\n"
+             "class Deeper(IndexSizeErr):\n    depth, width = 2, 3\n")
+    for middle in ("return self.code", "return self.depth", "return self.width"):
+        assert judged(left, middle, right) == "complete"
+    assert judged(left, "return self.codes", right) == "refused"

@@ -10,13 +10,15 @@ the prompt is read.
 A member list is an over-approximation on purpose, so that no name Python accepts is refused: jedi's members;
 for every class of the receiver's ancestry and every module, the names its source binds (read with `ast` from
 the implementation, a stub's too: every branch of an `if sys.platform` block, attributes any method stores on its
-first parameter); the names written after the same receiver anywhere in the file, the names it quotes (what
-`hasattr` and `getattr` guards test), the names the file stores as an attribute of anything, and every `__slots__`
-name. A receiver is unknown (None, with the reason): no inferred type or several; an instance other than `self`'s
-or a builtin type's (jedi infers other instances from their assignments and call sites, not surely enough); a
-class with a base whose source cannot be read (a compiled base without a stub, or a stub without its
-implementation outside `builtins`: a stub leaves out the attributes its methods set); `Any`, a mock, a function;
-a class or module with `__getattr__` or a custom `__getattribute__`, or whose source sets attributes dynamically.
+first parameter); a class object's metaclass's members (`Real.register`, ABCMeta's); for `self` and `cls`, what
+the file's subclasses of their class bind in their bodies (a base's method may load what they define); the names
+written after the same receiver anywhere in the file, the names it quotes (what `hasattr` and `getattr` guards
+test), the names the file stores as an attribute of anything, and every `__slots__` name. A receiver is unknown
+(None, with the reason): no inferred type or several; an instance other than `self`'s or a builtin type's (jedi
+infers other instances from their assignments and call sites, not surely enough); a class with a base whose source
+cannot be read (a compiled base without a stub, or a stub without its implementation outside `builtins`: a stub
+leaves out the attributes its methods set); `Any`, a mock, a function; a class or module with `__getattr__` or a
+custom `__getattribute__`, or whose source (or, for a class object, its metaclass's) sets attributes dynamically.
 """
 
 from __future__ import annotations
@@ -45,6 +47,11 @@ _INDENT = re.compile(r"[ \t]*")
 # Class decorators that add no attribute a class body does not name (or only dunders).
 _PLAIN_DECORATOR = re.compile(r"@(?:dataclasses\.)?dataclass\b|@(?:functools\.)?total_ordering\b|@(?:typing\.)?final\b")
 _CLASS_LINE = re.compile(r"([ \t]*)class\b")
+_CLASS_NAME = re.compile(r"([ \t]*)class[ \t]+(\w+)")
+_CLASS_HEAD = re.compile(r"^([ \t]*)class[ \t]+(\w+)[ \t]*(\([^)]*\))?", re.MULTILINE)
+# A statement of a class body that binds names: a definition, or an assignment's (or annotation's) targets.
+_BODY_BINDING = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)"
+                           r"|^[ \t]*(\w+(?:[ \t]*,[ \t]*\w+)*)[ \t]*,?[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
 
 
 def query_code(left: str, right: str, receiver: str) -> tuple[str, int, int]:
@@ -175,6 +182,7 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
         return Lookup(None, "no members listed")
     names |= slot_names(code) | stored_attributes(code) | set(_QUOTED_NAME.findall(code))
     if receiver in _SELF:
+        names |= subclass_names(code, line)
         span = class_lines(code, line)
         above = code.split("\n")[span[0] - 1].strip() if span and span[0] else ""
         if above.startswith("@") and not _PLAIN_DECORATOR.match(above):
@@ -213,6 +221,35 @@ def class_lines(code: str, line: int) -> tuple[int, int] | None:
     return start, end
 
 
+def subclass_names(code: str, line: int) -> set[str]:
+    """The names that the file's subclasses (direct or not) of the class around `line` (1-based) bind in their
+    bodies: a base's method may load what only its subclasses define (xml.dom's DOMException._get_code returns
+    self.code, which IndexSizeErr and its other subclasses set in their bodies). Their methods' stores are the
+    file's stored attributes, counted anyway."""
+    span = class_lines(code, line)
+    if span is None:
+        return set()
+    lines = code.split("\n")
+    family = {_CLASS_NAME.match(lines[span[0]]).group(2)}
+    heads = [(match.group(2), set(re.findall(r"\w+", match.group(3) or "")), code.count("\n", 0, match.start()))
+             for match in _CLASS_HEAD.finditer(code)]
+    names: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for name, bases, start in heads:
+            if name not in family and bases & family:
+                family.add(name)
+                grew = True
+                indent = len(_INDENT.match(lines[start]).group())
+                end = start + 1
+                while end < len(lines) and (not lines[end].strip() or len(_INDENT.match(lines[end]).group()) > indent):
+                    end += 1
+                for statement in _BODY_BINDING.finditer("\n".join(lines[start + 1:end])):
+                    names.update(part.strip() for part in (statement.group(1) or statement.group(2)).split(","))
+    return names
+
+
 def _class_around(code: str, line: int) -> str:
     """The text of the innermost class statement that holds `line` (1-based) of `code`."""
     span = class_lines(code, line)
@@ -237,6 +274,10 @@ def _sources(name, document: Path | None) -> list[tuple[frozenset[str], bool]] |
                     if file is not None:
                         found.append((_module_names(str(file)), str(file).endswith(".pyi")))
             return found
+        metaclass = _metaclass_sources([value for value in values if value.is_class()], document)
+        if isinstance(metaclass, str):
+            return metaclass
+        found.extend(metaclass)
         classes = [value if value.is_class() else value.class_value for value in values]
         seen: set[int] = set()
         while classes:
@@ -268,6 +309,36 @@ def _sources(name, document: Path | None) -> list[tuple[frozenset[str], bool]] |
         return found
     except Exception as error:  # jedi's inner API on odd values: not known
         return f"the receiver's classes could not be read ({type(error).__name__})"
+
+
+def _metaclass_sources(classes: list, document: Path | None) -> list[tuple[frozenset[str], bool]] | str:
+    """What a class object has from its metaclass other than `type` (`Real.register`: numbers.Real's metaclass is
+    ABCMeta): the metaclass's members as jedi lists them for its instances, counted as a stub's (a metaclass's
+    C part may set private attributes on the class: ABCMeta's `_abc_impl`), and the names that the sources of its
+    ancestry outside the document and the trusted stubs bind; a string saying why not where one sets attributes
+    dynamically (enum's EnumType)."""
+    from jedi.inference.gradual.conversion import convert_values
+
+    found = []
+    for value in classes:
+        for meta in value.get_metaclasses():
+            filters = meta.get_filters(is_instance=True, include_metaclasses=False)
+            found.append((frozenset(name.string_name for each in filters for name in each.values()), True))
+            for current in meta.py__mro__():
+                root = current.get_root_context()
+                if root.py__file__() == document or root.py__name__() in _TRUSTED_STUBS:
+                    continue  # jedi's reading of them above suffices
+                for each in {current, *convert_values([current])}:
+                    file = each.get_root_context().py__file__()
+                    qualified = each.get_qualified_names()
+                    if file is None or qualified is None or not str(file).endswith((".py", ".pyi")):
+                        continue
+                    names = _class_names(str(file), tuple(qualified))
+                    if names is _DYNAMIC:
+                        return f"the metaclass {meta.py__name__()} sets attributes dynamically"
+                    if names is not None:
+                        found.append((names, str(file).endswith(".pyi")))
+    return found
 
 
 # Stubs of classes whose instances hold no attribute the stub leaves out: built-in types, typing's protocols and
