@@ -5,9 +5,9 @@ could have been its binding; where the writer uses the name unbound anyway, refu
 one too, and strict names then show nothing. A load is not owed:
 - in the left context's whole lines (the writer loaded it before the cursor, whatever the middle);
 - where no middle here would be its binding: the middle touches the own code (a header and body, less the bodies
-  of the functions and classes in it) of none of the scopes it reads: its function, the functions around it, and
-  the module, but from a function nested in a function (a test's fixture, `def f(): return a + b` made to be
-  compiled only: what the module would bind for it is not the middle's to guess);
+  of the functions and classes in it) of none of the scopes it reads: its function, the functions around it (up
+  to a class), and the module, but from a function nested in a function (a test's fixture, `def f(): return a +
+  b` made to be compiled only: what the module would bind for it is not the middle's to guess);
 - where Python does not evaluate it or the code expects it to fail: a function's local annotation (`x: List[int]
   = []`), a `with` or a call that names `NameError` (`assertRaises(NameError, lambda: x)`; pyflakes itself lets
   a `try` that catches it go).
@@ -88,10 +88,16 @@ def _loads(tree: ast.Module) -> dict[tuple[int, int], _Load]:
     found: dict[tuple[int, int], _Load] = {}
 
     def chain_of(scopes: tuple[ast.AST, ...]) -> tuple[ast.AST, ...]:
-        # the innermost scope, the functions around it (a class body's names are its own), and the module but from
-        # a function nested in a function (its test fixture, `def f(): return a + b` made to be compiled only)
-        functions = tuple(scope for scope in reversed(scopes[1:-1]) if isinstance(scope, _FUNCTIONS))
-        return (scopes[-1],) + functions + (() if functions else (tree,))
+        # the innermost scope, the functions around it up to a class (a method's closure over the function its
+        # class is defined in: rare), and the module, but from a function nested in a function (a test's fixture,
+        # `def f(): return a + b` made to be compiled only)
+        around = []
+        for scope in reversed(scopes[1:-1]):
+            if isinstance(scope, ast.ClassDef):
+                break
+            around.append(scope)
+        nested = any(isinstance(scope, _FUNCTIONS) for scope in scopes[1:-1])
+        return (scopes[-1], *around) + (() if nested else (tree,))
 
     def visit(node: ast.AST, scopes: tuple[ast.AST, ...], excused: bool) -> None:
         if isinstance(node, ast.expr):
