@@ -24,8 +24,7 @@ if str(ROOT) not in sys.path:
 from benchmarks.quotient_correctness import feed_by_characters  # noqa: E402
 from fimlsp import quotient  # noqa: E402
 from fimlsp.cases import boundary_cases, line_cases, node_cases, random_span_cases  # noqa: E402
-from fimlsp.evaluation.names import undefined_names  # noqa: E402
-from fimlsp.python.names import FileNames  # noqa: E402
+from fimlsp.python.names import FileNames, undefined_names  # noqa: E402
 from harness.corpus import stdlib_files  # noqa: E402
 
 
