@@ -55,6 +55,8 @@ OWED = {
     "an import a function uses": ("import os\n", "import json\n", "\ndef f():\n    return sys.argv, os, json\n"),
     "a local the function loads later": ("def f():\n", "    a = 1\n", "    return a + b\n"),
     "a name the module loads": ("import os\n", "x = 1\n", "print(x, os, later)\n"),
+    # fastapi's __main__.py: `main: main` only declares main, and `main()` below loads it unbound
+    "a name the module only declares": ('"""Doc."""\n', "main:", " main\n\nmain()\n"),
 }
 
 

@@ -196,7 +196,11 @@ def _module_bindings(tree: ast.Module) -> set[str]:
     """The names code at module level binds (pyflakes finds them undefined in a function where the module deletes
     them later: it reads function bodies after the module's end)."""
     bound = set()
+    declared_only = {id(node.target) for node in _module_level(tree.body)
+                     if isinstance(node, ast.AnnAssign) and node.value is None}  # `main: int` binds nothing
     for node in _module_level(tree.body):
+        if id(node) in declared_only:
+            continue
         if isinstance(node, (*_SCOPES,)):
             bound.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
