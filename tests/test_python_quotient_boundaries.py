@@ -112,9 +112,9 @@ def test_asyncio_transports_cut_accepts_exactly_what_cpython_does():
 def test_a_boundary_only_a_line_start_reaches_needs_the_depth_its_line_opens():
     """After `,` read as a line's first token the depth is 0 (a line starts only outside brackets), and `]` then
     closes nothing: no middle ends there. `#` to the line's end is a boundary of its own, and the `#` it needs
-    (and a word after it, before code) costs characters that no terminal counts."""
+    costs a character that no terminal counts."""
     language = reversed_right_context_nfa(",]\n")
-    assert sorted(language.windows) == [0, 2] and language.chars == {0: 0, 2: 2}
+    assert sorted(language.windows) == [0, 2] and language.chars == {0: 0, 2: 1}
     assert reversed_right_context_nfa("(x,\n  y)\n").chars[1] == 0  # `(` opens what the stream closes
 
 

@@ -68,14 +68,17 @@ _WORD = re.compile(r"(?<![.\w])[^\W\d]\w*")
 # Characters of the right context that a token of the middle can run on into (the longest keyword is 8 long).
 MERGE_LOOKAHEAD = 8
 TERMINAL_COSTS = {terminal: len(text) for terminal, text in lx.SHORTEST_TEXT.items()}
+_RUN_ON_STATES = frozenset({lx.S_COMMENT, lx.S_BACKSLASH, lx.S_CONTINUATION})
 
 
 def estimate(state: FimState) -> float:
-    """The recognizer's shortest completion in characters, the token in progress taken as free."""
+    """The recognizer's shortest completion in characters, the token in progress taken as free: a comment or a
+    line continuation in progress has written the `#` or backslash that a boundary's marker costs (`RightLanguage
+    .chars`), so one character less is counted."""
     parser = state.parser
     pending = state.lexer.possible_terminals()
     if pending is None:
-        return parser.distance()
+        return max(0.0, parser.distance() - (state.lexer.token in _RUN_ON_STATES))
     best = math.inf
     for terminal in pending & parser.allowed():
         fed = parser.feed(terminal)

@@ -29,7 +29,6 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.facts import CONTINUING, DECORATABLE
 from fimlsp.python.grammar import load_grammar
 from fimlsp.python.lexer import MAX_BRACKET_DEPTH, MAX_INDENT_LEVELS, indentation_column
-from fimlsp.python.meaning import prose_limit
 from fimlsp.python.right_tokens import Scanner, Token, token_end
 from fimlsp.python.right_window import StandaloneCache
 from fimlsp.python.syntax import parses_statements
@@ -43,18 +42,20 @@ def boundary_indices(right: str) -> list[int]:
 class Arrival(NamedTuple):
     """How a middle's last token can end at a boundary index: the fewest characters it writes beyond the shortest
     texts of its terminals (the `#` of a comment, the backslash of a line continuation, that runs on to the
-    index), whether every way there is a comment (which may not run into the right context's code:
-    `fimlsp.python.meaning`), and the bracket depth it must leave there when only a middle that ends at a line's
-    start gets there (None: any)."""
+    index), and the bracket depth it must leave there when only a middle that ends at a line's start gets there
+    (None: any).
+
+    No more is counted: a lower bound is what the finish search and the decoder need. A comment that runs into
+    code is refused bare only after code on its line (`fimlsp.python.meaning`); one that begins its line (a middle
+    `\n#`, whose NEWLINE a terminal counts already, or a left context ending at a line's start) needs just its
+    `#`, and the marker cannot tell the two apart."""
 
     chars: int
-    comment: bool
     depth: int | None
 
 
-_BETWEEN_TOKENS = Arrival(0, False, None)
-_RUN_ON = {lx.S_COMMENT: Arrival(1, True, None), lx.S_BACKSLASH: Arrival(1, False, None),
-           lx.S_CONTINUATION: Arrival(1, False, None)}
+_BETWEEN_TOKENS = Arrival(0, None)
+_RUN_ON = {lx.S_COMMENT: Arrival(1, None), lx.S_BACKSLASH: Arrival(1, None), lx.S_CONTINUATION: Arrival(1, None)}
 
 
 def boundary_arrivals(right: str) -> dict[int, list[Arrival]]:
@@ -80,7 +81,7 @@ def boundary_arrivals(right: str) -> dict[int, list[Arrival]]:
     for start in starts:
         end = _line_start_end(right, start, memo)
         if end is not None:
-            arrive(end, Arrival(0, False, _opened(right, start, end)))
+            arrive(end, Arrival(0, _opened(right, start, end)))
     return arrivals
 
 
@@ -425,8 +426,7 @@ def _newline(line_has_tokens: bool | None) -> list[Regex]:
 class RightLanguage(NamedTuple):
     """A right context's token streams as one NFA (`reversed_right_context_nfa`), the boundary indices that
     took part, each with the text its window stands for (`Stream.stands_for`), and with the fewest characters
-    a middle writes beyond its terminals to end there (`Arrival.chars`; one more for a comment that runs on into
-    code, which only prose of the middle's own may do: `fimlsp.python.meaning`)."""
+    a middle writes beyond its terminals to end there (`Arrival.chars`)."""
 
     nfa: NFA
     windows: dict[int, str | None]
@@ -454,22 +454,14 @@ def reversed_right_context_nfa(
     reversed_streams = []
     used: dict[int, str | None] = {}
     chars: dict[int, int] = {}
-    code = _code_start(right)
     for index, ways in sorted(boundary_arrivals(right).items()):
         found = stream(scanner, index, standalone, deadline, floor)
         ways = [] if found is None else [way for way in ways if way.depth in (None, found.depth)]
         if ways:
             reversed_streams.append([*found.parts[::-1], _symbol(boundary_marker(index))])
             used[index] = found.stands_for
-            chars[index] = min(way.chars + (way.comment and index > code) for way in ways)
+            chars[index] = min(way.chars for way in ways)
     return RightLanguage(union_of_sequences(reversed_streams, deadline), used, chars)
-
-
-def _code_start(right: str) -> int:
-    """Where the right context's code begins for a middle that ends between tokens: after the blanks, and the
-    comments and strings, that its first line begins with (`fimlsp.python.meaning.prose_limit`)."""
-    limit = prose_limit(right, lx.START, frozenset({0}))
-    return len(right) if limit is None else limit
 
 
 def boundary_marker(index: int) -> str:
