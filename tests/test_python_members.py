@@ -423,3 +423,12 @@ def test_what_a_subclass_in_the_file_defines_is_a_member_of_self():
     for middle in ("return self.code", "return self.depth", "return self.width"):
         assert judged(left, middle, right) == "complete"
     assert judged(left, "return self.codes", right) == "refused"
+
+
+def test_an_attribute_the_middle_stores_is_a_member_after_the_store():
+    """idlelib's tree.py: `self.vbar = vbar = Scrollbar(frame, name="vbar")` then `self.vbar.pack(side="right")`,
+    vbar assigned nowhere else."""
+    left = "class Tree:\n    def __init__(self, master):\n        self.frame = frame = master\n        "
+    assert judged(left, "self.vbar = vbar = frame\n        self.vbar.pack()", "\n") == "complete"
+    assert judged(left, "self.vbar = frame\n        self.vbarr.pack()", "\n") == "refused"
+    assert judged(left, "self.vbar.pack()", "\n") == "refused"

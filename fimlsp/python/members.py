@@ -12,7 +12,8 @@ refused:
   parameter, a `for` target), and `self`/`cls` once the middle writes `def`, `class` or `lambda`;
 - inside brackets, a receiver that is not a module, `self` or `cls` (a comprehension may bind it after use);
 - a store (`self.x = ...`, `obj.y: int = 0`, tuple and `for`/`with` targets): where the chain begins a target, a
-  name that is not a member is decided by the next terminal (`=`, `:`, `,`, `)`, `]`, `in` make it a store);
+  name that is not a member is decided by the next terminal (`=`, `:`, `,`, `)`, `]`, `in` make it a store), and
+  is a member of that receiver for the rest of the middle (`self.vbar = Scrollbar()` then `self.vbar.pack()`);
 - `import`, `from`, `global`, `nonlocal` and `del` lines.
 Receivers are asked of `fimlsp.python.member_lists` once per document and receiver (the cursor's line cut back, so
 the keystrokes on a line share one jedi query), the one before the cursor ahead of the prompt's reading, and each
@@ -137,6 +138,8 @@ class Members:
     pending: bool = False  # the last name is not a member: only a store may follow
     unstored: bool = False  # a name that is not a member began a target list: an `=` or `in` must come on the line
     written: frozenset[str] = frozenset()  # names the middle wrote other than as a receiver's first name
+    # (receiver, name) the middle may have stored (`self.vbar = Scrollbar()`): members of it from then on
+    stored: frozenset[tuple[str, str]] = frozenset()
     defining: bool = False
     line_free: bool = False
     depth: int = 0  # brackets open, the left context's included
@@ -203,12 +206,14 @@ class Members:
             return None
         if self.root_previous == ".":
             return None
-        found = self.source.lookup(".".join(chain))
+        receiver = ".".join(chain)
+        found = self.source.lookup(receiver)
         if found.names is None:
             return None
         if self.depth and root not in _SELF and found.kinds != {"module"}:
             return None
-        return _sorted(found.names)
+        stored = {name for (on, name) in self.stored if on == receiver}
+        return _sorted(found.names | stored if stored - found.names else found.names)
 
     def _step(self, terminal: str) -> Members | None:
         if self.pending:
@@ -234,6 +239,8 @@ class Members:
                     if not self.target:
                         return None
                     changes["pending"] = True
+                if self.target:
+                    changes["stored"] = self.stored | {(".".join(self.chain), text)}
                 changes.update(chain=self.chain + (text,), dotted=False)
             else:
                 changes.update(chain=(text,), dotted=False, root_previous=self.previous,
