@@ -432,3 +432,12 @@ def test_an_attribute_the_middle_stores_is_a_member_after_the_store():
     assert judged(left, "self.vbar = vbar = frame\n        self.vbar.pack()", "\n") == "complete"
     assert judged(left, "self.vbar = frame\n        self.vbarr.pack()", "\n") == "refused"
     assert judged(left, "self.vbar.pack()", "\n") == "refused"
+
+
+def test_a_platforms_constant_of_a_module_that_star_imports_is_not_judged():
+    """ctypes's `_os.RTLD_MEMBER` (AIX's): os.py star-imports posix, whose constants jedi reads on this platform
+    alone and typeshed leaves out; os's other names are still judged."""
+    left = "import os as _os\n\nmode = 0\n"
+    assert judged(left, "mode |= (_os.RTLD_MEMBER | _os.RTLD_NOW)", "\n") == "complete"
+    assert judged(left, "mode |= _os.unlinkk", "\n") == "refused"
+    assert judged("import json\n\nmode = 0\n", "mode |= json.DUMPS", "\n") == "refused"

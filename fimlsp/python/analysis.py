@@ -36,6 +36,9 @@ class Lookup:
     reason: str = ""
     kinds: frozenset[str] = frozenset()  # jedi's types of the receiver: module, class, instance
     from_stub: bool = False  # some members come from a stub, which leaves private names out: those are not judged
+    # A module whose source star-imports (os: `from posix import *`): the platform's constants there, which jedi
+    # reads on this platform alone and stubs may leave out (ctypes's `_os.RTLD_MEMBER`, AIX's), are not judged.
+    open_constants: bool = False
 
 
 def slot_names(text: str) -> set[str]:

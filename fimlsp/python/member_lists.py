@@ -30,6 +30,7 @@ import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import Future, TimeoutError as FutureTimeout
+from dataclasses import replace
 from pathlib import Path
 
 from fimlsp.python.analysis import Analysis, Lookup, slot_names, stored_attributes, used_after
@@ -116,7 +117,7 @@ class MemberLists:
             return found
         head = left[left.rfind("\n") + 1:]  # the cursor's line, which the question left out
         extra = stored_attributes(head) | slot_names(head) | set(_QUOTED_NAME.findall(head))
-        return Lookup(found.names | extra, found.reason, found.kinds, found.from_stub) if extra - found.names else found
+        return replace(found, names=found.names | extra) if extra - found.names else found
 
     def _ask(self, code: str, line: int, column: int, path: str | None, receiver: str) -> Lookup:
         self.queries += 1
@@ -149,7 +150,7 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
     if len({each.full_name for each in inferred}) > 1:  # jedi lists the members of a union unreliably
         return Lookup(None, "several types inferred")
     kinds: set[str] = set()
-    from_stub = False
+    from_stub = star = False
     extra: set[str] = set()
     for each in inferred:
         full_name = each.full_name or ""
@@ -166,6 +167,7 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
             return Lookup(None, sources)
         for source, stub in sources:
             from_stub = from_stub or stub
+            star = star or (each.type == "module" and not stub and "*" in source)
             extra |= source
     if kinds != {"module"} and _DYNAMIC_TEXT.search(code):
         return Lookup(None, "the file sets attributes dynamically (setattr, __dict__, __getattr__)")
@@ -194,7 +196,7 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
                                 f"({', '.join(sorted(owed - names)[:3])})")
     if receiver:
         names |= used_after(receiver, code)
-    return Lookup(frozenset(names), "", frozenset(kinds), from_stub)
+    return Lookup(frozenset(names), "", frozenset(kinds), from_stub, star)
 
 
 def class_lines(code: str, line: int) -> tuple[int, int] | None:

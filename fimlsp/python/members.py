@@ -56,6 +56,7 @@ _STORED_LATER = re.compile(r"[^\n]*(?:=|\bin\b|\\\n)")
 _DYNAMIC_ATTRIBUTES = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__setattr__\b")
 _QUOTED_NAME = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
 _SELF = frozenset({"self", "cls"})
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
 
 
@@ -193,8 +194,10 @@ class Members:
         return min(candidates, key=lambda name: (len(name), name)) if candidates else None
 
     def _private_open(self, name: str) -> bool:
-        """A private name of a receiver whose members come from a stub (stubs leave private names out)."""
-        return name.startswith("_") and self.source.lookup(".".join(self.chain)).from_stub
+        """A private name of a receiver whose members come from a stub (stubs leave private names out), or a
+        constant of a module that star-imports (a platform's constants)."""
+        found = self.source.lookup(".".join(self.chain))
+        return (name.startswith("_") and found.from_stub) or (found.open_constants and _CONSTANT.match(name) is not None)
 
     def _allowed(self) -> list[str] | None:
         """The receiver's members, sorted; None where any name goes."""
