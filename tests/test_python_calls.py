@@ -227,3 +227,11 @@ def test_a_query_past_its_time_bound_relaxes_says_so_and_is_not_waited_on_again(
         calls = calls.feed(terminals)
         assert calls is not None
     assert "took more than" in source.reason and source.queries == 1
+
+
+def test_an_async_function_of_which_jedi_reads_one_overload_is_let_go():
+    """asyncio.sleep has two overloads in typeshed, `(delay)` and `(delay, result)`; jedi gives only the second."""
+    left = "import asyncio\n\n\nasync def f():\n    "
+    accepted, said = judged(left, "await asyncio.sleep(0.1)\n")
+    assert accepted and "overloads" in said
+    assert judged(LEFT, "open(file, moed='r')\n")[0] is False  # all of open's overloads read: still judged

@@ -135,6 +135,22 @@ def _in_open_bracket(definition) -> bool:
     return before is not None and before.type != "newline"
 
 
+def _overloads(funcdef) -> int:
+    """How many `@overload` definitions of the function's name its class or module holds (in any branch): jedi
+    gives one of an async function's overloads alone (asyncio.sleep's `(delay, result)`)."""
+    scope = funcdef.parent
+    while scope.type not in ("classdef", "file_input"):
+        scope = scope.parent
+    count, stack = 0, list(scope.children)
+    while stack:
+        node = stack.pop()
+        if node.type == "funcdef" and node.name.value == funcdef.name.value:
+            count += any(_last_name(each) == "overload" for each in _decorators(node))
+        elif node.type not in ("classdef", "funcdef") and hasattr(node, "children"):
+            stack.extend(node.children)
+    return count
+
+
 def _takes_the_rest(funcdef) -> bool:
     """Whether a parso `funcdef` has `*args` or `**kwargs` (jedi then may show the parameters of what it passes
     them on to, which is no bound on what it takes)."""
@@ -194,6 +210,8 @@ def signatures_of(found, chain: tuple[str, ...]) -> Lookup:
                 name = _last_name(decorator)
                 if name not in _KEEPING and not (stub and name == "overload"):
                     return Lookup(None, f"{'.'.join(chain)} is decorated by {name}")
+                if name == "overload" and len(found) < _overloads(definition):
+                    return Lookup(None, f"jedi read {len(found)} of the overloads of {'.'.join(chain)}")
         elif each.type == "class" and definition.type == "classdef":
             reason = _class_reason(definition)
             if reason:
