@@ -212,8 +212,11 @@ async def test_the_language_server_completes_with_a_gguf_model(gguf_path):
             inline = await client.text_document_inline_completion_async(inline_params(line, character))
             for item in inline.items:
                 assert parses(left + item.insert_text + right), (line, character, item.insert_text)
-                shown += bool(item.insert_text)
-        assert shown >= len(POSITIONS) - 1
+            suggested = any(item.insert_text for item in inline.items)
+            shown += suggested
+            # nothing is shown only where the model itself ends at once (a fallback's middle never outranks that)
+            assert suggested or "the model's best middle here is empty" in client.statuses[-1][3], client.statuses
+        assert shown >= len(POSITIONS) - 2
 
 
 def test_a_gguf_without_fimlsp_settings_gets_the_format_its_control_tokens_show(tmp_path):
