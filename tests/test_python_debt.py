@@ -57,6 +57,8 @@ OWED = {
     "a name the module loads": ("import os\n", "x = 1\n", "print(x, os, later)\n"),
     # fastapi's __main__.py: `main: main` only declares main, and `main()` below loads it unbound
     "a name the module only declares": ('"""Doc."""\n', "main:", " main\n\nmain()\n"),
+    # the same cut: `main= main` loads main before anything binds it
+    "a name the module loads before it binds it": ('"""Doc."""\n', "main=", " main\n\nmain()\n"),
 }
 
 

@@ -13,8 +13,8 @@ one too, and strict names then show nothing. A load is not owed:
   a `try` that catches it go).
 A name with a load that is not owed is one the writer uses unbound, and so is every name a function loads
 unbound where it loads such a name (test bodies of undefined names: `try: a() except: b()`): none of its loads is
-owed, the middle's own loads included. Dunder names (`__path__`, a package's) and names code at module level binds
-(pyflakes reads function bodies after a module's `del`) are never owed.
+owed, the middle's own loads included. Dunder names (`__path__`, a package's) are never owed, nor are a function's
+loads of names code at module level binds (pyflakes reads function bodies after a module's `del`).
 """
 
 from __future__ import annotations
@@ -66,8 +66,9 @@ def owed(text: str, tree: ast.Module, undefined: list[tuple[str, int, int]], mid
         if more <= unbound_by_writer:
             break
         unbound_by_writer |= more
-    return frozenset(name for name, _in_middle, _load, _free in found
-                     if name not in unbound_by_writer and name not in module_bound
+    return frozenset(name for name, _in_middle, load, _free in found
+                     if name not in unbound_by_writer
+                     and not (name in module_bound and isinstance(load.scope, _FUNCTIONS))
                      and not (name.startswith("__") and name.endswith("__")))
 
 
