@@ -33,7 +33,8 @@ from fimlsp.python.calls import Calls
 from fimlsp.python.collection import no_cycle_collection
 from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.members import Members, MemberSource
-from fimlsp.python.names import FileNames, Names
+from fimlsp.python.names import FileNames
+from fimlsp.python.middle_names import Names
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token
 from fimlsp.python.meaning import is_own_prose, prose_limit, runs_on_as_prose
 from fimlsp.python.right_context import boundary_marker, reversed_right_context_nfa
