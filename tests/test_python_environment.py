@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from fimlsp.python import environment, modules
-from fimlsp.python.environment import find_environment, importable, running_environment
-from fimlsp.python.modules import import_path_changes, module_may_exist, set_unsaved
+from fimlsp.python import environment, module_existence
+from fimlsp.python.environment import importable
+from fimlsp.python.environment_finder import find_environment, running_environment
+from fimlsp.python.module_existence import import_path_changes, module_may_exist, set_unsaved
 
 EXTENSION = "fastext" + sysconfig.get_config_var("EXT_SUFFIX")
 
@@ -27,7 +28,7 @@ def _no_process_environment(monkeypatch):
     monkeypatch.delenv("CONDA_PREFIX", raising=False)
     monkeypatch.delenv("PYTHONPATH", raising=False)
     monkeypatch.setattr(environment, "_RECHECK_SECONDS", 0.0)  # every query reads the folders' mtimes again
-    monkeypatch.setattr(modules, "_epoch", itertools.count().__next__)  # and is not kept
+    monkeypatch.setattr(module_existence, "_epoch", itertools.count().__next__)  # and is not kept
 
 
 def _venv(folder: Path) -> Path:
@@ -146,7 +147,7 @@ def test_a_name_being_written_may_go_on_to_one_that_exists(installed):
 
 
 def test_an_open_documents_unsaved_file_is_a_module(installed, monkeypatch):
-    monkeypatch.setattr(modules, "_epoch", lambda: 0)  # answers kept: opening the document must drop them
+    monkeypatch.setattr(module_existence, "_epoch", lambda: 0)  # answers kept: opening the document must drop them
     path = installed / "app" / "fresh.py"
     assert _may_exist(installed, "fresh", 1) is False
     set_unsaved(path, "x = 1\n")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fimlsp.python.modules import import_path_changes, module_may_exist
+from fimlsp.python.module_existence import import_path_changes, module_may_exist
 from harness.corpus import STDLIB, package_files
 
 HELD_OUT = ("starlette", "uvicorn", "fastapi", "pyflakes", "diskcache", "gguf")

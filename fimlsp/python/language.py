@@ -21,7 +21,7 @@ from fimlsp.python.names import FileNames, undefined_names
 from fimlsp.python.context_cache import RightContextCache
 from fimlsp.python.quotient import RightContext
 from fimlsp.python.region import PythonGuarantee, constrain
-from fimlsp.python.modules import set_unsaved
+from fimlsp.python.module_existence import set_unsaved
 from fimlsp.python.syntax import compiles
 
 

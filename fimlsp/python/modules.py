@@ -6,11 +6,10 @@ relative import from the file's folder), and read with `ast`.
   a leading underscore where it has no `__all__`), its star imports' in turn and its submodules.
 - `imported_names`: the names `from M import NAME` may import from a module of the project: every name M's top level
   may bind, its star imports' and its submodules, read from an open document's unsaved text where there is one
-  (`set_unsaved`), for the name judge's check that `from .util import helper` imports what `util` has.
-- `module_may_exist`: whether `import M` (or `from M import ...`) may find M in the project's environment
-  (`fimlsp.python.environment`), the project or the file's folder: False only where it is found nowhere, for the
-  name judge's refusal of `import pyflask` or `from uvic.config import Config`; with `partial`, whether a module name
-  being written may still become one. `import_path_changes`: why a file's own text may make other modules importable.
+  (`fimlsp.python.module_existence.set_unsaved`), for the name judge's check that `from .util import helper` imports
+  what `util` has.
+
+Whether a module may be imported at all (`module_may_exist`) is `fimlsp.python.module_existence`.
 """
 
 from __future__ import annotations
@@ -20,12 +19,11 @@ import functools
 import os
 import re
 import sys
-import threading
 import time
 from importlib.machinery import PathFinder, all_suffixes
 from pathlib import Path
 
-from fimlsp.python.environment import Environment, declared_by, find_environment, importable, listing, module_key
+from fimlsp.python.module_existence import _UNSAVED, _UNSAVED_LOCK
 from fimlsp.python.syntax import parsed
 
 # What a module read for its star import's names may do that hides them.
@@ -38,9 +36,6 @@ _READ_AFTER = re.compile(r"\s*(?:\.\s*get\b|\[[^\]\n]*\](?!\s*(?:=(?!=)|\.|\()))
 _MODULE_SUFFIXES = tuple(sorted(set(all_suffixes()) | {".pyi"}, key=len, reverse=True))  # the longest first
 _MOST_DEPTH = 8  # star imports followed through this many modules
 _FOUND_SECONDS = 10  # how long where a module was found is kept
-# Open documents' unsaved text, by resolved path (`set_unsaved`): the editor's text overrides the disk's.
-_UNSAVED: dict[str, str] = {}
-_UNSAVED_LOCK = threading.Lock()
 _MOST_BYTES = 2_000_000  # larger modules are not read
 
 
@@ -77,22 +72,6 @@ def imported_names(level: int, module: str, folder: str | None, roots: tuple[str
     return _defined_names(str(path), stat.st_mtime_ns, stat.st_size)
 
 
-def set_unsaved(path: str | os.PathLike, text: str | None) -> None:
-    """An open document's unsaved text (None: closed), which the names of the module at `path` are read from
-    instead of the disk."""
-    key = str(Path(path).resolve())
-    with _UNSAVED_LOCK:
-        if text is None:
-            new = _UNSAVED.pop(key, None) is not None
-        else:
-            new = key not in _UNSAVED
-            _UNSAVED[key] = text
-    if new:  # a module opened or closed, not yet saved: whether it exists changed
-        _may_exist.cache_clear()
-        _package_state.cache_clear()
-
-
-@functools.lru_cache(maxsize=1024)
 def _project_module(level: int, module: str, folder: str | None, roots: tuple[str, ...], _epoch: int) -> Path | None:
     """The project's source file of a module; None where it is not the project's. Kept for `_FOUND_SECONDS` (the
     `_epoch`): a completion asks for the same modules at every keystroke, and finding one takes milliseconds."""
@@ -348,196 +327,3 @@ def _submodules(folder: str) -> set[str]:
         if module is not None and module.isidentifier():
             found.add(module)
     return found
-
-
-# What in a package's `__init__.py` may make submodules its folder does not hold.
-_DYNAMIC_PACKAGE = re.compile(
-    r"__path__|\bsys\s*\.\s*modules\b|\bfrom\s+sys\s+import\b[^\n]*\bmodules\b|meta_path|path_hooks|extend_path"
-    r"|declare_namespace")
-# What in a file may make modules importable that no folder holds.
-_IMPORT_PATH_CHANGE = re.compile(r"\bsys\s*\.\s*(?:path|meta_path|path_hooks|modules)\b|\baddsitedir\b|\bpyximport\b")
-_REGULAR, _NAMESPACE, _OPAQUE = "regular", "namespace", "opaque"
-_KEPT_SECONDS = 2
-_IMPORTABLE_SUFFIXES = tuple(all_suffixes())
-
-
-def module_may_exist(module: str, level: int = 0, folder: str | None = None, roots: tuple[str, ...] = (),
-                     environment: Environment | None = None, *, partial: bool = False,
-                     context: tuple[str, ...] = ()) -> bool | None:
-    """Whether `import <level dots><module>` in a file of `folder` (resolved), in a project whose modules lie in
-    `roots` (its root first), may find the module. False only where no module of that name is in `environment`
-    (None: the project's, `find_environment(roots[0])`), the roots, the file's folder or those above it up to its
-    root, and none is a requirement of the project or of an installed distribution (one not installed here may be
-    where the project runs). None where that cannot be known: an environment that runs code at start-up, a parent
-    that is a module, an extension module or a package whose `__init__` may make submodules, a relative import
-    from a folder that is no regular package. With `partial`, the last part is a name still being written
-    (`"os.pa"`, `"pyfl"`): whether some module's name begins with it. `context`, the file's texts around the
-    import statement (not the statement itself): a top-level module they name as a word (`zttp.Request(...)`,
-    `from gunicorn.workers import Worker`) is one the file uses, which may be installed where it runs though not
-    here (None, not False). Reads folder listings only, kept two seconds."""
-    found = _may_exist(module, level, folder, roots, environment, partial, _epoch())
-    if found is False and context and not level and _named_in(module.split(".")[0], partial and "." not in module,
-                                                               context):
-        return None
-    return found
-
-
-@functools.lru_cache(maxsize=32)  # (it holds the texts: a few completions' worth)
-def _named_in(top: str, begun: bool, context: tuple[str, ...]) -> bool:
-    """Whether the texts of `context` name `top` (a name beginning so, where `begun`) as a word, not an
-    attribute."""
-    word = re.compile(r"(?<![\w.])" + re.escape(top) + ("" if begun else r"(?!\w)"))
-    return any(word.search(text) for text in context)
-
-
-@functools.lru_cache(maxsize=4096)
-def _may_exist(module: str, level: int, folder: str | None, roots: tuple[str, ...], environment: Environment | None,
-               partial: bool, epoch: int) -> bool | None:
-    """`module_may_exist`, kept for the `epoch` (a name being written asks at every token tried)."""
-    parts = module.split(".") if module else []
-    if any(not part.isidentifier() for part in parts[:-1]) or (
-            parts and not (parts[-1].isidentifier() or (partial and not parts[-1]))):
-        return None
-    if level:
-        if folder is None:
-            return None
-        base = folder
-        for _ in range(level - 1):
-            base = os.path.dirname(base)
-        if _package_state(base, epoch) != _REGULAR:
-            return None
-        return True if not parts else _walk([base], False, None, parts, partial, {}, frozenset(), epoch)
-    if not parts:
-        return None
-    found = importable(environment or find_environment(roots[0] if roots else folder))
-    if found.unknown is not None:
-        return None
-    places = _project_folders(folder, roots)
-    top = parts[0]
-    if partial and len(parts) == 1:
-        return found.begins(top) or any(_begins_in(place, top) for place in places)
-    if not (found.has(top) or any(_has_in(place, top) for place in places)):
-        declared = module_key(top)
-        if declared in found.declared or any(declared in declared_by(root) for root in roots[:1]):
-            return True if len(parts) == 1 else None  # a requirement not installed here: it may be where it runs
-        return False
-    if len(parts) == 1:
-        return True
-    if top in found.opaque or (not found.has(top) and module_key(top) in found.declared):
-        return None  # (a requirement not installed here, and a folder of the project's of its name)
-    portions, module_like = [], top in found.mapped_modules
-    for place in places + tuple(place for place in found.folders if place not in places):
-        entries = listing(place)
-        if entries is not None:
-            if top in entries.folders:
-                portions.append(os.path.join(place, top))
-            module_like = module_like or top in entries.modules
-    portions += found.mapped.get(top, ())
-    return _walk(portions, module_like, top, parts[1:], partial, found.mapped, found.mapped_modules, epoch)
-
-
-def import_path_changes(text: str) -> str | None:
-    """Why a file's text may make modules importable that no folder holds (it names `sys.path`, `sys.modules`,
-    `sys.meta_path`, `site.addsitedir`, `pyximport`); None where it does not. Its imports are not judged then."""
-    found = _IMPORT_PATH_CHANGE.search(text)
-    return None if found is None else f"the file changes where modules are found ({found.group()})"
-
-
-def _walk(portions: list[str], module_like: bool, name: str | None, parts: list[str], partial: bool,
-          mapped: dict[str, tuple[str, ...]], mapped_modules: frozenset[str], epoch: int) -> bool | None:
-    """Whether the submodules `parts` may exist under the package whose folders are `portions` (`module_like`: some
-    place has a module of its name); `name`, its dotted name (None: a relative import's package)."""
-    for index, part in enumerate(parts):
-        if module_like or not portions:
-            return None
-        children: set[str] = set()
-        for portion in portions:
-            if _package_state(portion, epoch) == _OPAQUE:
-                return None
-            entries = listing(portion)
-            if entries is None:
-                return None
-            children.update(entries.names)
-            children.update(_unsaved_in(portion))
-        if name is not None:
-            children.update(key[len(name) + 1:].split(".")[0] for key in mapped if key.startswith(name + "."))
-        last = index == len(parts) - 1
-        if last and partial:
-            return any(child.startswith(part) for child in children)
-        if part not in children:
-            return False
-        if last:
-            return True
-        name = None if name is None else f"{name}.{part}"
-        inner, module_like = [], name in mapped_modules
-        for portion in portions:
-            entries = listing(portion)
-            if part in entries.folders:
-                inner.append(os.path.join(portion, part))
-            module_like = module_like or part in entries.modules
-        portions = inner + list(mapped.get(name, ()) if name is not None else ())
-    return True
-
-
-def _epoch() -> int:
-    """The span of time an answer is kept for (a folder's listing is, `fimlsp.python.environment`)."""
-    return int(time.monotonic() // _KEPT_SECONDS)
-
-
-@functools.lru_cache(maxsize=2048)
-def _package_state(folder: str, _epoch: int) -> str:
-    """A folder's package kind: regular (a plain `__init__.py`), namespace (none), or opaque (a compiled
-    `__init__`, or one that may make submodules its folder does not hold: it sets `__path__`, or touches
-    `sys.modules` or the import hooks)."""
-    try:
-        inits = [entry for entry in os.listdir(folder) if entry.startswith("__init__.")]
-    except OSError:
-        return _OPAQUE
-    modules = [entry for entry in inits if entry.endswith(_IMPORTABLE_SUFFIXES)]
-    if not modules:
-        return _NAMESPACE
-    if modules != ["__init__.py"]:
-        return _OPAQUE
-    with _UNSAVED_LOCK:
-        unsaved = _UNSAVED.get(os.path.join(folder, "__init__.py"))
-    try:
-        text = unsaved if unsaved is not None else Path(folder, "__init__.py").read_text(encoding="utf-8",
-                                                                                         errors="replace")
-    except OSError:
-        return _OPAQUE
-    return _OPAQUE if _DYNAMIC_PACKAGE.search(text) else _REGULAR
-
-
-@functools.lru_cache(maxsize=256)
-def _project_folders(folder: str | None, roots: tuple[str, ...]) -> tuple[str, ...]:
-    """Where the project's own modules may be imported from: the file's folder and those above it up to the root
-    that holds it (a script's, a test runner's, `python -m`'s folder), and the roots."""
-    found: list[str] = []
-    if folder is not None:
-        holding = [root for root in roots if folder == root or folder.startswith(root.rstrip(os.sep) + os.sep)]
-        top = min(holding, key=len) if holding else folder
-        place = folder
-        while True:
-            found.append(place)
-            if place == top or os.path.dirname(place) == place:
-                break
-            place = os.path.dirname(place)
-    return tuple(dict.fromkeys(found + list(roots)))
-
-
-def _has_in(place: str, name: str) -> bool:
-    entries = listing(place)
-    return (entries is not None and entries.has(name)) or name in _unsaved_in(place)
-
-
-def _begins_in(place: str, prefix: str) -> bool:
-    entries = listing(place)
-    return ((entries is not None and entries.begins(prefix))
-            or any(name.startswith(prefix) for name in _unsaved_in(place)))
-
-
-def _unsaved_in(folder: str) -> set[str]:
-    """The modules open documents not yet saved make in `folder`."""
-    with _UNSAVED_LOCK:
-        paths = list(_UNSAVED)
-    return {os.path.basename(path).split(".", 1)[0] for path in paths if os.path.dirname(path) == folder}

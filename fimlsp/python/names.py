@@ -52,7 +52,8 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.debt import owed
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.redeclaration import redeclared
-from fimlsp.python.modules import import_path_changes, imported_names, module_may_exist
+from fimlsp.python.module_existence import import_path_changes, module_may_exist
+from fimlsp.python.modules import imported_names
 from fimlsp.python.syntax import parsed
 from fimlsp.python.relaxation import names_written, relaxation
 
