@@ -20,7 +20,7 @@ from fimlsp.python import context_cache
 from fimlsp.python.context_cache import RightContextCache
 from fimlsp.python.quotient import RightContext
 from fimlsp.python.region import FILE, NONE, REGION, constrain
-from fimlsp.python.right_context import statement_ends
+from fimlsp.python.statement_ends import statement_ends
 from fimlsp.python.syntax import parses
 from fimlsp.python.window import start_between_statements, statement_starts
 

@@ -14,8 +14,9 @@ import pytest
 
 from fimlsp.lines import line_offsets
 from fimlsp.python import lexemes as lx
-from fimlsp.python.right_context import boundary_indices, reversed_right_context_nfa, statement_ends, stream
+from fimlsp.python.right_context import boundary_indices, reversed_right_context_nfa, stream
 from fimlsp.python.right_tokens import Scanner
+from fimlsp.python.statement_ends import statement_ends
 from fimlsp.python.syntax import compiles
 from harness.corpus import stdlib_files
 
