@@ -7,7 +7,7 @@ after some string of `R` becomes a rule saying how to finish it. `right_quotient
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from earley.deadline import CLOCK_INTERVAL, check_deadline
 from earley.grammar import Grammar, Rule
@@ -100,8 +100,9 @@ def _open_rules(
 ) -> tuple[list[str], list[Rule], int]:
     """Names of the new symbols (numbered after the grammar's: the new start symbol, then `markers`, then the
     new nonterminals), the rules that say how to finish every item still open at a final state of the NFA
-    (Fig. 2), and the new start symbol. One piece on purpose: its walk back over the charts is most of the cost
-    of a quotient after the parse, and keeps the tables in locals.
+    (Fig. 2), and the new start symbol. The walk back over the charts is one piece on purpose: it is most of the
+    cost of a quotient after the parse, and keeps the tables in locals; only its start, the items open at the
+    final states (`_open_at_finals`), is a step of its own.
 
     `marked` gives a final state's markers, as the symbols a word of the left quotient begins with there
     (`()`: none): the rule of an item open at a final state is the one rule of a derivation made there (every
@@ -113,7 +114,6 @@ def _open_rules(
     base = len(grammar.names)
     names = [_unused_name(grammar, grammar.names[grammar.start] + "'"), *markers]
     new_start = base
-    unmarked = ((),)
     open_symbols: dict[int, int] = {}  # E!q by q * base + E (E itself at an end)
     nfa = parse.nfa
     n_states = nfa.n_states
@@ -132,24 +132,10 @@ def _open_rules(
             found = open_symbols[key] = base + len(names) - 1
         return found
 
-    rules: dict[Rule, None] = dict.fromkeys(
-        (new_start, (*marker, grammar.start))
-        for state in nfa.initial if state in ends for marker in marked.get(state, unmarked))
-    # Items begun at such an end need no rule (the grammar's own say the rest) and lead only to items there.
     # The walk's items in charts are single ints: `item * n_states + chart`.
-    stack = [
-        item * n_states + final
-        for final in nfa.final for item in (parse.items[final] if final in ends else parse.held(final))
-        if item // n_dotted not in ends
-    ]
+    rules, stack = _open_at_finals(parse, ends, marked, new_start, open_symbol)
     visited = set(stack)
     lhs, dot, remainders = tables.lhs, tables.dot, tables.remainders
-    for key in stack:
-        item, chart = divmod(key, n_states)
-        dotted = item % n_dotted
-        head = open_symbol(lhs[dotted], item // n_dotted)
-        for marker in marked.get(chart, unmarked):
-            rules[(head, (*marker, *remainders[dotted]))] = None
     # Walk back over the creations of every item (as `NFAParse.creations` recovers them, inlined: this loop is
     # most of the cost of a quotient): a predicted item adds a rule to each item that predicted it.
     previous_symbol, is_terminal = tables.previous_symbol, tables.is_terminal
@@ -213,6 +199,35 @@ def _open_rules(
                 visited.add(key)
                 stack.append(key)
     return names, list(rules), new_start
+
+
+def _open_at_finals(
+    parse: NFAParse, ends: frozenset[int], marked: Mapping[int, tuple[tuple[int, ...], ...]], new_start: int,
+    open_symbol: Callable[[int, int], int],
+) -> tuple[dict[Rule, None], list[int]]:
+    """The start of `_open_rules`'s walk: the rules that finish what is open at a final state of the NFA (the new
+    start symbol's at an initial state among the `ends`, and each item's held there, begun with the state's
+    markers), and those items, as the walk's ints (`item * n_states + chart`), in the order they were found."""
+    tables, nfa = parse.tables, parse.nfa
+    n_dotted, n_states = tables.n_dotted, nfa.n_states
+    lhs, remainders = tables.lhs, tables.remainders
+    unmarked = ((),)
+    rules: dict[Rule, None] = dict.fromkeys(
+        (new_start, (*marker, tables.grammar.start))
+        for state in nfa.initial if state in ends for marker in marked.get(state, unmarked))
+    # Items begun at such an end need no rule (the grammar's own say the rest) and lead only to items there.
+    stack = [
+        item * n_states + final
+        for final in nfa.final for item in (parse.items[final] if final in ends else parse.held(final))
+        if item // n_dotted not in ends
+    ]
+    for key in stack:
+        item, chart = divmod(key, n_states)
+        dotted = item % n_dotted
+        head = open_symbol(lhs[dotted], item // n_dotted)
+        for marker in marked.get(chart, unmarked):
+            rules[(head, (*marker, *remainders[dotted]))] = None
+    return rules, stack
 
 
 def _unused_name(grammar: Grammar, name: str) -> str:
