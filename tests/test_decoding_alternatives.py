@@ -119,12 +119,12 @@ def test_attempts_decoded_as_one_batch_give_the_middles_decoded_one_after_anothe
     """The attempts go through the model side by side, one forward pass of a batch of sequences a step, and give
     the same greedy middles, in the same order, as attempts decoded one at a time, on standard-library cuts. (The
     finish searches get all the time they need: a search cut by its clock on a busy machine changes a middle.)"""
-    from fimlsp.decoding import attempts, complete_middles, fallback, steering
+    from fimlsp.decoding import complete_middles, fallback, start_finish, steering
     from fimlsp.model.transformers import TransformersModel
     from tests.test_python_quotient import _stdlib_sample
 
     model = tiny if which == "tiny" else load_model(default_model_path(), "cpu")
-    for module, name in ((steering, "SEARCH_SECONDS"), (attempts, "START_SEARCH_SECONDS"),
+    for module, name in ((steering, "SEARCH_SECONDS"), (start_finish, "START_SEARCH_SECONDS"),
                          (fallback, "FALLBACK_SEARCH_SECONDS")):
         monkeypatch.setattr(module, name, 600.0)
     rows = []

@@ -49,9 +49,9 @@ def test_what_a_fallbacks_finish_may_write_is_the_languages(tiny, python_with, m
     """Where every character counts as closing, the finish that writes an `if` header's end and a body is taken
     as closing what the middle opened, and ends the middle, instead of the valid line before it. (The finish
     searches get all the time they need: one cut by its clock on a busy machine changes the middle.)"""
-    from fimlsp.decoding import attempts, fallback, steering
+    from fimlsp.decoding import fallback, start_finish, steering
 
-    for module, name in ((steering, "SEARCH_SECONDS"), (attempts, "START_SEARCH_SECONDS"),
+    for module, name in ((steering, "SEARCH_SECONDS"), (start_finish, "START_SEARCH_SECONDS"),
                          (fallback, "FALLBACK_SEARCH_SECONDS")):
         monkeypatch.setattr(module, name, 600.0)
     left, right = "def f(items):\n    ", "\n    return total\n"

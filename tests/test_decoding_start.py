@@ -1,4 +1,4 @@
-"""The start's finish (`fimlsp.decoding.attempts._start`): is the end reachable from the empty middle at all, and by
+"""The start's finish (`fimlsp.decoding.start_finish._start`): is the end reachable from the empty middle at all, and by
 what shortest text. An editor asks at every keystroke at one cursor, where the right context stays the same: the
 finish the last request found is taken again, or its rest where the character typed began it, without a search."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from fimlsp.decoding import DecodingOptions, attempts
+from fimlsp.decoding import DecodingOptions, start_finish
 from fimlsp.language import named
 
 LEFT, RIGHT = "def area(width, height):\n    return wid", "\n"
@@ -15,7 +15,7 @@ OPTIONS = DecodingOptions(scope="block", names="strict", max_tokens=64)
 
 @pytest.fixture(autouse=True)
 def no_finish_known(monkeypatch):
-    monkeypatch.setattr(attempts, "_START_FINISHES", type(attempts._START_FINISHES)())
+    monkeypatch.setattr(start_finish, "_START_FINISHES", type(start_finish._START_FINISHES)())
 
 
 def start(left: str, right: str = RIGHT, options: DecodingOptions = OPTIONS):
@@ -23,7 +23,7 @@ def start(left: str, right: str = RIGHT, options: DecodingOptions = OPTIONS):
     python = named(options.language)
     guarantee, reason = python.judging_names(python.constrain(left, right), left, right)
     assert not reason
-    middle, scope, _reason, searches = attempts._start(guarantee.state, options, None, None, left, right)
+    middle, scope, _reason, searches = start_finish._start(guarantee.state, options, None, None, left, right)
     assert scope == options.scope
     return middle.finish, searches
 
