@@ -5,7 +5,7 @@ Greedy decoding is one path, and a small model's first choice is often a near ti
 decodes `attempts` greedy middles, each from another of the best valid first tokens (among the model's top
 `top_k`: further down they are noise), all going on from one forward pass over the prompt, and returns first the
 one that ended best (`preference`). `attempts=1` is plain greedy decoding. The attempts are decoded side by side
-(`_decode_side_by_side`): one forward pass a step for a batch of their sequences, where the model's key-value
+(`side_by_side._decode_side_by_side`): one forward pass a step for a batch of their sequences, where the model's key-value
 cache keeps a row per sequence (`FimModel.batches`), else one after another. Within a time budget (`time_budget`)
 they share it: the prompt is cut to what the model reads in `PROMPT_SHARE` of it, the token loops end
 `FALLBACK_SHARE` before its end, and when it ends a middle already finished is offered, or else the first

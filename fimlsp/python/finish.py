@@ -229,7 +229,7 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
 
 def hopeless(state: FimState, wanted: list[str] = ()) -> bool:
     """No text the search writes can complete the file after `state`, with the name judge on: the middle loaded a
-    name that nothing binds inside a function or brackets (its debt, `fimlsp.python.names.Names`) and the search is
+    name that nothing binds inside a function or brackets (its debt, `fimlsp.python.middle_names.Names`) and the search is
     not writing it, or the word the cursor is in (which the judge leaves to the file's check: it began in the left
     context) ended as a load that the file's check found unbound at another end (`pos += array.`: `array`, or
     `raise TTHRIGHT(`, `_refused`). A finish could bind such a name only by writing it again, after its load; a
