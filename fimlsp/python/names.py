@@ -35,8 +35,8 @@ project (`from .util import helper`, `from pkg.mod import Thing`) must be one th
 in a function or class body, and judged on the whole file at an end (`FileNames.unbound`); not inside `try` or
 `with`, where an import may be meant to fail. So is the module an import names (`import pyflask`,
 `from uvic.config import Config`): refused where it is found nowhere in the project's environment, the project or
-the file's folder, nor named by the file's text elsewhere (`fimlsp.python.modules.module_may_exist`), as its name
-is written (no module begins so) and at its end; not under an `if`, a `try` or a `with`, not in a file that changes
+the file's folder, nor named by the file's text elsewhere (`fimlsp.python.module_existence.module_may_exist`), as
+its name is written (no module begins so) and at its end; not under an `if`, a `try` or a `with`, not in a file that changes
 `sys.path`, and not a module whose name began in the left context.
 """
 
@@ -188,7 +188,7 @@ class FileNames:
 
     def module_exists(self, module: str, partial: bool = False) -> bool | None:
         """Whether `import <module>` (with its leading dots; `partial`: its last name still being written) may find
-        a module (`fimlsp.python.modules.module_may_exist`); None where that is not known."""
+        a module (`fimlsp.python.module_existence.module_may_exist`); None where that is not known."""
         if (self.folder is None and not self.roots) or self.import_context is None:
             return None
         dotted = module.lstrip(".")
