@@ -36,8 +36,8 @@ in a function or class body, and judged on the whole file at an end (`FileNames.
 `with`, where an import may be meant to fail. So is the module an import names (`import pyflask`,
 `from uvic.config import Config`): refused where it is found nowhere in the project's environment, the project or
 the file's folder, nor named by the file's text elsewhere (`fimlsp.python.module_existence.module_may_exist`), as
-its name is written (no module begins so) and at its end; not under an `if`, a `try` or a `with`, not in a file that changes
-`sys.path`, and not a module whose name began in the left context.
+its name is written (no module begins so) and at its end; not under an `if`, a `try` or a `with`, not in a file
+that changes `sys.path`, and not a module whose name began in the left context.
 """
 
 from __future__ import annotations
