@@ -21,6 +21,7 @@ import random
 import re
 import sys
 import time
+from bisect import bisect_right
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,14 +99,8 @@ def refusals(files, seed: int, count: int) -> tuple[int, int, int, list]:
 
 
 def _line_at(starts: list[int], position: int) -> int:
-    low, high = 0, len(starts) - 2
-    while low < high:
-        middle = (low + high + 1) // 2
-        if starts[middle] <= position:
-            low = middle
-        else:
-            high = middle - 1
-    return low + 1
+    """The 1-based line of `position`, `starts` being the lines' offsets and the text's end."""
+    return min(bisect_right(starts, position), len(starts) - 1)
 
 
 def debt_kept(files, seed: int, count: int) -> tuple[int, int, int, int, int]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from fimlsp.python.modules import star_names
@@ -104,14 +105,7 @@ def _scoped_reason(text: str, cursor: int) -> str | None:
 
 
 def _line_of(starts: list[int], position: int) -> int:
-    low, high = 0, len(starts) - 1
-    while low < high:
-        middle = (low + high + 1) // 2
-        if starts[middle] <= position:
-            low = middle
-        else:
-            high = middle - 1
-    return max(0, low)
+    return max(0, bisect_right(starts, position) - 1)
 
 
 def _cursor_column(text: str, cursor: int, line_start: int) -> int:
