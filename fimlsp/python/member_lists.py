@@ -289,20 +289,12 @@ def _sources(name, document: Path | None) -> list[tuple[frozenset[str], bool]] |
             seen.add(id(current))
             trusted = current.get_root_context().py__name__() in _TRUSTED_STUBS  # jedi's members suffice
             if not trusted and current.get_root_context().py__file__() != document:
-                readable = False
-                for each in {current, *convert_values([current])}:
-                    file = each.get_root_context().py__file__()
-                    qualified = each.get_qualified_names()
-                    if file is None or qualified is None or not str(file).endswith((".py", ".pyi")):
-                        continue
-                    names = _class_names(str(file), tuple(qualified))
-                    if names is _DYNAMIC:
-                        return f"{current.py__name__()} sets attributes dynamically"
-                    if names is not None:
-                        readable = readable or not str(file).endswith(".pyi")
-                        found.append((names, str(file).endswith(".pyi")))
-                if not readable:
+                sources = _class_sources(current)
+                if sources is None:
+                    return f"{current.py__name__()} sets attributes dynamically"
+                if all(stub for _names, stub in sources):
                     return f"the source of {current.py__name__()} cannot be read (a stub leaves out what it sets)"
+                found.extend(sources)
             for lazy in current.py__bases__():
                 bases = lazy.infer()
                 if not bases or not all(base.is_class() for base in bases):
@@ -319,8 +311,6 @@ def _metaclass_sources(classes: list, document: Path | None) -> list[tuple[froze
     C part may set private attributes on the class: ABCMeta's `_abc_impl`), and the names that the sources of its
     ancestry outside the document and the trusted stubs bind; a string saying why not where one sets attributes
     dynamically (enum's EnumType)."""
-    from jedi.inference.gradual.conversion import convert_values
-
     found = []
     for value in classes:
         for meta in value.get_metaclasses():
@@ -330,16 +320,29 @@ def _metaclass_sources(classes: list, document: Path | None) -> list[tuple[froze
                 root = current.get_root_context()
                 if root.py__file__() == document or root.py__name__() in _TRUSTED_STUBS:
                     continue  # jedi's reading of them above suffices
-                for each in {current, *convert_values([current])}:
-                    file = each.get_root_context().py__file__()
-                    qualified = each.get_qualified_names()
-                    if file is None or qualified is None or not str(file).endswith((".py", ".pyi")):
-                        continue
-                    names = _class_names(str(file), tuple(qualified))
-                    if names is _DYNAMIC:
-                        return f"the metaclass {meta.py__name__()} sets attributes dynamically"
-                    if names is not None:
-                        found.append((names, str(file).endswith(".pyi")))
+                sources = _class_sources(current)
+                if sources is None:
+                    return f"the metaclass {meta.py__name__()} sets attributes dynamically"
+                found.extend(sources)
+    return found
+
+
+def _class_sources(value) -> list[tuple[frozenset[str], bool]] | None:
+    """The names the class `value`'s source and stub bind in its body (`_class_names`), each with whether it is the
+    stub's; None where one of them sets attributes dynamically."""
+    from jedi.inference.gradual.conversion import convert_values
+
+    found = []
+    for each in {value, *convert_values([value])}:
+        file = each.get_root_context().py__file__()
+        qualified = each.get_qualified_names()
+        if file is None or qualified is None or not str(file).endswith((".py", ".pyi")):
+            continue
+        names = _class_names(str(file), tuple(qualified))
+        if names is _DYNAMIC:
+            return None
+        if names is not None:
+            found.append((names, str(file).endswith(".pyi")))
     return found
 
 
