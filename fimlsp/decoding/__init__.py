@@ -31,7 +31,7 @@ The names below are loaded from their modules on first use: `fimlsp.decoding.opt
 does not import the decoder, numpy or the model layer, so that `fimlsp serve` answers `initialize` before they load.
 """
 
-import importlib
+from fimlsp.lazy_names import loader
 
 _HOMES = {"complete_middle": "attempts", "complete_middles": "attempts", "loop_start": "endings",
           "MODES": "options", "NAMES": "options", "SCOPES": "options", "DecodingOptions": "options",
@@ -39,10 +39,4 @@ _HOMES = {"complete_middle": "attempts", "complete_middles": "attempts", "loop_s
 
 __all__ = sorted(_HOMES)
 
-
-def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module 'fimlsp.decoding' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"fimlsp.decoding.{_HOMES[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = loader(__name__, _HOMES)

@@ -8,7 +8,7 @@ The names below are loaded from their modules on first use: importing a light mo
 `errors`) does not import numpy or an engine, so that `fimlsp serve` answers `initialize` before they load.
 """
 
-import importlib
+from fimlsp.lazy_names import loader
 
 _HOMES = {"FORMATS": "formats", "FimFormat": "formats", "detect_format": "formats",
           "FimModel": "backend", "PromptPass": "backend", "Session": "backend", "Snippet": "formats",
@@ -16,10 +16,4 @@ _HOMES = {"FORMATS": "formats", "FimFormat": "formats", "detect_format": "format
 
 __all__ = sorted(_HOMES)
 
-
-def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module 'fimlsp.model' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"fimlsp.model.{_HOMES[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = loader(__name__, _HOMES)
