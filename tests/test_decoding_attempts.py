@@ -59,8 +59,8 @@ def test_attempts_that_time_out_beside_alternatives_that_find_none_still_give_th
     assert tiny.batches  # the attempts go through the model as one batch, the path where they were lost
     steps = stalling_after(monkeypatch, tiny, "123", answered)
     seen = []
-    side_by_side = attempts._decode_side_by_side
-    monkeypatch.setattr(attempts, "_decode_side_by_side",
+    side_by_side = attempts.decode_side_by_side
+    monkeypatch.setattr(attempts, "decode_side_by_side",
                         lambda *args: seen.append(side_by_side(*args)) or seen[-1])
     options = DecodingOptions(max_tokens=4, attempts=3, top_k=top_k, token_healing=False, statement_end=True)
     results = complete_middles(tiny, LEFT, RIGHT, options, n=3)

@@ -1,4 +1,4 @@
-"""The start's finish (`fimlsp.decoding.start_finish._start`): is the end reachable from the empty middle at all, and by
+"""The start's finish (`fimlsp.decoding.start_finish.start_with_finish`): is the end reachable from the empty middle at all, and by
 what shortest text. An editor asks at every keystroke at one cursor, where the right context stays the same: the
 finish the last request found is taken again, or its rest where the character typed began it, without a search."""
 
@@ -23,7 +23,7 @@ def start(left: str, right: str = RIGHT, options: DecodingOptions = OPTIONS):
     python = named(options.language)
     guarantee, reason = python.judging_names(python.constrain(left, right), left, right)
     assert not reason
-    middle, scope, _reason, searches = start_finish._start(guarantee.state, options, None, None, left, right)
+    middle, scope, _reason, searches = start_finish.start_with_finish(guarantee.state, options, None, None, left, right)
     assert scope == options.scope
     return middle.finish, searches
 

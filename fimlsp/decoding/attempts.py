@@ -5,7 +5,7 @@ Greedy decoding is one path, and a small model's first choice is often a near ti
 decodes `attempts` greedy middles, each from another of the best valid first tokens (among the model's top
 `top_k`: further down they are noise), all going on from one forward pass over the prompt, and returns first the
 one that ended best (`preference`). `attempts=1` is plain greedy decoding. The attempts are decoded side by side
-(`side_by_side._decode_side_by_side`): one forward pass a step for a batch of their sequences, where the model's key-value
+(`side_by_side.decode_side_by_side`): one forward pass a step for a batch of their sequences, where the model's key-value
 cache keeps a row per sequence (`FimModel.batches`), else one after another. Within a time budget (`time_budget`)
 they share it: the prompt is cut to what the model reads in `PROMPT_SHARE` of it, the token loops end
 `FALLBACK_SHARE` before its end, and when it ends a middle already finished is offered, or else the first
@@ -28,8 +28,8 @@ from fimlsp.decoding.options import DecodingOptions
 from fimlsp.decoding.partial_middle import PartialMiddle
 from fimlsp.decoding.prompts import PromptOnDemand, steady, steady_contexts
 from fimlsp.decoding.results import Completion, preference
-from fimlsp.decoding.side_by_side import _Clock, _decode_side_by_side
-from fimlsp.decoding.start_finish import _start
+from fimlsp.decoding.side_by_side import StepsClock, decode_side_by_side
+from fimlsp.decoding.start_finish import start_with_finish
 from fimlsp.language import FILE, NONE, REGION, Caches, Guarantee, named
 from fimlsp.lines import with_line_breaks_of
 from fimlsp.model import FimModel, Snippet
@@ -178,13 +178,13 @@ class _Run:
         start, scope, scope_reason, start_searches = PartialMiddle("", b"", None, 0), "file", "", 0
         clock = time.perf_counter()
         if mode == "constrained" and not self._stopped():
-            start, scope, scope_reason, start_searches = _start(guarantee.state, options, deadline, searches_deadline,
+            start, scope, scope_reason, start_searches = start_with_finish(guarantee.state, options, deadline, searches_deadline,
                                                                 self.left, self.right)
         start_seconds = time.perf_counter() - clock
         start.heal = prompt_pass.heal
         results: list[Completion] = []
         unfinished: list[tuple[Decoder, tuple]] = []  # attempts a fallback would end, in order (`_judge`)
-        attempts, steps_clock = 0, _Clock()
+        attempts, steps_clock = 0, StepsClock()
         while attempts < options.attempts or (len(results) + len(unfinished) < n and attempts < 2 * n):
             if (results or unfinished) and deadline is not None and time.perf_counter() >= deadline:
                 break  # a later attempt would only time out, and its fallback run past the budget
@@ -200,7 +200,7 @@ class _Run:
             runs = [decoder.steps(len(prompt), start, attempt if options.temperature == 0 else 0)
                     for attempt, decoder in enumerate(decoders, attempts)]
             attempts += together
-            judged, waiting, ended = self._judge(decoders, _decode_side_by_side(prompt_pass, runs, steps_clock),
+            judged, waiting, ended = self._judge(decoders, decode_side_by_side(prompt_pass, runs, steps_clock),
                                                  mode, guarantee, start)
             unfinished += waiting
             if self._keep(judged, results, setup_seconds, scope, scope_reason, names_reason) or ended:

@@ -35,7 +35,7 @@ class Decoder:
 
     def steps(self, prompt_length: int, start: PartialMiddle, skip_first: int = 0) -> Generator:
         """Decode from `start`, a token a step, after a prompt of `prompt_length` tokens: yields the token taken (None
-        first: the prompt) and is sent the model's logits after it (`side_by_side._decode_side_by_side` runs the
+        first: the prompt) and is sent the model's logits after it (`side_by_side.decode_side_by_side` runs the
         model); returns the last prefix, why it stopped, and the prefixes passed on the way.
         `skip_first` valid first tokens are passed over (the alternatives of a greedy completion); an alternative
         starts only from one of the model's top `top_k` tokens, and stops as `no_alternative` when none is left."""

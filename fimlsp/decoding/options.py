@@ -80,7 +80,7 @@ SECONDS = Bounds(0, 600, integer=False, above=True)
 _LIBRARY = object()  # `editors` not given: the editors use the library's default
 
 
-def _option(default, help: str, *, choices: tuple[str, ...] = (), metavar: str | None = None,
+def option_field(default, help: str, *, choices: tuple[str, ...] = (), metavar: str | None = None,
             setting: str | None = None, bounds: Bounds | None = None, editors=_LIBRARY,
             editors_bounds: Bounds | None = None, **more):
     """An option that the commands offer as a flag and, with `setting`, the editors as a setting; `editors` is its
@@ -93,58 +93,58 @@ def _option(default, help: str, *, choices: tuple[str, ...] = (), metavar: str |
 
 @dataclass(frozen=True)
 class DecodingOptions:
-    mode: str = _option(MODES[0], "decoding mode: constrained keeps every middle valid; checked generates freely and "
-                                  "keeps a middle only if the file compiles with it; unconstrained checks nothing",
-                        choices=MODES, setting="mode")
+    mode: str = option_field(
+        MODES[0], "decoding mode: constrained keeps every middle valid; checked generates freely and keeps a middle "
+                  "only if the file compiles with it; unconstrained checks nothing", choices=MODES, setting="mode")
     # 4,096: 8 times the shipped model's whole window; a suggestion of 0 tokens is none
-    max_tokens: int = _option(
+    max_tokens: int = option_field(
         500, "most tokens to generate; the prompt and the middle share the model's context window, so fewer may fit",
         setting="maxTokens", bounds=Bounds(0, 4096), editors=128, editors_bounds=Bounds(1, 4096))
-    top_k: int = _option(50, "candidates checked per token, the model's first; the rest of the vocabulary is tried "
-                             "only when none of them is valid", setting="topK",
-                     bounds=Bounds(1, 1000))
-    temperature: float = _option(0.0, "sampling temperature; 0 is greedy", bounds=Bounds(0, 2, integer=False))
-    top_p: float = _option(1.0, "nucleus sampling mass", bounds=Bounds(0, 1, integer=False, above=True))
+    top_k: int = option_field(
+        50, "candidates checked per token, the model's first; the rest of the vocabulary is tried only when none of "
+            "them is valid", setting="topK", bounds=Bounds(1, 1000))
+    temperature: float = option_field(0.0, "sampling temperature; 0 is greedy", bounds=Bounds(0, 2, integer=False))
+    top_p: float = option_field(1.0, "nucleus sampling mass", bounds=Bounds(0, 1, integer=False, above=True))
     # the editors' budget is a suggestion's, a minute at most; a command's may be minutes (a big model on a CPU).
     # 0.6 s: with the shipped model on 2 idle cores a single-line suggestion takes 0.06-0.45 s of CPU (24 held-out
     # cursors, benchmarks/keystroke.py's), so the budget binds on a busy machine, not on an idle one (issue 44)
-    time_budget: float | None = _option(
+    time_budget: float | None = option_field(
         None, "seconds for the whole completion, from the request's arrival (waiting and connecting to a model "
               "server included); when they run out, a shorter valid middle or none. Raising it trades latency for "
               "longer suggestions (several lines, where the model writes them) and, on a slow or busy machine, for "
               "a suggestion more often", metavar="SECONDS",
         setting="timeBudget", bounds=SECONDS, editors=0.6, editors_bounds=Bounds(0, 60, integer=False, above=True))
-    seed: int = _option(0, "seed for sampling", bounds=Bounds(0, 2**32 - 1))
+    seed: int = option_field(0, "seed for sampling", bounds=Bounds(0, 2**32 - 1))
     single_line: bool = False  # stop at the first line end where the file is valid: the setting single_line's
-    statement_end: bool = _option(
+    statement_end: bool = option_field(
         False, "stop where the statement or block that holds the cursor ends, if the file is valid there "
                "(constrained mode; what the editors do for a multi-line suggestion); off, the middle runs on to "
                "the model's end", editors=True)
     # at most 4 M: CPython's proofs of the text outside the window take ~0.3 ms per 1,000 characters
-    size_budget: int = _option(DEFAULT_BUDGET, "files with more characters are checked only around the cursor",
+    size_budget: int = option_field(DEFAULT_BUDGET, "files with more characters are checked only around the cursor",
                                metavar="CHARS", setting="sizeBudget", bounds=Bounds(1, 4_000_000))
-    setup_timeout: float = _option(
+    setup_timeout: float = option_field(
         10.0, "time to build the constraint (within the time budget); past it the middle is generated unconstrained "
               "and shown only if the file compiles with it", metavar="SECONDS", bounds=SECONDS)
-    scope: str = _option(
+    scope: str = option_field(
         SCOPES[0], "block: the middle stays in the block that holds the cursor and leaves the code after it as it "
                    "reads (falls back to the file when the block admits no middle), as the editors ask; file: any "
                    "middle that makes the file valid, the paper's setup", choices=SCOPES, setting="scope",
         editors="block")
     language: str = DEFAULT_LANGUAGE  # the name of a `fimlsp.language.Language`
-    loop_repeats: int = _option(
+    loop_repeats: int = option_field(
         3, "a middle that comes to end in the same chunk of text N times in a row is stopped and cut back after the "
            "first (open(path, path, path, → open(path)); 0: never", metavar="N", setting="loopRepeats",
         bounds=Bounds(2, 100, off=0))
-    token_healing: bool = _option(
+    token_healing: bool = option_field(
         True, "take the left context's last tokens back for the model to write again (a cursor after `return ` no "
               "longer prompts a comment); off, the prompt has the left context as it is")
-    attempts: int = _option(
+    attempts: int = option_field(
         3, "greedy middles to decode, each from another of the model's best valid first tokens; the one that ended "
            "best comes first (valid, ended by the model rather than cut back by a fallback, then the best mean "
            "log-probability per token); 1: plain greedy decoding", metavar="K", setting="attempts",
         bounds=Bounds(1, 10))
-    names: str = _option(
+    names: str = option_field(
         NAMES[0], "strict: a constrained middle may not load a name that nothing in the file or the middle binds "
                   "(not judged in a function that uses locals(), exec or eval, in files with globals() or a star "
                   "import that cannot be read, ...); where no middle binds them, one decoded without the judge is "
@@ -153,30 +153,30 @@ class DecodingOptions:
                   "eval's default)",
         choices=NAMES, setting="names",
         editors="strict")  # 1 of 48 held-out constrained middles adds an undefined name with it, 14 without
-    members: str = _option(
+    members: str = option_field(
         MEMBERS[0], "strict: after a dot, a constrained middle may write only a member of the receiver where its "
                   "members are known statically (modules, classes and their instances, self and cls, builtins' "
                   "types; not Any, __getattr__, setattr, mocks, nor a receiver the analysis does not answer in "
                   "time); off: any name", choices=MEMBERS, setting="members")
-    calls: str = _option(
+    calls: str = option_field(
         CALLS[0], "strict: a constrained middle's call of a callable whose signature is known statically (the "
                   "file's, the workspace's, the standard library's) must fit it: no extra positional argument, no "
                   "unknown or repeated keyword, no required one missing at its ); not judged with *args or "
                   "**kwargs, decorators that may change the signature, metaclasses, or a signature the analysis does "
                   "not give in time; off: any call", choices=CALLS, setting="calls")
-    search_budget: int | None = _option(
+    search_budget: int | None = option_field(
         None, "nodes a finish search of the token loop may expand (a fallback's and the start's, which may take "
               "longer, in proportion), with no clock but the completion's time budget: the middles are the same on a "
               "busy machine as on an idle one (eval's runs); none: searches end after their share of a second, for "
               "an editor's latency", metavar="NODES", bounds=Bounds(1, 10**9))
     # auto: workspace where the model's window has room for it (fimlsp.context.WORKSPACE_WINDOW), else off
-    context: str = _option(
+    context: str = option_field(
         CONTEXTS[0], "what other files put into the prompt: workspace: the declarations of the names the code around "
                      "the cursor uses that other files of the project or its installed packages define, recently "
                      "edited regions of other open files, and similar code found in the project; file: only those "
                      "declarations; off: nothing; auto: workspace for a model with a window of 2,048 tokens or more, "
                      "else off. A model server receives it with the prompt", choices=CONTEXTS, setting="context")
-    context_exclude: str = _option(
+    context_exclude: str = option_field(
         "", "paths the context never reads, as comma-separated .gitignore-style globs (files that .gitignore "
             "ignores are never read)", metavar="GLOBS", setting="contextExclude")
 

@@ -10,8 +10,8 @@ from fimlsp.decoding.partial_middle import PartialMiddle
 from fimlsp.model import OutOfTime, PromptPass
 
 
-def _decode_side_by_side(prompt_pass: PromptPass, runs: list[Generator],
-                         clock: _Clock) -> list[tuple[PartialMiddle, str, list]]:
+def decode_side_by_side(prompt_pass: PromptPass, runs: list[Generator],
+                         clock: StepsClock) -> list[tuple[PartialMiddle, str, list]]:
     """Run the decoders' `steps` together, one model step for all: a session with a row each (a decoder that stops
     leaves it). The decoders' outcomes, in order; the model's time on the steps is added to `clock`. A model
     server that does not answer in time (`OutOfTime`) ends the decoders that wait on it as their clock would."""
@@ -58,7 +58,7 @@ def _decode_side_by_side(prompt_pass: PromptPass, runs: list[Generator],
 
 
 @dataclass
-class _Clock:
+class StepsClock:
     """Seconds spent, summed over calls."""
 
     seconds: float = 0.0

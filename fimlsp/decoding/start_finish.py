@@ -15,7 +15,7 @@ START_SEARCH_SECONDS = 2.0
 START_SEARCH_SHARE = 0.25  # of the completion's time budget, when it has one
 
 
-def _start(state: State, options: DecodingOptions, deadline: float | None, searches_deadline: float | None,
+def start_with_finish(state: State, options: DecodingOptions, deadline: float | None, searches_deadline: float | None,
            left: str = "", right: str = "") -> tuple[PartialMiddle, str, str, int]:
     """The empty middle, with its finish searched for (is the end reachable at all?), in the scope asked for; a
     block that admits no finish falls back to the whole file, and says so. With the searches run, which end at

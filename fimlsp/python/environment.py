@@ -130,13 +130,13 @@ def _has(names: tuple[str, ...], name: str) -> bool:
 
 _IMPORTABLE: dict[Environment, tuple[float, tuple, Importable]] = {}
 _LISTINGS: dict[str, tuple[float, int, Listing | None]] = {}
-_LOCK = threading.Lock()
+ENVIRONMENTS_LOCK = threading.Lock()
 
 
 def listing(folder: str) -> Listing | None:
     """A folder's entries (None where it cannot be read), listed again when its mtime has changed."""
     now = time.monotonic()
-    with _LOCK:
+    with ENVIRONMENTS_LOCK:
         kept = _LISTINGS.get(folder)
     if kept is not None and now - kept[0] < _RECHECK_SECONDS:
         return kept[2]
@@ -148,7 +148,7 @@ def listing(folder: str) -> Listing | None:
         found = kept[2]
     else:
         found = _list(folder) if mtime != -1 else None
-    with _LOCK:
+    with ENVIRONMENTS_LOCK:
         _LISTINGS[folder] = (now, mtime, found)
     return found
 
@@ -181,18 +181,18 @@ def importable(environment: Environment) -> Importable:
     if environment.unknown:
         return Importable(unknown=environment.unknown)
     now = time.monotonic()
-    with _LOCK:
+    with ENVIRONMENTS_LOCK:
         kept = _IMPORTABLE.get(environment)
     if kept is not None and now - kept[0] < _RECHECK_SECONDS:
         return kept[2]
     if kept is not None:
         stamps = _stamps(kept[2].folders)
         if stamps == kept[1]:
-            with _LOCK:
+            with ENVIRONMENTS_LOCK:
                 _IMPORTABLE[environment] = (now, stamps, kept[2])
             return kept[2]
     found = _importable(environment)
-    with _LOCK:
+    with ENVIRONMENTS_LOCK:
         _IMPORTABLE[environment] = (now, _stamps(found.folders), found)
     return found
 
@@ -399,7 +399,7 @@ def declared_by(project: str) -> frozenset[str]:
     requirements in its `pyproject.toml`, `setup.py`, `setup.cfg`, `Pipfile`, `environment.yml` and
     `requirements*.txt` (read loosely: more names, never fewer)."""
     now = time.monotonic()
-    with _LOCK:
+    with ENVIRONMENTS_LOCK:
         kept = _DECLARED.get(project)
     if kept is not None and now - kept[0] < _RECHECK_SECONDS:
         return kept[2]
@@ -417,7 +417,7 @@ def declared_by(project: str) -> frozenset[str]:
         found = kept[2]
     else:
         found = _requirements(_declared_names(paths))
-    with _LOCK:
+    with ENVIRONMENTS_LOCK:
         _DECLARED[project] = (now, stamps, found)
     return found
 

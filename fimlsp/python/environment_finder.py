@@ -12,7 +12,7 @@ from glob import glob
 from pathlib import Path
 
 from fimlsp.python import environment as environment_module  # its _RECHECK_SECONDS read at each call
-from fimlsp.python.environment import _LOCK, Environment
+from fimlsp.python.environment import ENVIRONMENTS_LOCK, Environment
 
 _VENV_NAMES = (".venv", "venv", "env")
 _FOUND: dict[tuple, tuple[float, Environment]] = {}
@@ -25,12 +25,12 @@ def find_environment(project: str | os.PathLike | None, setting: str | os.PathLi
     key = (None if project is None else str(project), None if setting is None else str(setting),
            os.environ.get("VIRTUAL_ENV"), os.environ.get("CONDA_PREFIX"))
     now = time.monotonic()
-    with _LOCK:
+    with ENVIRONMENTS_LOCK:
         found = _FOUND.get(key)
     if found is not None and now - found[0] < environment_module._RECHECK_SECONDS:
         return found[1]
     environment = _find(*key)
-    with _LOCK:
+    with ENVIRONMENTS_LOCK:
         _FOUND[key] = (now, environment)
     return environment
 

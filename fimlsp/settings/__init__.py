@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import Field, dataclass, fields
 from typing import Any
 
-from fimlsp.decoding.options import Bounds, DecodingOptions, _option, offered
+from fimlsp.decoding.options import Bounds, DecodingOptions, offered, option_field
 from fimlsp.model.choices import DEVICE_CHOICES, DEVICES, GGUF_SUFFIX, HUB_ID, HUB_PREFIX
 
 SINGLE_LINE = ("auto", "always", "never")  # the first is the default
@@ -65,7 +65,7 @@ def _setting(default, help: str, *, commands: tuple[str, ...] = (), check=None, 
     """A setting that is not a decoding option: the commands that offer it as a flag, `check` for a text's value
     (a client's, and a flag's unless `flag_check` is off), `values` and `unset` (what None means) in words for the
     reference, and `machine`: VS Code takes it from the user's settings only, never a workspace's."""
-    return _option(default, help, commands=commands, check=check, values=values, unset=unset, machine=machine,
+    return option_field(default, help, commands=commands, check=check, values=values, unset=unset, machine=machine,
                    flag_check=flag_check, **declared)
 
 
