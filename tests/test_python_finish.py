@@ -102,13 +102,9 @@ def test_before_a_line_deeper_than_every_open_block_the_finish_ends_with_a_heade
     ("def f(self):\n    while self.buffer:\n        lb", "or:\n            self.collect()\n        else:\n"
      "            self.stop()\n", ("if x",)),
     # a header and a deeper line, and after them what the right context's first line goes on from
-    pytest.param(
-        "def f(self, prefix):\n    while True:\n        if prefix:\n            return\n        else:\n          ",
-        ' "end-1c")\n                self.text.insert("iomark", prefix)\n            pointer = None\n        break\n',
-        ("if x:",), marks=pytest.mark.xfail(strict=False, reason=(
-            "known, issue 44: since a boundary's '#' costs 1 in the estimate (86b73d0, a lower bound), the greedy "
-            "pass weighs it 5 times and puts the `if x:` branch behind nodes that look cheaper; found within 1,000 "
-            "nodes, not the 400 counted"))),
+    ("def f(self, prefix):\n    while True:\n        if prefix:\n            return\n        else:\n          ",
+     ' "end-1c")\n                self.text.insert("iomark", prefix)\n            pointer = None\n        break\n',
+     ("if x:",)),
 ])
 def test_a_finish_starts_the_compound_statement_the_right_context_goes_on_with(left, right, openings):
     finish = quotient(left, right).finish()

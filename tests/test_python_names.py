@@ -195,11 +195,7 @@ def test_true_middles_of_whole_lines_after_closed_blocks_are_never_refused(data,
     ("class A:\n    def find(cls, name=u'", "dummy'):\n        return config\n"),
     ("def f(", "a):\n    return a + b\n"),
     # a right context that reads as the rest of a `def` header, whose body loads the parameters
-    pytest.param("class P:\n    @property\n    def no_proxy(self)", "from_dict(config):\n        return config\n",
-                 marks=pytest.mark.xfail(strict=False, reason=(
-                     "known: the finish search's _binds reads a def's return annotation (`->from_dict`) as a place "
-                     "that binds the wanted names, so a plateau of ends CPython refuses spends the 400 counted "
-                     "nodes (at 3,000 too) since a boundary's '#' costs 1 (86b73d0)"))),
+    ("class P:\n    @property\n    def no_proxy(self)", "from_dict(config):\n        return config\n"),
 ])
 def test_the_finish_with_the_name_judge_on_ends_where_the_judge_accepts(left, right, names_judged):
     state = quotient(left, right).judging_names(FileNames.of(left, right))

@@ -175,7 +175,9 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
     estimate is flat the checks are what tells the ends apart. Where the name judge refuses an end because it
     leaves a few names unbound, they join `wanted` and the search starts again: a wanted name the text has not
     written where it may bind it counts as the characters it needs (one ahead of the others), and an end that binds
-    none of them is not checked."""
+    none of them is not checked. An end the check refused is at least one character from a finish, though the
+    quotient accepts it (its estimate 0): the greedy search counts it so, or it follows a plateau of such ends (`(+`,
+    `(-~`, ... where a line deeper than every open block follows) and never reaches the header that it needs."""
     best: str | None = None
     begun = _begun(state)
     check = check_work(state)  # the middle's few characters aside, every check reads the same file
@@ -196,6 +198,7 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
             child = node.feed(piece)
             if child is None or hopeless(child, wanted):
                 continue
+            refused = False
             # an end that binds none of the names others left unbound would leave them unbound too: not checked
             if child.quotient_accepts() and (not wanted or any(_binds(child, name) for name in wanted)):
                 if not budget.left():  # a node's children may ask for many checks: each is counted
@@ -204,6 +207,7 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
                 if child.complete:
                     best = written
                     continue
+                refused = True
                 if _refused(child):  # and so is every text after it
                     continue
                 # a name the finish (or the word the cursor is in) loads unbound is to be written otherwise, not
@@ -215,8 +219,14 @@ def _search(state: FimState, limit: float, budget: _Budget, weight: float, wante
             if piece in final:
                 continue
             guess = estimate(child)
+            if refused and weight > 1:
+                guess = max(guess, 1.0)
             if len(written) + max(0.0, guess - MERGE_ALLOWANCE) <= limit:
-                guess += sum(len(name) + 1 for name in wanted if not _binds(child, name))
+                # (one for a name the right context's first line writes: a keyword before the line may bind it,
+                # `def ` before `from_dict(config):`, and the estimate may count that keyword already)
+                right_words = _first_line_words(child.context.right)
+                guess += sum(1 if name in right_words else len(name) + 1
+                             for name in wanted if not _binds(child, name))
                 # the greedy search dives into a compound statement's start (one a path): what it wrote is not held
                 # against it
                 child_discount = len(written) if weight > 1 and piece in openings and not discount else discount
@@ -373,6 +383,37 @@ def _begun(state: FimState) -> str:
 
 def _binds(state: FimState, name: str) -> bool:
     """Whether the middle up to `state` wrote `name` where it may bind it (as the name judge reads it), or ends
-    with it (what follows decides)."""
+    with it (what follows decides), or ends where the right context's first line binds what it names (`def `
+    before `from_dict(config):`). A def's return annotation loads its names: the judge, lenient there, counts them
+    with the parameters, and a search that took `->config` for a binding checked every end after it."""
     names = state.names
-    return names is not None and (name in names.written or names.pending == name or state.lexer.text == name)
+    if names is None:
+        return False
+    header = _open_header(state) if names.header_free else None
+    if header is not None and "->" in header:
+        return name in names.written and name in _WORD.findall(header[:header.index("->")])
+    if name in names.written or names.pending == name or state.lexer.text == name:
+        return True
+    return names.previous in _BINDING_KEYWORDS and name in _first_line_words(state.context.right)
+
+
+@lru_cache(maxsize=8)
+def _first_line_words(right: str) -> frozenset[str]:
+    """The words of the right context's first line."""
+    line_end = right.find("\n")
+    return frozenset(_WORD.findall(right if line_end < 0 else right[:line_end]))
+
+
+def _open_header(state: FimState) -> str | None:
+    """The text of the `def` header the middle is in, from its keyword (None where that is not near, or where the
+    header is a class's)."""
+    tail = state.text[-HEADER_CHARS:]
+    keywords = list(_HEADER_KEYWORD.finditer(tail))
+    return tail[keywords[-1].start():] if keywords and keywords[-1].group() == "def" else None
+
+
+# Keywords after which the names that follow are bound (`import`'s, a `for`'s targets, a def's name and parameters)
+_BINDING_KEYWORDS = frozenset({"def", "class", "for", "import", "as", "lambda", "global", "nonlocal"})
+# The longest def header whose return annotation `_binds` looks for, and the keywords that begin a header
+HEADER_CHARS = 2_000
+_HEADER_KEYWORD = re.compile(r"(?<![.\w])(?:def|class)\b")
