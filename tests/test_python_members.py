@@ -14,7 +14,7 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.analysis import Analysis, analysis_for
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.member_lists import member_lists
-from fimlsp.python.members import Members, MemberSource
+from fimlsp.python.members import Members, MemberSource, attribute_debt
 from fimlsp.python.quotient import quotient
 from harness.corpus import STDLIB, stdlib_files
 
@@ -441,3 +441,34 @@ def test_a_platforms_constant_of_a_module_that_star_imports_is_not_judged():
     assert judged(left, "mode |= (_os.RTLD_MEMBER | _os.RTLD_NOW)", "\n") == "complete"
     assert judged(left, "mode |= _os.unlinkk", "\n") == "refused"
     assert judged("import json\n\nmode = 0\n", "mode |= json.DUMPS", "\n") == "refused"
+
+
+def _true_cut(module: str, before: str, lines: int = 1) -> tuple[str, str, str]:
+    """A cut of the standard library's `module` right after `before`'s first occurrence, the middle the rest of
+    its line and `lines - 1` lines more."""
+    text = (STDLIB / module).read_text(encoding="utf-8")
+    cursor = text.index(before) + len(before)
+    end = cursor
+    for _ in range(lines):
+        end = text.index("\n", end + 1)
+    return text[:cursor], text[cursor:end], text[end:]
+
+
+def test_a_parameters_type_is_not_guessed_from_its_callers():
+    """tokenize's `find_cookie(line)` is called with bytes; a type jedi guessed from a call site had no `decode`."""
+    left, middle, right = _true_cut("tokenize.py", "line_string = line.")
+    source = MemberSource(Analysis(STDLIB), left, right, seconds=None)
+    assert _judge_alone(source, left, middle, right)
+    assert source.answers["line"].names is None
+
+
+def test_a_class_that_says_its_subclasses_complete_it_owes_no_attribute():
+    """idlelib's SearchDialogBase.__init__ does not set `default_command`, which its docstring says subclasses
+    set; the class loads it, and nothing in the file assigns it."""
+    left, middle, right = _true_cut("idlelib/searchbase.py", "self.bell = ro", lines=2)
+    source = MemberSource(Analysis(STDLIB), left, right, seconds=None)
+    assert _judge_alone(source, left, middle, right)
+    assert not source.attribute_debt(left + middle + right)
+    concrete = left.replace("class SearchDialogBase:", "class SearchDialog:").replace("subclasses", "others")
+    end = len(concrete) + len(middle)
+    assert attribute_debt(concrete + middle + right, len(concrete), end) == {"default_command"}

@@ -93,6 +93,16 @@ class _Worker:
                 future.set_exception(error)
 
 
+def judges_jedi():
+    """jedi as the judges ask it: a parameter's type is never guessed from the function's callers (jedi's
+    `dynamic_params`): a guess from one call site refused tokenize's `find_cookie(line)`'s true `line.decode`.
+    Unannotated, a parameter is an unknown receiver."""
+    import jedi
+
+    jedi.settings.dynamic_params = False
+    return jedi
+
+
 class Analysis:
     """jedi over one project root; queries run one at a time on its worker thread (jedi is not thread-safe)."""
 
@@ -109,8 +119,7 @@ class Analysis:
         """The `jedi.Project` of the root (None: the environment alone), made at its first use: a judge that reads
         no jedi (the name judge) does not wait for jedi's import."""
         if self._project is None and self.root is not None:
-            import jedi
-
+            jedi = judges_jedi()
             with self._lock:
                 if self._project is None:
                     self._project = jedi.Project(self.root)

@@ -33,7 +33,7 @@ from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import replace
 from pathlib import Path
 
-from fimlsp.python.analysis import Analysis, Lookup, slot_names, stored_attributes, used_after
+from fimlsp.python.analysis import Analysis, Lookup, judges_jedi, slot_names, stored_attributes, used_after
 from fimlsp.python.syntax import parsed
 
 QUERY_SECONDS = 1.0  # the longest a judge waits on one receiver (jedi's first query in a workspace loads stubs)
@@ -141,8 +141,7 @@ def member_lists(analysis: Analysis) -> MemberLists:
 
 
 def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | None, receiver: str) -> Lookup:
-    import jedi
-
+    jedi = judges_jedi()
     script = jedi.Script(code, path=path, project=analysis.project)
     inferred = script.infer(line, max(column - 1, 0))
     if not inferred:

@@ -54,6 +54,8 @@ _STORE_AFTER = re.compile(r"[ \t]*(?:=(?!=)|:(?!=)|,|\)|\]|in\b|\\)")
 _LIST_NEXT = frozenset({",", ")", "]"})
 _STORED_LATER = re.compile(r"[^\n]*(?:=|\bin\b|\\\n)")
 _DYNAMIC_ATTRIBUTES = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__setattr__\b")
+# Words of a class name that say subclasses complete it (`SearchDialogBase`, `BaseHandler`, `FooMixin`).
+_SUBCLASSED_NAME = re.compile(r"Base|Mixin|Abstract|Interface|ABC")
 _QUOTED_NAME = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
 _SELF = frozenset({"self", "cls"})
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*\Z")
@@ -332,7 +334,7 @@ def attribute_debt(text: str, start: int, end: int, outside: bool = False):
         if isinstance(node, ast.ClassDef) and node.lineno <= first_line and (node.end_lineno or 0) >= last_line:
             if holder is None or node.lineno > holder.lineno:
                 holder = node
-    if holder is None or holder.decorator_list or holder.keywords or any(
+    if holder is None or holder.decorator_list or holder.keywords or _meant_for_subclasses(holder) or any(
             not (isinstance(base, ast.Name) and base.id == "object") for base in holder.bases):
         return frozenset()
     around = text[:start] + "\n" + text[end:] if outside else text
@@ -412,6 +414,17 @@ def _sets_up_state(holder: ast.ClassDef, left_out: int = 0) -> bool:
                        and isinstance(node.value, ast.Name) and node.value.id == receiver
                        for node in ast.walk(method))
     return False
+
+
+def _meant_for_subclasses(holder: ast.ClassDef) -> bool:
+    """The class says that subclasses complete it (idlelib's `SearchDialogBase`, whose docstring says
+    `default_command: set in subclasses`): its name, a docstring of it that names subclasses, or a method that
+    raises NotImplementedError."""
+    docstrings = [ast.get_docstring(node) or "" for node in [holder, *holder.body]
+                  if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]
+    return bool(_SUBCLASSED_NAME.search(holder.name) or any("subclass" in text.lower() for text in docstrings)
+                or any(isinstance(node, ast.Raise) and "NotImplementedError" in ast.unparse(node.exc or node)
+                       for node in ast.walk(holder)))
 
 
 def _binds_receiver(decorator: ast.expr) -> bool:

@@ -12,6 +12,7 @@ from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
 from fimlsp.python import lexemes as lx
+from fimlsp.python.analysis import judges_jedi
 from fimlsp.python.lexer import INITIAL, advance
 
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
@@ -302,8 +303,7 @@ class SignatureSource:
         return found
 
     def _ask(self, code: str, line: int, column: int, chain: tuple[str, ...]) -> Lookup:
-        import jedi
-
+        jedi = judges_jedi()
         try:
             script = jedi.Script(code, path=self.path, project=self.project)
             return signatures_of(script.get_signatures(line, column), chain)
