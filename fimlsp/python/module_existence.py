@@ -31,8 +31,9 @@ _UNSAVED_LOCK = threading.Lock()
 _DYNAMIC_PACKAGE = re.compile(
     r"__path__|\bsys\s*\.\s*modules\b|\bfrom\s+sys\s+import\b[^\n]*\bmodules\b|meta_path|path_hooks|extend_path"
     r"|declare_namespace")
-# What in a file may make modules importable that no folder holds.
-_IMPORT_PATH_CHANGE = re.compile(r"\bsys\s*\.\s*(?:path|meta_path|path_hooks|modules)\b|\baddsitedir\b|\bpyximport\b")
+# What in a file may make modules importable that no folder holds, or its relative imports reach other packages.
+_IMPORT_PATH_CHANGE = re.compile(r"\bsys\s*\.\s*(?:path|meta_path|path_hooks|modules)\b|\baddsitedir\b|\bpyximport\b"
+                                 r"|\b__package__\s*=(?!=)")
 _REGULAR, _NAMESPACE, _OPAQUE = "regular", "namespace", "opaque"
 _KEPT_SECONDS = 2
 _IMPORTABLE_SUFFIXES = tuple(all_suffixes())
@@ -60,13 +61,15 @@ def module_may_exist(module: str, level: int = 0, folder: str | None = None, roo
     `roots` (its root first), may find the module. False only where no module of that name is in `environment`
     (None: the project's, `find_environment(roots[0])`), the roots, the file's folder or those above it up to its
     root, and none is a requirement of the project or of an installed distribution (one not installed here may be
-    where the project runs). None where that cannot be known: an environment that runs code at start-up, a parent
-    that is a module, an extension module or a package whose `__init__` may make submodules, a relative import
-    from a folder that is no regular package. With `partial`, the last part is a name still being written
-    (`"os.pa"`, `"pyfl"`): whether some module's name begins with it. `context`, the file's texts around the
-    import statement (not the statement itself): a top-level module they name as a word (`zttp.Request(...)`,
-    `from gunicorn.workers import Worker`) is one the file uses, which may be installed where it runs though not
-    here (None, not False). Reads folder listings only, kept two seconds."""
+    where the project runs). A relative import is False where it reaches beyond the top-level package
+    (`_package_depth`: `from .. import x` in `site-packages/fastapi/`), or names a submodule that a regular package
+    does not hold. None where that cannot be known: an environment that runs code at start-up, a parent that is a
+    module, an extension module or a package whose `__init__` may make submodules, a relative import from a folder
+    that is no regular package. With `partial`, the last part is a name still being written (`"os.pa"`,
+    `"pyfl"`): whether some module's name begins with it. `context`, the file's texts around the import statement
+    (not the statement itself): a top-level module they name as a module's (`zttp.Request(...)`,
+    `from gunicorn.workers import Worker`, `_named_in`) is one the file uses, which may be installed where it runs
+    though not here (None, not False). Reads folder listings only, kept two seconds."""
     found = _may_exist(module, level, folder, roots, environment, partial, _epoch())
     if found is False and context and not level and _named_in(module.split(".")[0], partial and "." not in module,
                                                                context):
@@ -76,10 +79,13 @@ def module_may_exist(module: str, level: int = 0, folder: str | None = None, roo
 
 @functools.lru_cache(maxsize=32)  # (it holds the texts: a few completions' worth)
 def _named_in(top: str, begun: bool, context: tuple[str, ...]) -> bool:
-    """Whether the texts of `context` name `top` (a name beginning so, where `begun`) as a word, not an
-    attribute."""
-    word = re.compile(r"(?<![\w.])" + re.escape(top) + ("" if begun else r"(?!\w)"))
-    return any(word.search(text) for text in context)
+    """Whether the texts of `context` name `top` (a name beginning so, where `begun`) the way a module is named: a
+    word followed by a dot (`zttp.Request`, `gunicorn.workers`), a module of an import statement, or in quotes
+    (`import_module("zttp")`). A word only subscripted, called or passed (`Callable[[], None]`) is not."""
+    name = re.escape(top) + (r"\w*" if begun else r"(?!\w)")
+    use = re.compile(rf"(?<![\w.]){name}\s*\.|\bfrom\s+{name}|(?:^|[;:])[ \t]*import\s+(?:[\w.]+(?:\s+as\s+\w+)?"
+                     rf"\s*,\s*)*{name}|[\"']{name}", re.MULTILINE)
+    return any(use.search(text) for text in context)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -93,6 +99,9 @@ def _may_exist(module: str, level: int, folder: str | None, roots: tuple[str, ..
     if level:
         if folder is None:
             return None
+        depth = _package_depth(folder, roots, environment, epoch)
+        if depth is not None and level > depth:
+            return False  # beyond the top-level package: ImportError at run time, whatever the module
         base = folder
         for _ in range(level - 1):
             base = os.path.dirname(base)
@@ -128,9 +137,38 @@ def _may_exist(module: str, level: int, folder: str | None, roots: tuple[str, ..
     return _walk(portions, module_like, top, parts[1:], partial, found.mapped, found.mapped_modules, epoch)
 
 
+@functools.lru_cache(maxsize=256)
+def _package_depth(folder: str, roots: tuple[str, ...], environment: Environment | None, epoch: int) -> int | None:
+    """How many folders, from `folder` up, the package of a module of `folder` may span: how far up a relative
+    import from it may reach (`from .. import x` needs 2). Its name's parts are the names of the folders between an
+    entry of the import path and the module, so it stops below the first folder whose name is no identifier
+    (`site-packages`, `python3.11`); and where the highest import root that holds `folder` (the environment's path,
+    the project's roots) is no package, at that root, else above it through regular packages only (a namespace
+    package's folder that is not a root may be one: it may reach beyond the root but not beyond the parent of the
+    regular packages above it). A finder's mapping of a dotted name to a folder counts that name's parts. None
+    where the environment's path is not known (code run at start-up may map any folder)."""
+    found = importable(environment or find_environment(roots[0] if roots else folder))
+    if found.unknown is not None:
+        return None
+    chain = [folder]  # the folders whose names may be the package's parts, and the one above them
+    while os.path.basename(chain[-1]).isidentifier() and os.path.dirname(chain[-1]) != chain[-1]:
+        chain.append(os.path.dirname(chain[-1]))
+    at = {place: index for index, place in enumerate(chain)}
+    mapped = [at[place] + len(name.split(".")) for name, places in found.mapped.items()
+              for place in map(os.path.realpath, places) if place in at]
+    holding = [at[place] for place in map(os.path.realpath, (*roots, *found.folders)) if place in at]
+    if not holding:
+        return max([len(chain) - 1, *mapped])
+    depth = max(holding)
+    while depth < len(chain) - 1 and _package_state(chain[depth], epoch) != _NAMESPACE:
+        depth += 1
+    return max([depth, *mapped])
+
+
 def import_path_changes(text: str) -> str | None:
     """Why a file's text may make modules importable that no folder holds (it names `sys.path`, `sys.modules`,
-    `sys.meta_path`, `site.addsitedir`, `pyximport`); None where it does not. Its imports are not judged then."""
+    `sys.meta_path`, `site.addsitedir`, `pyximport`) or set the package its relative imports start from
+    (`__package__ = "pkg.sub"`, PEP 366); None where it does not. Its imports are not judged then."""
     found = _IMPORT_PATH_CHANGE.search(text)
     return None if found is None else f"the file changes where modules are found ({found.group()})"
 

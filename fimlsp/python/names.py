@@ -222,8 +222,9 @@ class FileNames:
             offsets.append(offsets[-1] + len(line))
         missing = set()
         for node in _imports_of_bodies(tree.body):
+            whole = self._statement_is_the_middles(text, _offset(lines, offsets, node.lineno, node.col_offset))
             for module, first in _modules_written(node, text, lines, offsets):
-                if start <= first < end and self.module_exists(module) is False:
+                if (whole or start <= first < end) and self.module_exists(module) is False:
                     missing.add(module)
         for node in _imports_outside_guards(tree.body):
             for alias in node.names:
@@ -235,6 +236,18 @@ class FileNames:
                 if defined is not None and alias.name not in defined:
                     missing.add(alias.name)
         return frozenset(missing)
+
+    def _statement_is_the_middles(self, text: str, begins: int) -> bool:
+        """Whether the middle of `text` makes the statement that begins at `begins` (all of its modules are judged):
+        it begins in the middle, or where the middle ends (blanks aside) in a line the left context began with code.
+        There the user's text reads the right context's first words on in the left's line (`fr|import X` is a
+        `from` line and X no module); the middle that breaks the line there makes them a statement of its own.
+        A statement that begins a line of the user's own (the left ends at a line's start) is the user's."""
+        start, end = len(self.left), len(text) - len(self.right)
+        if start <= begins < end:
+            return True
+        return (start < end and begins >= end and not text[end:begins].strip(" \t\f")
+                and bool(self.left[self.left.rfind("\n") + 1:].strip()))
 
     def unbound(self, text: str) -> frozenset[str]:
         """The names the whole file `text` (which compiles) loads that the middle was to bind: those pyflakes finds
@@ -291,15 +304,17 @@ def _imports_of_bodies(body: list[ast.stmt]):
 _FROM_MODULE = re.compile(r"from\b(?:\s|\\\r?\n)*")
 
 
+def _offset(lines: list[str], offsets: list[int], line: int, column: int) -> int:
+    """The offset in the text of the syntax tree's (line, UTF-8 column)."""
+    return offsets[line - 1] + len(lines[line - 1].encode("utf-8")[:column].decode("utf-8", "replace"))
+
+
 def _modules_written(node: ast.Import | ast.ImportFrom, text: str, lines: list[str], offsets: list[int]):
     """(module with its leading dots, where its text starts) of each module an import names."""
-    def offset(line: int, column: int) -> int:
-        return offsets[line - 1] + len(lines[line - 1].encode("utf-8")[:column].decode("utf-8", "replace"))
-
     if isinstance(node, ast.Import):
         for alias in node.names:
-            yield alias.name, offset(alias.lineno, alias.col_offset)
+            yield alias.name, _offset(lines, offsets, alias.lineno, alias.col_offset)
     else:
-        found = _FROM_MODULE.match(text, offset(node.lineno, node.col_offset))
+        found = _FROM_MODULE.match(text, _offset(lines, offsets, node.lineno, node.col_offset))
         if found is not None:
             yield "." * node.level + (node.module or ""), found.end()
