@@ -61,3 +61,11 @@ def test_a_middle_that_defines_a_name_twice_in_one_block_does_not_end(left, midd
 ])
 def test_what_the_true_code_could_write_is_accepted(left, middle, right, names_judged):
     assert names_judged(left, middle, right) == "complete"
+
+
+def test_a_form_feed_does_not_move_the_right_contexts_definition_into_the_middle():
+    """CPython numbers lines by their line breaks only; `str.splitlines` also breaks at a form feed (the standard
+    library's section breaks), which moved every later definition a line up, into the middle."""
+    left, middle, right = "import os\n\x0c\ndef f():\n    pass\n\n\n", "def g():\n    pass\n", "def f():\n    pass\n"
+    assert named("python").binds_names(left, middle, right)
+    assert not named("python").binds_names(left, middle.replace("def g", "def f"), right)

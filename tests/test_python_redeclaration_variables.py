@@ -88,8 +88,8 @@ CASES = {
         "IntList = list[int]\na: IntList = []\nb: list[int] = []\n@@\nprint(a, b)\n",
         "b: list[str] = []", "a: list[int] = []", True),
     "an unreachable declaration": (
-        "import sys\n\nif sys.version_info < (3, 8):\n    y: int = 0\n\n\ndef f(c: bool) -> None:\n    x: int = 0\n"
-        "    if c:\n        @@\n    print(x)\n\n\n", 'x: str = ""', "x = 1\n    y: str = ''", True),
+        "import sys\n\nif sys.version_info < (3, 8):\n    y: int = 0\nx: int = 0\nif x:\n    @@\nprint(x, y)\n",
+        'x: str = ""', "y: str = ''", True),
     "Final (another rule)": ("from typing import Final\n\nx: Final = 1\nz: int = 0\n@@\nprint(x, z)\n",
                              'z: str = ""', "y: Final[int] = 2", True),
     # what pyright reports but the true code writes
