@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import warnings
 from dataclasses import dataclass
 
 from fimlsp.python.syntax import parsed
@@ -256,19 +257,21 @@ class _Types:
         return _different(mine, theirs)
 
     def _term(self, node: ast.expr):
-        """The type `node` denotes: a class's name (`"list"`, `"file.Part"`, `"None"`, `"Any"`) with its arguments
-        as a tuple, a union as a frozenset, None where it is not certain, `_SKIP` where the annotation is `Final` or
-        `TypeAlias` (another rule of pyright's)."""
+        """The type `node` denotes: a class's name (`"list"`, `"file.Part"`, `"None"`) and its arguments as a tuple
+        (None where it has none), a union as a frozenset, None where it is not certain (`Any` among them), `_SKIP`
+        where the annotation is `Final` or `TypeAlias` (other rules of pyright's)."""
         if isinstance(node, ast.Constant):
             if node.value is None:
                 return ("None", None)
             if node.value is Ellipsis:
                 return ("...", None)
             if isinstance(node.value, str):
-                try:
-                    return self._term(ast.parse(node.value.strip(), mode="eval").body)
-                except (SyntaxError, ValueError, RecursionError):
-                    return None
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # a string in `Annotated` or `Literal` need not be code
+                    try:
+                        return self._term(ast.parse(node.value.strip(), mode="eval").body)
+                    except (SyntaxError, ValueError, MemoryError, RecursionError):
+                        return None
             return None
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
             members = self._term(node.left), self._term(node.right)
@@ -282,8 +285,8 @@ class _Types:
         arguments = [self._term(element) for element in elements]
         if _SKIP in arguments:
             return _SKIP
-        if name == "Optional" and len(arguments) == 1:
-            return _union(arguments[0], ("None", None))
+        if name == "Optional":
+            return _union(arguments[0], ("None", None)) if len(arguments) == 1 else None
         if name == "Union":
             return _union(*arguments)
         if name in _WRAPPERS:
