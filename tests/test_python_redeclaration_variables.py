@@ -17,6 +17,7 @@ import pytest
 from benchmarks.type_errors import CACHE, PYRIGHT_VERSION, errors_by_file
 from fimlsp.language import named
 from fimlsp.python.redeclaration import redeclared
+from fimlsp.python.syntax import module_or_error
 from harness.corpus import package_files, stdlib_files
 
 HOLE = "@@"
@@ -182,7 +183,7 @@ def _annotated_cuts(text: str):
     line_starts = [0]
     for line in lines:
         line_starts.append(line_starts[-1] + len(line))
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(module_or_error(text)):
         if isinstance(node, ast.AnnAssign):
             line = lines[node.lineno - 1]
             start = line_starts[node.lineno - 1] + len(line.encode("utf-8")[:node.col_offset].decode("utf-8"))

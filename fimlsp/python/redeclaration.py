@@ -31,7 +31,7 @@ import re
 import warnings
 from dataclasses import dataclass
 
-from fimlsp.python.syntax import parsed
+from fimlsp.python.syntax import module_or_error
 
 _DEFINES = re.compile(r"(?<![.\w])(?:def|class)\s")
 # a line (or a statement after `;`) that may begin an annotated declaration: `x:`, `self.x:`, `(x):`
@@ -52,9 +52,8 @@ def redeclared(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
     annotates = _ANNOTATES.search(text, first_line, len(text) if last_line < 0 else last_line) is not None
     if not (defines or annotates):
         return frozenset()
-    try:
-        tree = parsed(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    tree = module_or_error(text)
+    if not isinstance(tree, ast.Module):
         return frozenset()
     lines = _LINE.findall(text)
     line_starts = [0]
