@@ -37,7 +37,9 @@ in a function or class body, and judged on the whole file at an end (`FileNames.
 `from uvic.config import Config`): refused where it is found nowhere in the project's environment, the project or
 the file's folder, nor named by the file's text elsewhere (`fimlsp.python.module_existence.module_may_exist`), as
 its name is written (no module begins so) and at its end; not under an `if`, a `try` or a `with`, not in a file
-that changes `sys.path`, and not a module whose name began in the left context.
+that changes `sys.path`, and not a module whose name began in the left context. On the whole file, every module of
+an import statement the middle makes (`FileNames._statement_is_the_middles`) is judged, the right context's too
+(`import asyncio,` before the right's `Callable`), and a relative import beyond the top-level package is refused.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from fimlsp.python.redeclaration import redeclared
 from fimlsp.python.module_existence import import_path_changes, module_may_exist
 from fimlsp.python.modules import imported_names
 from fimlsp.python.syntax import parsed
-from fimlsp.python.relaxation import names_written, relaxation
+from fimlsp.python.relaxation import names_written, relaxation, spelt_out
 
 # Names through which a module's names are made or read in ways its text does not show.
 DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "__builtins__"})
@@ -254,12 +256,18 @@ class FileNames:
         undefined that the middle owes (`fimlsp.python.debt`: not those the writer uses unbound anyway, in the left
         context's whole lines or where no middle here could bind them). That is the middle's debt to the right
         context (a `def` header that no longer binds a parameter the body below uses, an import left out) and the
-        loads it made itself. A text that is not the left context's continuation (a region's) is not judged."""
+        loads it made itself. Star imports bring the names their modules bring (`fimlsp.python.relaxation.spelt_out`:
+        a name none of them brings is undefined), and none is judged undefined where one's names cannot be known
+        (pyflakes then only says a star import might bring it). A text that is not the left context's continuation
+        (a region's) is not judged."""
         if self.relaxed is not None or not text.startswith(self.left):
             return frozenset()
         tree = _tree(text)
         missing = self.missing_imports(text, tree)
-        found = _undefined_places_in(tree)
+        if tree is None:
+            return missing
+        with spelt_out(tree, self.folder, self.roots):
+            found = _undefined_places_in(tree)
         if not found:
             return missing
         middle_end = len(text) - len(self.right) if text.endswith(self.right) else len(text)
