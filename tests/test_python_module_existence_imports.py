@@ -111,6 +111,11 @@ def test_how_far_a_relative_import_reaches_in_a_project(tmp_path):
             (top / folder).mkdir(parents=True)
         for init in ("pkg", "pkg/sub", "src/srcpkg"):
             (top / init / "__init__.py").write_text("")
+    for name in ("stubbed.pyi", "ext.cpython-311-x86_64-linux-gnu.so"):
+        (root / "pkg" / name).write_text("")
+    (packaged / "__init__.py").write_text("")  # a root that is a package: what holds it may be on the path
+    (root / "dyn").mkdir()
+    (root / "dyn" / "__init__.py").write_text("__path__.append('/elsewhere')\n")  # submodules found elsewhere
     roots = (root,)
     assert _module(root, 1, roots) is False  # a top-level module has no parent package
     assert _module(root / "pkg", 1, roots) is True and _module(root / "pkg", 2, roots) is False
@@ -121,7 +126,10 @@ def test_how_far_a_relative_import_reaches_in_a_project(tmp_path):
     with_src = (root, root / "src")  # `src.srcpkg` may be imported from the root
     assert _module(root / "src" / "srcpkg", 2, with_src) is None and _module(root / "src" / "srcpkg", 3,
                                                                                with_src) is False
-    (packaged / "__init__.py").write_text("")  # a root that is a package: what holds it may be on the path
+    judged = [module_may_exist(name, 1, str((root / "pkg").resolve()), (str(root.resolve()),))
+              for name in ("stubbed", "ext", "nothing")]
+    assert judged == [True, True, False]  # a regular package's submodules are its folder's
+    assert module_may_exist("nothing", 1, str((root / "dyn").resolve()), (str(root.resolve()),)) is None
     assert _module(packaged, 1, (packaged,)) is True and _module(packaged / "pkg", 2, (packaged,)) is True
     assert _module(packaged / "pkg", 3, (packaged,)) is False  # (the folder above it is no regular package)
 
