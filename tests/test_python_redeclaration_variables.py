@@ -205,3 +205,22 @@ def test_no_annotated_declaration_of_the_standard_library_or_the_held_out_packag
                 refused.append(text[start:end])
     assert refused == []
     assert judged >= 1_000  # 1,456 with this environment's packages
+
+
+@pytest.mark.slow
+def test_no_annotated_declaration_of_a_name_declared_twice_in_a_dependency_is_refused():
+    """The project's annotated dependencies declare far more: there every annotated declaration of a name the file
+    declares with an annotation more than once (the only ones another declaration could conflict with) is accepted,
+    those in two arms of one `if` (llama_cpp's `embedding`) among them."""
+    judged, refused = 0, []
+    for package in ("huggingface_hub", "pygls", "jedi", "pathspec", "llama_cpp", "matplotlib", "numpy"):
+        for _, text in package_files(package, max_chars=10 ** 9):
+            cuts = list(_annotated_cuts(text))
+            names = [re.split(r"[.:\s]", text[start:end].lstrip("(").split(":")[0].strip())[-1] for start, end in cuts]
+            for (start, end), name in zip(cuts, names):
+                if names.count(name) > 1:
+                    judged += 1
+                    if redeclared(text, start, end):
+                        refused.append(text[start:end])
+    assert refused == []
+    assert judged >= 100
