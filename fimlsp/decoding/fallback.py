@@ -4,8 +4,6 @@ the valid prefix the model most wanted to end at (`Completion.ending` is `fallba
 
 from __future__ import annotations
 
-import os
-
 from fimlsp.decoding.partial_middle import PartialMiddle
 from fimlsp.decoding.steering import Steering, search_bounds
 from fimlsp.lines import LINE_BREAK
@@ -46,8 +44,6 @@ def fallback(steering: Steering, seen: list[PartialMiddle]) -> tuple[PartialMidd
     for candidate in ranked:
         if not _splits_a_word(candidate.text, written) and judge.valid_end(candidate):
             return candidate, 0
-    if os.environ.get("FIMLSP_EXPERIMENT_NO_INVENTED"):
-        return None
     return invented
 
 
