@@ -8,6 +8,7 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.blocks import ASYNC_FUNCTION, CLASS, FUNCTION, OTHER, Blocks
 from fimlsp.python.facts import STATEMENT_ENDS as _STATEMENT_ENDS
 from fimlsp.python.names import DYNAMIC_NAMES, FileNames
+from fimlsp.python.relaxation import star_import_names
 
 _FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del", "match", "case"})
 _BINDING_NEXT = frozenset({"=", ":=", ",", ":", ")", "]"})
@@ -83,6 +84,8 @@ class Names:
         module = self.import_module if self.import_module is not None else (
             self.from_module if self.from_module is not None and not self.importing else None)
         if module is not None and self.previous in _BEFORE_MODULES:
+            if module and not module.strip(".") and "import".startswith(begun):
+                return True  # `from . import x`: the keyword, where a module's name might have been
             return (not begun or self.exempt or self.module_exempt or self.off or not _imports_judged(blocks)
                     or self.file.module_exists(module + begun, partial=True) is not False)
         if not (begun and self.importing and self.previous in ("import", ",", "(") and not self.exempt
@@ -166,7 +169,11 @@ class Names:
         elif terminal == "as":
             changes["after_as"] = True
         elif terminal == "*" and state.previous == "import":
-            changes["off"] = True
+            brought = state._star_brought()
+            if brought is None:
+                changes["off"] = True
+            else:
+                changes.update(written=state.written | brought, debt=state.debt - brought)
         elif terminal in lx.OPENING_BRACKETS:
             changes["calls"] = state.calls + (state.previous in _CALLABLE_ENDS and terminal != "{",)
         elif terminal in lx.CLOSING_BRACKETS:
@@ -178,6 +185,14 @@ class Names:
         module = self.import_module if self.import_module is not None else self.from_module
         return (not module or self.module_exempt or self.off or not (_imports_judged(before) and _imports_judged(after))
                 or self.file.module_exists(module) is not False)
+
+    def _star_brought(self) -> frozenset[str] | None:
+        """The names the star import of the `from` line the middle writes brings; None where they cannot be known
+        (its module's name unknown, or the module unreadable: `fimlsp.python.relaxation.star_import_names`)."""
+        if self.from_module is None:
+            return None
+        brought = star_import_names(self.from_module, self.file.folder, self.file.roots)
+        return None if isinstance(brought, str) else brought
 
     def _named(self, name: str, in_function: bool) -> dict:
         """What a completed NAME changes."""

@@ -1,9 +1,10 @@
 """Modules read without running them (issue 49): found as the import system would, through
-`importlib.machinery.PathFinder`, which imports nothing (the file's folder, the project's roots, then `sys.path`; a
-relative import from the file's folder), and read with `ast`.
+`importlib.machinery.PathFinder`, which imports nothing (the file's folder, the project's roots, then the project's
+environment for a star import, `sys.path` otherwise; a relative import from the file's folder), and read with `ast`.
 
 - `star_names`: the names `from M import *` brings: M's literal `__all__`, else its top-level bindings (those without
-  a leading underscore where it has no `__all__`), its star imports' in turn and its submodules.
+  a leading underscore where it has no `__all__`), its star imports' in turn and its submodules. The name judge
+  binds them where the file or the middle star-imports M (`fimlsp.python.relaxation`).
 - `imported_names`: the names `from M import NAME` may import from a module of the project: every name M's top level
   may bind, its star imports' and its submodules, read from an open document's unsaved text where there is one
   (`fimlsp.python.module_existence.set_unsaved`), for the name judge's check that `from .util import helper` imports
@@ -23,6 +24,8 @@ import time
 from importlib.machinery import PathFinder, all_suffixes
 from pathlib import Path
 
+from fimlsp.python.environment import importable
+from fimlsp.python.environment_finder import find_environment
 from fimlsp.python.module_existence import _UNSAVED, _UNSAVED_LOCK
 from fimlsp.python.syntax import parsed
 
@@ -39,18 +42,48 @@ _FOUND_SECONDS = 10  # how long where a module was found is kept
 _MOST_BYTES = 2_000_000  # larger modules are not read
 
 
-@functools.lru_cache(maxsize=512)
 def star_names(level: int, module: str, folder: str | None, roots: tuple[str, ...] = ()) -> frozenset[str] | str:
     """The names `from <level dots><module> import *` brings in a file of `folder` of a project whose modules lie in
-    `roots`; a string says why they cannot be known."""
-    path = _module_file(level, module, folder, roots)
+    `roots` (an absolute import: in the file's folder, the roots, then the project's environment,
+    `fimlsp.python.environment_finder.find_environment`); a string says why they cannot be known. An open
+    document's unsaved text is read instead of its file."""
+    search = _environment_path(folder, roots, _epoch())
+    path = _found_module(level, module, folder, roots, search, _epoch())
     if isinstance(path, str):
         return path
+    with _UNSAVED_LOCK:
+        unsaved = _UNSAVED.get(str(path.resolve()))
+    if unsaved is not None:
+        return _unsaved_star_names(str(path), unsaved, search)
     try:
         stat = path.stat()
     except OSError as error:
         return f"{path} cannot be read: {error.strerror}"
-    return _module_names(str(path), stat.st_mtime_ns, stat.st_size, ())
+    return _module_names(str(path), stat.st_mtime_ns, stat.st_size, (), search)
+
+
+def _epoch() -> int:
+    """Where modules were found is kept this long: a completion asks for the same modules at every keystroke."""
+    return int(time.monotonic() // _FOUND_SECONDS)
+
+
+@functools.lru_cache(maxsize=64)
+def _environment_path(folder: str | None, roots: tuple[str, ...], _epoch: int) -> tuple[str, ...]:
+    """Where the project's environment finds modules: its standard library, site-packages and the folders its `.pth`
+    files add, and the folders above the packages its editable installs map; fimlsp's own `sys.path` where the
+    environment's path is not known (code it runs at start-up may change it)."""
+    found = importable(find_environment(roots[0] if roots else folder))
+    if found.unknown is not None:
+        return tuple(entry for entry in sys.path if entry)
+    mapped = (os.path.dirname(place) for name, places in found.mapped.items() if "." not in name
+              for place in places if os.path.basename(place) == name)
+    return tuple(dict.fromkeys((*found.folders, *mapped)))
+
+
+@functools.lru_cache(maxsize=512)
+def _found_module(level: int, module: str, folder: str | None, roots: tuple[str, ...], search: tuple[str, ...],
+                  _epoch: int) -> Path | str:
+    return _module_file(level, module, folder, roots, search)
 
 
 def imported_names(level: int, module: str, folder: str | None, roots: tuple[str, ...]) -> frozenset[str] | None:
@@ -58,7 +91,7 @@ def imported_names(level: int, module: str, folder: str | None, roots: tuple[str
     the project's (a relative import, or found in `roots`): every name its top level may bind, its star imports'
     and, for a package, its submodules. None where they cannot be known: a module outside the project, compiled or
     not found, one with a module `__getattr__`, or one that makes its names at run time."""
-    path = _project_module(level, module, folder if level else None, roots, int(time.monotonic() // _FOUND_SECONDS))
+    path = _project_module(level, module, folder if level else None, roots, _epoch())
     if path is None:
         return None
     with _UNSAVED_LOCK:
@@ -141,9 +174,10 @@ def _reaches_its_namespace(tree: ast.Module) -> bool:
     return False
 
 
-def _module_file(level: int, module: str, folder: str | None, roots: tuple[str, ...] = ()) -> Path | str:
+def _module_file(level: int, module: str, folder: str | None, roots: tuple[str, ...] = (),
+                 search: tuple[str, ...] | None = None) -> Path | str:
     """The source file of a module, found without importing anything (a relative import from `folder`, else in
-    `folder`, `roots` and `sys.path`, in that order); a string says why there is none."""
+    `folder`, `roots` and `search`, in that order; None: `sys.path`); a string says why there is none."""
     parts = [part for part in module.split(".") if part]
     if level:
         if folder is None:
@@ -157,7 +191,8 @@ def _module_file(level: int, module: str, folder: str | None, roots: tuple[str, 
     else:
         if parts and parts[0] in sys.builtin_module_names:
             return "a builtin module"
-        locations = ([folder] if folder else []) + list(roots) + [entry for entry in sys.path if entry]
+        path = [entry for entry in sys.path if entry] if search is None else list(search)
+        locations = ([folder] if folder else []) + list(roots) + path
     spec, name = None, ""
     for part in parts:
         name = f"{name}.{part}" if name else part
@@ -179,15 +214,23 @@ def _source(path: Path) -> Path | str:
     return path if path.is_file() else "the module is not found"
 
 
+@functools.lru_cache(maxsize=8)
+def _unsaved_star_names(path: str, unsaved: str, search: tuple[str, ...]) -> frozenset[str] | str:
+    """`star_names` of an open document's unsaved text: a few kept (each keystroke in it is another text)."""
+    return _module_names.__wrapped__(path, 0, len(unsaved), (), search, unsaved)
+
+
 @functools.lru_cache(maxsize=512)
-def _module_names(path: str, _mtime: int, size: int, seen: tuple[str, ...]) -> frozenset[str] | str:
-    """The names a star import of the module at `path` brings (`_mtime` and `size` key the cache)."""
+def _module_names(path: str, _mtime: int, size: int, seen: tuple[str, ...], search: tuple[str, ...] | None = None,
+                  unsaved: str | None = None) -> frozenset[str] | str:
+    """The names a star import of the module at `path` brings (`_mtime` and `size` key the cache), or of its
+    `unsaved` text; the modules it star-imports in turn found in `search` (None: `sys.path`)."""
     if size > _MOST_BYTES:
         return "the module is too large to read"
     if len(seen) >= _MOST_DEPTH or path in seen:
         return "its star imports go round or too deep"
     try:
-        source = Path(path).read_text(encoding="utf-8")
+        source = Path(path).read_text(encoding="utf-8") if unsaved is None else unsaved
         tree = parsed(source)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, MemoryError, RecursionError):
         return f"{Path(path).name} does not parse"
@@ -202,11 +245,11 @@ def _module_names(path: str, _mtime: int, size: int, seen: tuple[str, ...]) -> f
     folder = os.path.dirname(path)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
-            inner = _module_file(node.level, node.module or "", folder)
+            inner = _module_file(node.level, node.module or "", folder, (), search)
             if isinstance(inner, str):
                 return f"its star import of {'.' * node.level}{node.module or ''} cannot be read ({inner})"
             stat = inner.stat()
-            brought = _module_names(str(inner), stat.st_mtime_ns, stat.st_size, seen + (path,))
+            brought = _module_names(str(inner), stat.st_mtime_ns, stat.st_size, seen + (path,), search)
             if isinstance(brought, str):
                 return brought
             names |= brought

@@ -6,14 +6,19 @@
 - `locals()`, `vars()`, `exec`, `eval` relax the function scope that uses them (at module level: the module). A
   construct in a function other than the cursor's leaves the judge on.
 - A star import brings the names of the module it imports where that module can be read without running it
-  (`fimlsp.python.modules.star_names`). Where the module cannot be read (a compiled or builtin module, one not found,
-  one whose names are made at run time), the file is not judged.
+  (`fimlsp.python.modules.star_names`), in the context as in the middle (`star_import_names`) and at the end, where
+  pyflakes reads the file with its star imports spelt out (`spelt_out`). Where the module cannot be read (a
+  compiled or builtin module, one not found, one whose names are made at run time), a star import of the context's
+  leaves the file unjudged, and one the middle writes the rest of the middle.
 - A module `__getattr__` is no reason at all: it answers attribute access on the module from elsewhere (the member
   judge's concern), never a name loaded in the module itself.
 """
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import keyword
 import os
 import re
 from bisect import bisect_right
@@ -63,11 +68,53 @@ def relaxation(left: str, right: str = "", folder: str | os.PathLike | None = No
         if len(imports) < len(stars):
             return Relaxation("names not judged: the file has a star import whose module cannot be read from its text")
         for dots, module in imports:
-            brought = star_names(len(dots), module, None if folder is None else str(folder), roots)
+            brought = star_import_names(dots + module, None if folder is None else str(folder), roots)
             if isinstance(brought, str):
                 return Relaxation(f"names not judged: the star import of {dots + module} cannot be read ({brought})")
             names |= brought
     return Relaxation(None, frozenset(names))
+
+
+def star_import_names(module: str, folder: str | None, roots: tuple[str, ...]) -> frozenset[str] | str:
+    """The names `from <module> import *` (`module` with its leading dots) may bind in a file of `folder` of a
+    project whose modules lie in `roots`: those the module brings, and the submodules on the way to it (in a
+    package's `__init__`, `from .base_events import *` binds `base_events` too); a string says why they cannot be
+    known."""
+    dotted = module.lstrip(".")
+    level = len(module) - len(dotted)
+    brought = star_names(level, dotted, folder, roots)
+    if isinstance(brought, str):
+        return brought
+    parts = [part for part in dotted.split(".") if part]
+    return brought | frozenset(parts if level else parts[1:])
+
+
+@contextlib.contextmanager
+def spelt_out(tree: ast.Module, folder: str | None, roots: tuple[str, ...]):
+    """Within it, the star imports of `tree` import by name the names their modules bring (pyflakes then reports
+    a name none of them brings as undefined, where it says only that a star import might bring it); yields whether
+    they do: False (and `tree` unchanged) where some star import's names cannot be known. Names with two
+    underscores each side are left out (never owed, and `__all__` is pyflakes' own)."""
+    stars = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+             and any(alias.name == "*" for alias in node.names)]
+    spelt = []
+    for node in stars:
+        brought = star_import_names("." * node.level + (node.module or ""), folder, roots)
+        if isinstance(brought, str):
+            yield False
+            return
+        star = node.names[0]
+        spelt.append([ast.copy_location(ast.alias(name), star) for name in sorted(brought)
+                      if name.isidentifier() and not keyword.iskeyword(name)
+                      and not (name.startswith("__") and name.endswith("__"))])
+    originals = [node.names for node in stars]
+    for node, names in zip(stars, spelt):
+        node.names = names
+    try:
+        yield True
+    finally:
+        for node, names in zip(stars, originals):
+            node.names = names
 
 
 def names_written(text: str) -> str | None:
