@@ -95,8 +95,7 @@ def spelt_out(tree: ast.Module, folder: str | None, roots: tuple[str, ...]):
     a name none of them brings as undefined, where it says only that a star import might bring it); yields whether
     they do: False (and `tree` unchanged) where some star import's names cannot be known. Names with two
     underscores each side are left out (never owed, and `__all__` is pyflakes' own)."""
-    stars = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-             and any(alias.name == "*" for alias in node.names)]
+    stars = list(_star_imports(tree.body))
     spelt = []
     for node in stars:
         brought = star_import_names("." * node.level + (node.module or ""), folder, roots)
@@ -115,6 +114,19 @@ def spelt_out(tree: ast.Module, folder: str | None, roots: tuple[str, ...]):
     finally:
         for node, names in zip(stars, originals):
             node.names = names
+
+
+def _star_imports(body: list[ast.stmt]):
+    """The star imports among statements (only module-level code may hold one: not function or class bodies)."""
+    for node in body:
+        if isinstance(node, ast.ImportFrom):
+            if node.names[0].name == "*":
+                yield node
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for part in ("body", "orelse", "finalbody", "handlers", "cases"):
+                inner = getattr(node, part, None)
+                if isinstance(inner, list):
+                    yield from _star_imports(inner)
 
 
 def names_written(text: str) -> str | None:
