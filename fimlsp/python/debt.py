@@ -32,6 +32,7 @@ class _Load:
     scope: ast.AST  # the innermost function, class or module (lambdas and comprehensions are their parent's)
     chain: tuple[ast.AST, ...]  # the scopes whose bindings it may read that a middle there would write
     excused: bool  # not evaluated, or expected to fail
+    evaluated: bool = True  # False: a local annotation, which shows nothing of how the writer uses the name
 
 
 def owed(text: str, tree: ast.Module, undefined: list[tuple[str, int, int]], middle_start: int,
@@ -50,24 +51,28 @@ def owed(text: str, tree: ast.Module, undefined: list[tuple[str, int, int]], mid
     places = [i for i in range(middle_start, middle_end) if not text[i].isspace()] or [middle_start]
     touched = regions.touched(places)
     module_bound = _module_bindings(tree)
-    found = []  # (name, in the middle, the load's facts, not owed on its own merits)
+    found = []  # (name, in the middle, the load's facts, not owed on its own merits, whether that tells of the writer)
     for name, line, column in undefined:
         at = offset(line, column)
         load = loads.get((line, column)) or _Load(tree, (tree,), False)
         in_middle = middle_start <= at < middle_end
         free = (line <= left_lines or load.excused
                 or (at >= middle_end and not any(scope in touched for scope in load.chain)))
-        found.append((name, in_middle, load, free))
-    unbound_by_writer = {name for name, in_middle, _load, free in found if free and not in_middle}
+        # a local annotation's load is not owed, but shows nothing of the name's other loads (io's BytesIO in
+        # `self.value: BytesIO | None` is still owed where `BytesIO()` loads it)
+        telling = free and (load.evaluated or line <= left_lines
+                            or (at >= middle_end and not any(scope in touched for scope in load.chain)))
+        found.append((name, in_middle, load, free, telling))
+    unbound_by_writer = {name for name, in_middle, _load, _free, telling in found if telling and not in_middle}
     while True:  # a function that loads a name the writer uses unbound is code of unbound names
-        careless = {load.scope for name, in_middle, load, _free in found
+        careless = {load.scope for name, in_middle, load, _free, _telling in found
                     if name in unbound_by_writer and not in_middle and isinstance(load.scope, _FUNCTIONS)}
-        more = {name for name, in_middle, load, _free in found if not in_middle and load.scope in careless}
+        more = {name for name, in_middle, load, _free, _telling in found if not in_middle and load.scope in careless}
         if more <= unbound_by_writer:
             break
         unbound_by_writer |= more
-    return frozenset(name for name, _in_middle, load, _free in found
-                     if name not in unbound_by_writer
+    return frozenset(name for name, in_middle, load, free, _telling in found
+                     if name not in unbound_by_writer and not (free and not load.evaluated and not in_middle)
                      and not (name in module_bound and isinstance(load.scope, _FUNCTIONS))
                      and not (name.startswith("__") and name.endswith("__")))
 
@@ -100,37 +105,37 @@ def _loads(tree: ast.Module) -> dict[tuple[int, int], _Load]:
         nested = any(isinstance(scope, _FUNCTIONS) for scope in scopes[1:-1])
         return (scopes[-1], *around) + (() if nested else (tree,))
 
-    def visit(node: ast.AST, scopes: tuple[ast.AST, ...], excused: bool) -> None:
+    def visit(node: ast.AST, scopes: tuple[ast.AST, ...], excused: bool, evaluated: bool = True) -> None:
         if isinstance(node, ast.expr):
-            found[(node.lineno, node.col_offset)] = _Load(scopes[-1], chain_of(scopes), excused)
+            found[(node.lineno, node.col_offset)] = _Load(scopes[-1], chain_of(scopes), excused, evaluated)
         if isinstance(node, _SCOPES):
             for outer in node.decorator_list + _header_parts(node):
-                visit(outer, scopes, excused)
+                visit(outer, scopes, excused, evaluated)
             inner = scopes + (node,)
             if isinstance(node, _FUNCTIONS):
                 for argument in _arguments(node.args):
                     if argument.annotation is not None:
-                        visit(argument.annotation, scopes, excused)
+                        visit(argument.annotation, scopes, excused, evaluated)
             for statement in node.body:
-                visit(statement, inner, excused)
+                visit(statement, inner, excused, evaluated)
             return
         if isinstance(node, (ast.With, ast.AsyncWith)):
             expects = any(_mentions_failure(item.context_expr) for item in node.items)
             for item in node.items:
-                visit(item, scopes, excused)
+                visit(item, scopes, excused, evaluated)
             for statement in node.body:
-                visit(statement, scopes, excused or expects)
+                visit(statement, scopes, excused or expects, evaluated)
             return
         if isinstance(node, ast.Call):
             excused = excused or any(_mentions_failure(argument) for argument in node.args)
         if isinstance(node, ast.AnnAssign) and isinstance(scopes[-1], _FUNCTIONS):
-            visit(node.target, scopes, excused)
+            visit(node.target, scopes, excused, evaluated)
             if node.value is not None:
-                visit(node.value, scopes, excused)
-            visit(node.annotation, scopes, True)  # a local annotation is never evaluated
+                visit(node.value, scopes, excused, evaluated)
+            visit(node.annotation, scopes, True, False)  # a local annotation is never evaluated
             return
         for child in ast.iter_child_nodes(node):
-            visit(child, scopes, excused)
+            visit(child, scopes, excused, evaluated)
 
     visit(tree, (tree,), False)
     return found
