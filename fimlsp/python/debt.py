@@ -11,9 +11,9 @@ one too, and strict names then show nothing. A load is not owed:
 - where Python does not evaluate it or the code expects it to fail: a function's local annotation (`x: List[int]
   = []`), a `with` or a call that names `NameError` (`assertRaises(NameError, lambda: x)`; pyflakes itself lets
   a `try` that catches it go).
-A name with a load that is not owed is one the writer uses unbound, and so is every name a function loads
-unbound where it loads such a name (test bodies of undefined names: `try: a() except: b()`): none of its loads is
-owed, the middle's own loads included. Dunder names (`__path__`, a package's) are never owed, nor are a function's
+A name with a load that is not owed is one the writer uses unbound (a local annotation's tells nothing of the
+name's other loads), and so is every name a function loads unbound where it loads such a name (test bodies of
+undefined names: `try: a() except: b()`): none of its loads is owed, the middle's own loads included. Dunder names (`__path__`, a package's) are never owed, nor are a function's
 loads of names code at module level binds (pyflakes reads function bodies after a module's `del`).
 """
 
