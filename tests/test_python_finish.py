@@ -61,7 +61,6 @@ def test_finishes_close_what_is_open(left, right, finish):
 
 @pytest.mark.parametrize("left, right, length", [
     ("def f():\n    x = 1\n    ", "\n        return 2\n", len("if x:")),
-    ("def f():\n    x = 1\n", "  # note\n\n        # more\n        y = 2\n", len("if x:")),
     # `)\nif x:` parses, but puts the `return` outside the function: CPython's compiler refuses it
     ("def f():\n    x = g(1", "\n\n        return 2\n", len(")\n    if x:")),
     ("class A:\n    def f(self):\n        x = 1\n        ", "\n            if y:\n                pass\n",
@@ -94,10 +93,11 @@ def test_before_a_line_deeper_than_every_open_block_the_finish_ends_with_a_heade
      "= self.send(data)\n        except OSError:\n            self.handle_error()\n            return\n\n"
      "        if sent:\n            if sent < len(data) or obs < len(first):\n                self.fifo[0] = 1\n"
      "            else:\n                del self.fifo[0]\n        return\n", ("try:",)),
-    # the rest of a header over two lines, whose bracket the middle opens, after a line of indentation only
+    # the rest of a header over two lines, whose bracket the middle opens, after a line of indentation only (a
+    # method's, which keeps the right context's lines in the class, rather than an `if` at the module's column)
     ("class Q:\n    @staticmethod\n    def close(buffer, lock):\n        with lock:\n            buffer.append(None)\n"
      "         ", "r_close,\n              writer_close, onerror):\n        debug('feeding')\n        n = 1\n",
-     ("if x(",)),
+     ("\n    def x(", "if x(")),
     # the rest of a header that begins with a keyword: the opening's name runs on into it (`if xor y:`)
     ("def f(self):\n    while self.buffer:\n        lb", "or:\n            self.collect()\n        else:\n"
      "            self.stop()\n", ("if x",)),

@@ -32,10 +32,10 @@ def test_a_finish_leaves_the_right_contexts_first_line_code_where_another_finish
 
 def test_a_comment_over_the_right_context_is_the_finish_where_no_other_is(monkeypatch):
     """Prose after the cursor (`  note that ...`) is code no finish can go on from: the comment is the finish,
-    after a bounded search for another (`COMMENTING_GRACE` nodes once the comment was found)."""
+    after a bounded search for another (`SECOND_CHOICE_GRACE` nodes once the comment was found)."""
     checks = []
     complete = FimState.complete.fget
     monkeypatch.setattr(FimState, "complete", property(lambda self: checks.append(1) or complete(self)))
     left, right = "def f():\n    x = 1", "  and then some prose\n    return x\n"
     assert quotient(left, right).finish() == "#"
-    assert len(checks) <= finish.COMMENTING_GRACE, len(checks)
+    assert len(checks) <= finish.SECOND_CHOICE_GRACE, len(checks)

@@ -27,11 +27,12 @@ def test_a_return_annotation_binds_nothing_for_the_search(monkeypatch):
 
 
 def test_an_end_the_file_check_refused_is_no_shortcut_for_the_greedy_search():
-    """After `else:` and a line of indentation, the right context's next line is deeper than every open block: every
-    end on the cursor's line is refused (an unexpected indent), though the quotient accepts it, its estimate 0. The
-    greedy search counts such an end as one character from a finish at least, and reaches the `if x:` branch (its
-    header then the deeper line) in 20 nodes; it spent 400 on the plateau of `(+-~` before."""
+    """After `else:` and a line of indentation, the right context's next line is deeper than every open block:
+    every end on the cursor's line is refused (an unexpected indent), though the quotient accepts it, its estimate
+    0. The greedy search counts such an end as one character from a finish at least, and reaches the `if x:` branch
+    (its header then the deeper line) in 20 nodes; it spent 400 on the plateau of `(+-~` before."""
     left = "def f(self, prefix):\n    while True:\n        if prefix:\n            return\n        else:\n          "
-    right = ' "end-1c")\n                self.text.insert("iomark", prefix)\n            pointer = None\n        break\n'
+    right = (' "end-1c")\n                self.text.insert("iomark", prefix)\n            pointer = None\n'
+             "        break\n")
     finish = quotient(left, right).finish(work=20)
     assert finish is not None and "if x:" in finish, finish

@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING
 
 from earley.deadline import Deadline, within
 from fimlsp.python import lexemes as lx
-from fimlsp.python.finish_pieces import _pieces
+from fimlsp.python.finish_pieces import _pieces, right_block_column
+from fimlsp.python.lexer import indentation_column
 
 if TYPE_CHECKING:
     from fimlsp.python.quotient import FimState
@@ -52,9 +53,10 @@ CHECK_CHARS = 4_000
 EXACT_SHARE = 0.3
 GREEDY_WEIGHT = 5.0
 # The expansions a search goes on for, once it found a finish that comments out code of the right context (`x#`
-# before ` name=1`), for one that keeps it code (in the finish, names and decoding tests, each of the 53 code
-# finishes found after 155 such comments came within 15; the whole budget found no more, for 3% more nodes in all)
-COMMENTING_GRACE = 16
+# before ` name=1`) or takes its lines from their block, for one that keeps them (in the finish, names and decoding
+# tests, each of the 53 code finishes found after 155 such comments came within 15; the whole budget found no more,
+# for 3% more nodes in all)
+SECOND_CHOICE_GRACE = 16
 # The most names that ends of a search left unbound (`FimState.unbound_names`) that it tries to bind.
 WANTED_NAMES = 3
 _BUILTINS = frozenset(dir(builtins))
@@ -100,11 +102,11 @@ def shortest_finish(
     # names an end left unbound: the finish may bind them (not the word the cursor is in: it may end otherwise)
     unbound = state.unbound_names() - {_begun(state), _run_on(_begun(state), state.context.right)}
     wanted = sorted(unbound) if len(unbound) <= WANTED_NAMES else []
-    found, commenting = _search(state, limit, budget.share(EXACT_SHARE), 1.0, wanted)
+    found, second = _search(state, limit, budget.share(EXACT_SHARE), 1.0, wanted)
     if found is None and budget.left():
-        found, greedy_commenting = _search(state, limit, budget, GREEDY_WEIGHT, wanted)
-        commenting = commenting or greedy_commenting
-    found = found if found is not None else commenting
+        found, greedy_second = _search(state, limit, budget, GREEDY_WEIGHT, wanted)
+        second = second or greedy_second
+    found = found if found is not None else second
     return found if found is None else with_comma_spaces(state, found, limit)
 
 
@@ -194,10 +196,15 @@ def _search(
     `(-~`, ... where a line deeper than every open block follows) and never reaches the header that it needs.
 
     A finish that ends in a comment of its own over the code of the right context's first line (`x#` before
-    ` name=1`: the meaning judge lets a comment run on where a blank and a word follow it) is kept aside, the first
-    such: it is returned (second) only where no other finish is found within the budget."""
+    ` name=1`: the meaning judge lets a comment run on where a blank and a word follow it), or that writes a line
+    left of both the block the left context ends in and the right context's next lines (which it takes from their
+    block: `if x:` before a class's methods), is kept aside, the first such: it is returned (second) only where no
+    other finish is found within `SECOND_CHOICE_GRACE` more nodes."""
     best: str | None = None
-    commenting: str | None = None
+    second: str | None = None
+    floor = min(state.lexer.indents[-1][0], right_block_column(state.context.right))
+    line = _line_so_far(state)
+    depth = state.lexer.depth - _bracket_change(line)  # the brackets open where that line begins
     begun = _begun(state)
     check = check_work(state)  # the middle's few characters aside, every check reads the same file
     order = itertools.count()
@@ -221,14 +228,16 @@ def _search(
             # an end that binds none of the names others left unbound would leave them unbound too: not checked
             if child.quotient_accepts() and (not wanted or any(_binds(child, name) for name in wanted)):
                 if not budget.left():  # a node's children may ask for many checks: each is counted
-                    return best, commenting
+                    return best, second
                 budget.spend(check)
                 if child.complete:
-                    if not _comments_code_out(child):
+                    kept = not (_comments_code_out(child)
+                                or _dedents_below(line + written, child.context.right, floor, depth))
+                    if kept:
                         best = written
-                    elif commenting is None:
-                        commenting = written
-                        budget.cap(COMMENTING_GRACE)
+                    elif second is None:
+                        second = written
+                        budget.cap(SECOND_CHOICE_GRACE)
                     continue
                 refused = True
                 if _refused(child):  # and so is every text after it
@@ -257,7 +266,38 @@ def _search(
                                           next(order), child, written, child_discount))
         if len(wanted) > wanted_before and best is None:  # the texts so far were ordered without these names
             frontier = [root]
-    return best, commenting
+    return best, second
+
+
+def _line_so_far(state: FimState) -> str:
+    """The text of the last line so far: a line break where it holds blanks only (the next code begins a line)."""
+    tail = state.text[-HEADER_CHARS:]
+    line = tail[tail.rfind("\n") + 1:]
+    return "\n" + line if not line.strip(" \t\f") else line
+
+
+def _dedents_below(written: str, right: str, column: int, depth: int = 0) -> bool:
+    """Whether a line that `written` begins outside brackets (`depth` open before it) holds code left of `column`:
+    of the block the left context's last line is in and of every line of the right context's next ones (`if x:` at
+    the module's column before a class's methods, which it would take from the class; `class x:` there keeps them
+    a class's)."""
+    first, *lines = written.split("\n")
+    if not lines:
+        return False
+    depth += _bracket_change(first)
+    first_line = right.split("\n", 1)[0]
+    for line in lines[:-1] + [lines[-1] + first_line]:
+        code = line.lstrip(" \t\f")
+        if (depth <= 0 and code and not code.startswith(("#", "class "))
+                and indentation_column(line[:len(line) - len(code)]) < column):
+            return True
+        depth += _bracket_change(line)
+    return False
+
+
+def _bracket_change(text: str) -> int:
+    """The brackets `text` opens, less those it closes (a finish writes no string but at its end)."""
+    return sum(text.count(opening) for opening in "([{") - sum(text.count(closing) for closing in ")]}")
 
 
 def _comments_code_out(state: FimState) -> bool:

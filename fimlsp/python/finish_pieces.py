@@ -7,6 +7,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from fimlsp.python import lexemes as lx
+from fimlsp.python.blocks import CLASS
+from fimlsp.python.lexer import indentation_column
 from fimlsp.python.openings import compound_openings, header, indentations, written_indentation
 
 if TYPE_CHECKING:
@@ -24,6 +26,8 @@ BOUND_NAME = "id"
 NAME_COMPLETIONS = 6
 # Characters of the right context that a token of the middle can run on into (the longest keyword is 8 long).
 MERGE_LOOKAHEAD = 8
+# The right context's lines of code whose least indentation is the block its next statements stand in
+RIGHT_LINES = 8
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -33,9 +37,12 @@ def _pieces(state: FimState, wanted: list[str] = ()) -> tuple[list[str], set[str
 
     Going on: what closes the token in progress, or else what extends it into a longer terminal (`im` to
     `import`), a shortest lexeme of each terminal that may follow (after a space where it would merge with the
-    token before), where a name may follow the `wanted` names too (those the right context needs bound), and a line break with the indentation of each open block or of a new one. Ending: a comment
-    or a string that runs on into the right context, the start of a terminal whose rest begins the right context,
-    and a space before the right context's first token (anywhere else each is a longer way to a shorter finish)."""
+    token before), where a name may follow the `wanted` names too (those the right context needs bound), and a
+    line break with the indentation of each open block or of a new one. Ending: a comment or a string that runs on
+    into the right context, the start of a terminal whose rest begins the right context, and a space before the
+    right context's first token (anywhere else each is a longer way to a shorter finish). Openings: those of
+    `compound_openings`, and `class x:` where the finish leaves a class whose methods the right context goes on
+    with (`_class_reopening`)."""
     lexer = state.lexer
     closing = lx.closing_text(lexer.token)
     if closing:
@@ -81,6 +88,8 @@ def _pieces(state: FimState, wanted: list[str] = ()) -> tuple[list[str], set[str
         # after a line's end, or on a line blank so far (a statement left of its indentation starts on the next)
         openings.update("\n" + indentation + opening for indentation in fresh_lines
                         for opening in compound_openings(right, lexer.indents, indentation, name))
+        openings.update("\n" + indentation + opening for indentation in fresh_lines
+                        for opening in _class_reopening(state, indentation))
     if at_statement_line:
         written = written_indentation(lexer.column, lexer.alt_column)
         if written is not None:
@@ -95,6 +104,34 @@ def _pieces(state: FimState, wanted: list[str] = ()) -> tuple[list[str], set[str
     continuing = list(dict.fromkeys(piece for piece in pieces if piece))
     openings -= set(continuing)
     return continuing, final - set(continuing) - openings - {""}, openings
+
+
+def _class_reopening(state: FimState, indentation: str) -> list[str]:
+    """`class x:` and a line of its body, on a line at the column of a class the left context has open whose body
+    stands where the right context's next lines do: a finish that must leave the class (where the right context
+    defines its methods again) keeps them methods of a class, as `if x:` there would not."""
+    blocks, levels = state.blocks, [level for level, _ in state.lexer.indents]
+    if blocks is None or blocks.unknown or indentation.strip(" "):
+        return []
+    column, body = len(indentation), right_block_column(state.context.right)
+    if any(kind == CLASS and (header, inside) == (column, body)
+           for kind, header, inside in zip(blocks.kinds, levels, levels[1:])):
+        return ["class " + NAME + ":\n" + " " * body]
+    return []
+
+
+@lru_cache(maxsize=8)
+def right_block_column(right: str) -> int:
+    """The column of the least indented of the right context's first `RIGHT_LINES` lines of code after its first:
+    the block its next statements stand in."""
+    columns = []
+    for line in right.split("\n")[1:]:
+        code = line.lstrip(" \t\f")
+        if code and not code.startswith("#"):
+            columns.append(indentation_column(line[:len(line) - len(code)]))
+            if len(columns) == RIGHT_LINES:
+                break
+    return min(columns, default=0)
 
 
 def _name(state: FimState) -> str:
