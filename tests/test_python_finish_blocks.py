@@ -10,7 +10,7 @@ import importlib.util
 import pytest
 
 from fimlsp.language import named
-from fimlsp.python.finish import _dedents_below
+from fimlsp.python.finish_ends import dedents_below
 from fimlsp.python.finish_pieces import right_block_column
 from fimlsp.python.quotient import quotient
 
@@ -83,4 +83,4 @@ METHODS = "__init__(\n        self,\n    ):\n        pass\n\n    def g(self):\n"
 ])
 def test_a_line_left_of_the_left_contexts_block_and_the_right_contexts_next_lines_dedents_below_them(
         written, right, left_column, dedents):
-    assert _dedents_below(written, right, min(left_column, right_block_column(right))) is dedents
+    assert dedents_below(written, right, min(left_column, right_block_column(right))) is dedents

@@ -33,8 +33,9 @@ from typing import TYPE_CHECKING
 
 from earley.deadline import Deadline, within
 from fimlsp.python import lexemes as lx
+from fimlsp.python.finish_ends import (WORD, binds, bracket_change, comments_code_out, dedents_below,
+                                      first_line_words, line_so_far)
 from fimlsp.python.finish_pieces import _pieces, right_block_column
-from fimlsp.python.lexer import indentation_column
 
 if TYPE_CHECKING:
     from fimlsp.python.quotient import FimState
@@ -60,7 +61,6 @@ SECOND_CHOICE_GRACE = 16
 # The most names that ends of a search left unbound (`FimState.unbound_names`) that it tries to bind.
 WANTED_NAMES = 3
 _BUILTINS = frozenset(dir(builtins))
-_WORD = re.compile(r"(?<![.\w])[^\W\d]\w*")
 TERMINAL_COSTS = {terminal: len(text) for terminal, text in lx.SHORTEST_TEXT.items()}
 _RUN_ON_STATES = frozenset({lx.S_COMMENT, lx.S_BACKSLASH, lx.S_CONTINUATION})
 
@@ -203,8 +203,8 @@ def _search(
     best: str | None = None
     second: str | None = None
     floor = min(state.lexer.indents[-1][0], right_block_column(state.context.right))
-    line = _line_so_far(state)
-    depth = state.lexer.depth - _bracket_change(line)  # the brackets open where that line begins
+    line = line_so_far(state)
+    depth = state.lexer.depth - bracket_change(line)  # the brackets open where that line begins
     begun = _begun(state)
     check = check_work(state)  # the middle's few characters aside, every check reads the same file
     order = itertools.count()
@@ -226,13 +226,13 @@ def _search(
                 continue
             refused = False
             # an end that binds none of the names others left unbound would leave them unbound too: not checked
-            if child.quotient_accepts() and (not wanted or any(_binds(child, name) for name in wanted)):
+            if child.quotient_accepts() and (not wanted or any(binds(child, name) for name in wanted)):
                 if not budget.left():  # a node's children may ask for many checks: each is counted
                     return best, second
                 budget.spend(check)
                 if child.complete:
-                    kept = not (_comments_code_out(child)
-                                or _dedents_below(line + written, child.context.right, floor, depth))
+                    kept = not (comments_code_out(child)
+                                or dedents_below(line + written, child.context.right, floor, depth))
                     if kept:
                         best = written
                     elif second is None:
@@ -244,7 +244,7 @@ def _search(
                     continue
                 # a name the finish (or the word the cursor is in) loads unbound is to be written otherwise, not
                 # bound; so is the word its last one makes with the right context's first (`offset_` before `int`)
-                unbound = (child.unbound_names() - set(wanted) - set(_WORD.findall(begun + written))
+                unbound = (child.unbound_names() - set(wanted) - set(WORD.findall(begun + written))
                            - {_run_on(begun + written, child.context.right)})
                 if len(wanted) + len(unbound) <= WANTED_NAMES:  # (more: the end made loads of other text)
                     wanted.extend(sorted(unbound))
@@ -256,9 +256,9 @@ def _search(
             if len(written) + max(0.0, guess - MERGE_ALLOWANCE) <= limit:
                 # (one for a name the right context's first line writes: a keyword before the line may bind it,
                 # `def ` before `from_dict(config):`, and the estimate may count that keyword already)
-                right_words = _first_line_words(child.context.right)
+                right_words = first_line_words(child.context.right)
                 guess += sum(1 if name in right_words else len(name) + 1
-                             for name in wanted if not _binds(child, name))
+                             for name in wanted if not binds(child, name))
                 # the greedy search dives into a compound statement's start (one a path): what it wrote is not held
                 # against it
                 child_discount = len(written) if weight > 1 and piece in openings and not discount else discount
@@ -269,53 +269,12 @@ def _search(
     return best, second
 
 
-def _line_so_far(state: FimState) -> str:
-    """The text of the last line so far: a line break where it holds blanks only (the next code begins a line)."""
-    tail = state.text[-HEADER_CHARS:]
-    line = tail[tail.rfind("\n") + 1:]
-    return "\n" + line if not line.strip(" \t\f") else line
-
-
-def _dedents_below(written: str, right: str, column: int, depth: int = 0) -> bool:
-    """Whether a line that `written` begins outside brackets (`depth` open before it) holds code left of `column`:
-    of the block the left context's last line is in and of every line of the right context's next ones (`if x:` at
-    the module's column before a class's methods, which it would take from the class; `class x:` there keeps them
-    a class's)."""
-    first, *lines = written.split("\n")
-    if not lines:
-        return False
-    depth += _bracket_change(first)
-    first_line = right.split("\n", 1)[0]
-    for line in lines[:-1] + [lines[-1] + first_line]:
-        code = line.lstrip(" \t\f")
-        if (depth <= 0 and code and not code.startswith(("#", "class "))
-                and indentation_column(line[:len(line) - len(code)]) < column):
-            return True
-        depth += _bracket_change(line)
-    return False
-
-
-def _bracket_change(text: str) -> int:
-    """The brackets `text` opens, less those it closes (a finish writes no string but at its end)."""
-    return sum(text.count(opening) for opening in "([{") - sum(text.count(closing) for closing in ")]}")
-
-
-def _comments_code_out(state: FimState) -> bool:
-    """Whether the text up to `state` ends in a comment that the right context's first line goes on with, where
-    that line holds more than blanks (code, as the right context was written, made comment)."""
-    if state.lexer.token != lx.S_COMMENT:
-        return False
-    right = state.context.right
-    line_end = right.find("\n")
-    return bool((right if line_end < 0 else right[:line_end]).strip())
-
-
 def hopeless(state: FimState, wanted: list[str] = ()) -> bool:
     """No text the search writes can complete the file after `state`, with the name judge on: the middle loaded a
-    name that nothing binds inside a function or brackets (its debt, `fimlsp.python.middle_names.Names`) and the search is
-    not writing it, or the word the cursor is in (which the judge leaves to the file's check: it began in the left
-    context) ended as a load that the file's check found unbound at another end (`pos += array.`: `array`, or
-    `raise TTHRIGHT(`, `_refused`). A finish could bind such a name only by writing it again, after its load; a
+    name that nothing binds inside a function or brackets (its debt, `fimlsp.python.middle_names.Names`) and the
+    search is not writing it, or the word the cursor is in (which the judge leaves to the file's check: it began in
+    the left context) ended as a load that the file's check found unbound at another end (`pos += array.`: `array`,
+    or `raise TTHRIGHT(`, `_refused`). A finish could bind such a name only by writing it again, after its load; a
     search that went on checked every end it met, each refused for that name, until its budget ran out."""
     names = state.names
     if names is None or names.off:
@@ -451,42 +410,4 @@ _FIRST_WORD = re.compile(r"\w*")
 
 def _begun(state: FimState) -> str:
     """The name in progress, which the finish may go on (empty if none)."""
-    return state.lexer.text if _WORD.fullmatch(state.lexer.text) else ""
-
-
-def _binds(state: FimState, name: str) -> bool:
-    """Whether the middle up to `state` wrote `name` where it may bind it (as the name judge reads it), or ends
-    with it (what follows decides), or ends where the right context's first line binds what it names (`def `
-    before `from_dict(config):`). A def's return annotation loads its names: the judge, lenient there, counts them
-    with the parameters, and a search that took `->config` for a binding checked every end after it."""
-    names = state.names
-    if names is None:
-        return False
-    header = _open_header(state) if names.header_free else None
-    if header is not None and "->" in header:
-        return name in names.written and name in _WORD.findall(header[:header.index("->")])
-    if name in names.written or names.pending == name or state.lexer.text == name:
-        return True
-    return names.previous in _BINDING_KEYWORDS and name in _first_line_words(state.context.right)
-
-
-@lru_cache(maxsize=8)
-def _first_line_words(right: str) -> frozenset[str]:
-    """The words of the right context's first line."""
-    line_end = right.find("\n")
-    return frozenset(_WORD.findall(right if line_end < 0 else right[:line_end]))
-
-
-def _open_header(state: FimState) -> str | None:
-    """The text of the `def` header the middle is in, from its keyword (None where that is not near, or where the
-    header is a class's)."""
-    tail = state.text[-HEADER_CHARS:]
-    keywords = list(_HEADER_KEYWORD.finditer(tail))
-    return tail[keywords[-1].start():] if keywords and keywords[-1].group() == "def" else None
-
-
-# Keywords after which the names that follow are bound (`import`'s, a `for`'s targets, a def's name and parameters)
-_BINDING_KEYWORDS = frozenset({"def", "class", "for", "import", "as", "lambda", "global", "nonlocal"})
-# The longest def header whose return annotation `_binds` looks for, and the keywords that begin a header
-HEADER_CHARS = 2_000
-_HEADER_KEYWORD = re.compile(r"(?<![.\w])(?:def|class)\b")
+    return state.lexer.text if WORD.fullmatch(state.lexer.text) else ""
