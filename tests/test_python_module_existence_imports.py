@@ -153,12 +153,16 @@ def test_a_finders_mapping_counts_the_dotted_names_parts(tmp_path):
     assert _module(source, 1, roots, Environment("setting", str(tmp_path), (), ())) is False  # no mapping: no package
 
 
-def test_a_word_only_subscripted_or_called_is_no_module_the_file_names(project):
+def test_a_word_only_subscripted_called_or_annotated_is_no_module_the_file_names(project):
+    """A word of the file names a module it may use where a module may stand (uvicorn's workers.py names gunicorn,
+    not installed, in a comment's link too); not `Callable[[], None]`, which no module is."""
     folder, roots = str(project / "pkg"), (str(project),)
-    for used in ("print(zttp.Request)", "from zttp.client import C", "x = 1; import zttp as z",
-                 "importlib.import_module('zttp')", "zttp .Request"):
+    for used in ("print(zttp.Request)", "from zttp.client import C", "x = 1; import zttp as z", "print(zttp)",
+                 "importlib.import_module('zttp')", "zttp .Request", "# https://github.com/o/zttp/issues",
+                 "if ok: zttp.run()"):
         assert module_may_exist("zttp", 0, folder, roots, context=("", used)) is None, used
-    for used in ("x: zttp[int] = 1", "zttp(1)", "from typing import zttp", "print(zttp)", "zttpx.Request"):
+    for used in ("x: zttp[int] = 1", "zttp(1)", "from typing import Any, zttp", "def f() -> zttp:\n    pass",
+                 "y: int | zttp = 0", "zttpx.Request", "a.zttp"):
         assert module_may_exist("zttp", 0, folder, roots, context=("", used)) is False, used
     assert module_may_exist("ztt", 0, folder, roots, partial=True, context=("", "zttp.Request")) is None
 
@@ -171,6 +175,16 @@ def test_a_middle_that_makes_the_rights_line_an_import_is_judged_but_not_the_use
     assert PYTHON.binds_names("import sys\n", "import os\n", right, main, root)  # the user's own line
     assert PYTHON.binds_names("import sys\nfr", "", "om os " + right, main, root)  # nothing written
     assert not PYTHON.binds_names("import sys\n", "import os, ", "pyflask\n\nprint(sys)\n", main, root)
+
+
+def test_a_module_the_files_other_imports_name_is_not_refused_next_to_them(project):
+    """uvicorn's workers.py imports two modules of gunicorn, not installed: each names the other's package, on the
+    left context's last line or the right context's first (a true middle refused as the judge first read them)."""
+    main, root = str(project / "pkg" / "main.py"), str(project)
+    right = "from zttp.workers.base import Worker\n\nprint(sys, Arbiter, Worker)\n"
+    assert PYTHON.binds_names("import sys\nfrom zttp.arbiter import A", "rbiter\n", right, main, root)
+    assert PYTHON.binds_names("import sys\n", "from zttp.arbiter import Arbiter\n", right, main, root)
+    assert not PYTHON.binds_names("import sys\n", "from zttq.arbiter import Arbiter\n", right, main, root)
 
 
 def _relative_imports(text: str):

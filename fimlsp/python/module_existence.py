@@ -34,6 +34,12 @@ _DYNAMIC_PACKAGE = re.compile(
 # What in a file may make modules importable that no folder holds, or its relative imports reach other packages.
 _IMPORT_PATH_CHANGE = re.compile(r"\bsys\s*\.\s*(?:path|meta_path|path_hooks|modules)\b|\baddsitedir\b|\bpyximport\b"
                                  r"|\b__package__\s*=(?!=)")
+# Where a word is no module: subscripted, called or in a union (after it), an annotation or in a union (before it);
+# an attribute read off it makes it one wherever it stands.
+_MODULE_AFTER = re.compile(r"\s*\.(?!\.)")
+_NO_MODULE_AFTER = re.compile(r"[ \t]*[\[(|]")
+_NO_MODULE_BEFORE = re.compile(r"(?:->|[:|])[ \t]*$")
+_FROM_LINE_NAMES = re.compile(r"[ \t]*from[ \t]+[\w.]+[ \t]+import\b")  # a `from` line up to a name it imports
 _REGULAR, _NAMESPACE, _OPAQUE = "regular", "namespace", "opaque"
 _KEPT_SECONDS = 2
 _IMPORTABLE_SUFFIXES = tuple(all_suffixes())
@@ -67,7 +73,7 @@ def module_may_exist(module: str, level: int = 0, folder: str | None = None, roo
     module, an extension module or a package whose `__init__` may make submodules, a relative import from a folder
     that is no regular package. With `partial`, the last part is a name still being written (`"os.pa"`,
     `"pyfl"`): whether some module's name begins with it. `context`, the file's texts around the import statement
-    (not the statement itself): a top-level module they name as a module's (`zttp.Request(...)`,
+    (not the statement itself): a top-level module they name where a module may be named (`zttp.Request(...)`,
     `from gunicorn.workers import Worker`, `_named_in`) is one the file uses, which may be installed where it runs
     though not here (None, not False). Reads folder listings only, kept two seconds."""
     found = _may_exist(module, level, folder, roots, environment, partial, _epoch())
@@ -79,13 +85,19 @@ def module_may_exist(module: str, level: int = 0, folder: str | None = None, roo
 
 @functools.lru_cache(maxsize=32)  # (it holds the texts: a few completions' worth)
 def _named_in(top: str, begun: bool, context: tuple[str, ...]) -> bool:
-    """Whether the texts of `context` name `top` (a name beginning so, where `begun`) the way a module is named: a
-    word followed by a dot (`zttp.Request`, `gunicorn.workers`), a module of an import statement, or in quotes
-    (`import_module("zttp")`). A word only subscripted, called or passed (`Callable[[], None]`) is not."""
-    name = re.escape(top) + (r"\w*" if begun else r"(?!\w)")
-    use = re.compile(rf"(?<![\w.]){name}\s*\.|\bfrom\s+{name}|(?:^|[;:])[ \t]*import\s+(?:[\w.]+(?:\s+as\s+\w+)?"
-                     rf"\s*,\s*)*{name}|[\"']{name}", re.MULTILINE)
-    return any(use.search(text) for text in context)
+    """Whether the texts of `context` name `top` (a name beginning so, where `begun`) as a word, not an attribute,
+    where a module may be named: not where only a class or function may be (`_NO_MODULE_BEFORE` and `_AFTER`:
+    `Callable[[], None]`, `-> Coroutine`, `x: Any | None`), nor as a name a `from` line imports (`from typing import
+    Callable`), which is no top-level module."""
+    word = re.compile(r"(?<![\w.])" + re.escape(top) + (r"\w*" if begun else r"(?!\w)"))
+    for text in context:
+        for found in word.finditer(text):
+            line = text[text.rfind("\n", 0, found.start()) + 1:found.start()]
+            if _MODULE_AFTER.match(text, found.end()) or not (
+                    _NO_MODULE_AFTER.match(text, found.end()) or _NO_MODULE_BEFORE.search(line)
+                    or _FROM_LINE_NAMES.match(line)):
+                return True
+    return False
 
 
 @functools.lru_cache(maxsize=4096)

@@ -188,14 +188,15 @@ class FileNames:
             left[:left.rfind("\n") + 1], right[right.find("\n") + 1:] if "\n" in right else "")
         return FileNames(visible_names(left, right) | relaxing.star_names, None, left, right, folder, roots, context)
 
-    def module_exists(self, module: str, partial: bool = False) -> bool | None:
+    def module_exists(self, module: str, partial: bool = False, context: tuple[str, ...] | None = None) -> bool | None:
         """Whether `import <module>` (with its leading dots; `partial`: its last name still being written) may find
-        a module (`fimlsp.python.module_existence.module_may_exist`); None where that is not known."""
+        a module (`fimlsp.python.module_existence.module_may_exist`); None where that is not known. `context`: the
+        file's texts around the statement (None: those around the statement at the cursor, `import_context`)."""
         if (self.folder is None and not self.roots) or self.import_context is None:
             return None
         dotted = module.lstrip(".")
         return module_may_exist(dotted, len(module) - len(dotted), self.folder, self.roots, partial=partial,
-                                context=self.import_context)
+                                context=self.import_context if context is None else context)
 
     def imported(self, module: str) -> frozenset[str] | None:
         """The names `from <module> import NAME` may import (`module` with its leading dots), where `module` is one of
@@ -225,9 +226,12 @@ class FileNames:
         missing = set()
         for node in _imports_of_bodies(tree.body):
             whole = self._statement_is_the_middles(text, _offset(lines, offsets, node.lineno, node.col_offset))
-            for module, first in _modules_written(node, text, lines, offsets):
-                if (whole or start <= first < end) and self.module_exists(module) is False:
-                    missing.add(module)
+            written = [module for module, first in _modules_written(node, text, lines, offsets)
+                       if whole or start <= first < end]
+            if written:  # the file's text but the middle and the statement may name its modules
+                ends = _offset(lines, offsets, node.end_lineno, node.end_col_offset)
+                context = (text[:start], text[max(end, ends):])
+                missing.update(module for module in written if self.module_exists(module, context=context) is False)
         for node in _imports_outside_guards(tree.body):
             for alias in node.names:
                 line = lines[alias.lineno - 1].encode("utf-8")
