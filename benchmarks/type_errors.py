@@ -20,17 +20,16 @@ undefined names, exact match per cut kind, and the added errors by rule. `--repo
 from __future__ import annotations
 
 import argparse
-import collections
 import importlib.util
 import json
-import os
 import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-PYRIGHT_VERSION = "1.1.414"
+from harness.pyright import errors_by_file, pyright
+
 PACKAGES = ("fastapi", "starlette", "uvicorn", "pyflakes", "diskcache", "gguf")
 KINDS = ("randspan", "boundary", "line", "node")
 # The decoding of every setting: the editors' block scope, greedy, one attempt, at most 128 tokens.
@@ -43,23 +42,6 @@ COVERED = {
     "call arity": {"reportCallIssue"},
     "redeclaration": {"reportRedeclaration"},
 }
-CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "fimlsp" / "benchmarks"
-
-
-def pyright() -> Path:
-    """The pinned pyright, installed from npm into the cache the first time."""
-    folder = CACHE / f"pyright-{PYRIGHT_VERSION}"
-    program = folder / "node_modules" / ".bin" / "pyright"
-    if program.exists():
-        return program
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        raise SystemExit("type_errors: pyright needs node and npm (Debian: apt-get install nodejs npm)")
-    folder.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(["npm", "install", "--prefix", str(folder), "--no-audit", "--no-fund",
-                           f"pyright@{PYRIGHT_VERSION}"], capture_output=True, text=True)
-    if done.returncode != 0 or not program.exists():
-        raise SystemExit(f"type_errors: npm could not install pyright@{PYRIGHT_VERSION}: {done.stderr.strip()[-500:]}")
-    return program
 
 
 def package_folder(name: str) -> Path:
@@ -79,25 +61,6 @@ def run_eval(arguments: list[str]) -> None:
 def read_jsonl(path: Path) -> list[dict]:
     with path.open(encoding="utf-8") as lines:
         return [json.loads(line) for line in lines if line.strip()]
-
-
-def errors_by_file(program: Path, root: Path, files: list[Path]) -> dict[str, collections.Counter]:
-    """pyright's errors in each of `files` (under `root`), keyed by (rule, message)."""
-    (root / "pyrightconfig.json").write_text(json.dumps({"typeCheckingMode": "standard", "pythonVersion": "3.11"}))
-    found: dict[str, collections.Counter] = {str(file): collections.Counter() for file in files}
-    for start in range(0, len(files), 200):
-        batch = files[start:start + 200]
-        done = subprocess.run([str(program), "--outputjson", "--pythonpath", sys.executable, "-p", str(root),
-                               *map(str, batch)], capture_output=True, text=True, cwd=root)
-        try:
-            diagnostics = json.loads(done.stdout)["generalDiagnostics"]
-        except (ValueError, KeyError):
-            raise SystemExit(f"type_errors: pyright failed: {(done.stderr or done.stdout).strip()[-800:]}") from None
-        for diagnostic in diagnostics:
-            if diagnostic["severity"] == "error":
-                key = (diagnostic.get("rule", "syntax"), diagnostic["message"].splitlines()[0])
-                found.setdefault(diagnostic["file"], collections.Counter())[key] += 1
-    return found
 
 
 def shown(row: dict) -> bool:

@@ -9,12 +9,11 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
-from benchmarks.type_errors import CACHE, PYRIGHT_VERSION, errors_by_file
+from harness.pyright import PYRIGHT_VERSION, errors_by_file, installed_pyright
 from fimlsp.language import named
 from fimlsp.python.redeclaration import redeclared
 from fimlsp.python.syntax import module_or_error
@@ -150,9 +149,9 @@ def test_the_held_out_starlette_cut_is_refused_in_the_real_file():
 
 
 def _pyright() -> Path:
-    program = CACHE / f"pyright-{PYRIGHT_VERSION}" / "node_modules" / ".bin" / "pyright"
-    if not program.exists() or shutil.which("node") is None:
-        pytest.skip(f"pyright {PYRIGHT_VERSION} is not installed (python -m benchmarks.type_errors installs it)")
+    program = installed_pyright()
+    if program is None:
+        pytest.skip(f"pyright {PYRIGHT_VERSION} is not installed (python -m harness.pyright installs it; needs node)")
     return program
 
 
