@@ -40,6 +40,9 @@ _MODULE_SUFFIXES = tuple(sorted(set(all_suffixes()) | {".pyi"}, key=len, reverse
 _MOST_DEPTH = 8  # star imports followed through this many modules
 _FOUND_SECONDS = 10  # how long where a module was found is kept
 _MOST_BYTES = 2_000_000  # larger modules are not read
+# What every module has that its text need not bind (`from email import __file__`).
+_MODULE_ATTRIBUTES = frozenset({"__file__", "__doc__", "__name__", "__spec__", "__loader__", "__package__",
+                                "__path__", "__cached__", "__builtins__", "__dict__", "__annotations__", "__all__"})
 
 
 def star_names(level: int, module: str, folder: str | None, roots: tuple[str, ...] = ()) -> frozenset[str] | str:
@@ -88,10 +91,14 @@ def _found_module(level: int, module: str, folder: str | None, roots: tuple[str,
 
 def imported_names(level: int, module: str, folder: str | None, roots: tuple[str, ...]) -> frozenset[str] | None:
     """The names `from <level dots><module> import NAME` may import in a file of `folder`, where the module is one of
-    the project's (a relative import, or found in `roots`): every name its top level may bind, its star imports'
-    and, for a package, its submodules. None where they cannot be known: a module outside the project, compiled or
-    not found, one with a module `__getattr__`, or one that makes its names at run time."""
+    the project's (a relative import, or found in `roots`) or of the project's environment (whose search path is
+    known: `fimlsp.python.environment`), as source: every name its top level may bind, its star imports' and, for a
+    package, its submodules. None where they cannot be known: compiled or not found, a module with a module
+    `__getattr__`, or one that makes its names at run time."""
     path = _project_module(level, module, folder if level else None, roots, _epoch())
+    if path is None and not level and importable(find_environment(roots[0] if roots else folder)).unknown is None:
+        found = _found_module(0, module, None, (), _environment_path(folder, roots, _epoch()), _epoch())
+        path = None if isinstance(found, str) else found  # the environment's (`from typing import Any`)
     if path is None:
         return None
     with _UNSAVED_LOCK:
@@ -157,17 +164,32 @@ def _defined_names(path: str, _mtime: int, size: int, unsaved: str | None = None
             names |= brought
     if os.path.basename(path) == "__init__.py":
         names |= _submodules(folder)
-    return frozenset(names)
+    return frozenset(names | _MODULE_ATTRIBUTES)
+
+
+def _reads_only(call: ast.Call, parent: ast.AST | None) -> bool:
+    """Whether `globals()` is only read where it stands: `globals()[name]` loaded, `globals().get(name)`,
+    `name in globals()`, `__import__(name, globals())` (typing's `globals()[self._name]`)."""
+    if isinstance(parent, ast.Subscript):
+        return isinstance(parent.ctx, ast.Load)
+    if isinstance(parent, ast.Attribute):
+        return parent.attr in ("get", "copy", "keys", "values", "items", "__contains__")
+    if isinstance(parent, ast.Compare):
+        return call in parent.comparators and all(isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops)
+    return (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "__import__")
 
 
 def _reaches_its_namespace(tree: ast.Module) -> bool:
     """Whether the module's code may bind names its text does not show: it calls `globals()`, names
-    `__builtins__`, or reads `sys.modules[__name__]`."""
+    `__builtins__` or `global_enum`, or reads `sys.modules[__name__]`."""
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "globals":
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "globals"
+                and not _reads_only(node, parents.get(node))):
             return True
-        if isinstance(node, ast.Name) and node.id == "__builtins__":
-            return True
+        if (isinstance(node, ast.Name) and node.id in ("__builtins__", "global_enum")) or (
+                isinstance(node, ast.Attribute) and node.attr == "global_enum"):
+            return True  # (enum's `global_enum` puts a flag class's members among the module's names: re's)
         if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name) and node.slice.id == "__name__"
                 and isinstance(node.value, ast.Attribute) and node.value.attr == "modules"):
             return True
