@@ -45,7 +45,8 @@ def test_imports_that_may_not_run_or_the_file_names_are_not_judged(project):
     assert accepts("import sys\n", "try:\n    import pyflask\nexcept ImportError:\n    pass", right, place)
     assert accepts("import sys\n", "import zttp", "\n\nprint(sys, zttp.Request)\n", place)
     assert accepts("import sys\nsys.path.insert(0, 'lib')\n", "import pyflask", right, place)
-    assert accepts("import sys\nimport pyf", "lask", right, place)  # begun in the left context: the user's
+    assert not accepts("import sys\nimport pyf", "lask", right, place)  # begun in the left, as pyflakes begins
+    assert accepts("import sys\nimport zzq", "x", right, place)  # begun in the left as no module here: the user's
     assert accepts("import sys\nfrom pyflask ", "import Request", right, place)
     assert accepts("import sys\nfrom pyflask.", "app import Request", right, place)
     assert accepts("import sys\n", "import pyflask", right, (None, None))  # no place: nothing judged
