@@ -26,14 +26,15 @@ be a binding:
   brackets that load is refused at once. In a function body, inside brackets (a comprehension's target comes
   after its element) or on a `lambda` line it can still be bound later in the middle: it is the middle's debt,
   paid by a later binding, and an end is accepted only with no debt left.
-Writing `globals`, `locals`, `vars`, `exec`, `eval`, `__builtins__` or `import *` in the middle relaxes it from
-then on.
+Writing `globals`, `locals`, `vars`, `exec`, `eval` or `__builtins__` in the middle relaxes it from then on; a
+`from M import *` brings M's names where they can be read (`fimlsp.python.relaxation.star_import_names`), and
+relaxes it only where they cannot.
 
 Where the file's place is known (its folder and the project's roots), a name the middle imports from a module of the
-project (`from .util import helper`, `from pkg.mod import Thing`) must be one the module defines
-(`fimlsp.python.relaxation.imported_names`, read without running it): refused as it is written at module level or
-in a function or class body, and judged on the whole file at an end (`FileNames.unbound`); not inside `try` or
-`with`, where an import may be meant to fail. So is the module an import names (`import pyflask`,
+project or of its environment read as source (`from .util import helper`, `from typing import Any`) must be one the
+module defines (`fimlsp.python.modules.imported_names`, read without running it): refused as it is written at module
+level or in a function or class body, and judged on the whole file at an end (`FileNames.unbound`); not inside `try`
+or `with`, where an import may be meant to fail. So is the module an import names (`import pyflask`,
 `from uvic.config import Config`): refused where it is found nowhere in the project's environment, the project or
 the file's folder, nor named by the file's text elsewhere (`fimlsp.python.module_existence.module_may_exist`), as
 its name is written (no module begins so) and at its end; not under an `if`, a `try` or a `with`, not in a file
@@ -210,7 +211,7 @@ class FileNames:
 
     def missing_imports(self, text: str, tree: ast.Module | None = None) -> frozenset[str]:
         """The names the middle of the whole file `text` (which compiles; `tree`, its syntax tree where it was built
-        already) writes in a `from M import NAME` of a project module M that M does not define, outside `try` and
+        already) writes in a `from M import NAME` of a module M read as source that M does not define, outside `try` and
         `with` blocks."""
         start, end = len(self.left), len(text) - len(self.right)
         if ((self.folder is None and not self.roots) or not text.startswith(self.left)
@@ -285,9 +286,9 @@ class FileNames:
         return missing | owed(text, tree, found, len(self.left), middle_end, self.left.count("\n"))
 
     def redeclared(self, text: str) -> frozenset[str]:
-        """The functions and classes defined twice in one block of the whole file `text` (which compiles), one of the
-        two by the middle (`fimlsp.python.redeclaration`); none where `text` is not the left context, a middle and
-        the right context."""
+        """The functions, classes and annotated variables or attributes declared twice in one scope of the whole file
+        `text` (which compiles), one of the two by the middle (`fimlsp.python.redeclaration`); none where `text` is
+        not the left context, a middle and the right context."""
         if not text.startswith(self.left) or not text.endswith(self.right):
             return frozenset()
         return redeclared(text, len(self.left), len(text) - len(self.right))
