@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from fimlsp.python import lexemes as lx
 from fimlsp.python.analysis import Analysis, analysis_for
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.member_lists import member_lists
-from fimlsp.python.members import Members, MemberSource, attribute_debt
+from fimlsp.python.members import Members, MemberSource, attribute_debt, ends_in_code
 from fimlsp.python.quotient import quotient
 from harness.corpus import STDLIB, stdlib_files
 
@@ -201,7 +200,7 @@ def _judge_alone(source: MemberSource, left: str, middle: str, right: str) -> bo
     if lexed is None:
         return True
     lexer, terminals = lexed
-    source.in_code = lexer.token not in lx.STRING_STATES and lexer.token not in lx.SKIPPED
+    source.in_code = ends_in_code(lexer.token)
     members = Members.start(source, terminals, lexer.depth)
     for character in middle:
         advanced = advance(lexer, character)

@@ -40,7 +40,8 @@ QUERY_SECONDS = 1.0  # the longest a judge waits on one receiver (jedi's first q
 _CACHED = 512  # answers kept per analysis
 _JUDGED_TYPES = frozenset({"module", "class", "instance"})
 _DYNAMIC_TEXT = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__getattribute__\b")
-_QUOTED_NAME = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
+# A name quoted in a str (what `hasattr` and `getattr` guards test); a bytes literal names no attribute.
+_QUOTED_NAME = re.compile(r"""(?<![bB])(?<![bB][rR])(?<![rR][bB])['"]([A-Za-z_]\w*)['"]""")
 _SELF = ("self", "cls")
 _UNKNOWN_ROOTS = ("unittest.mock", "mock.", "typing.Any", "typing_extensions.Any")
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
@@ -279,6 +280,10 @@ def _sources(name, document: Path | None) -> list[tuple[frozenset[str], bool]] |
         if isinstance(metaclass, str):
             return metaclass
         found.extend(metaclass)
+        if any(not value.is_class() and not hasattr(value, "class_value") for value in values):
+            # A compiled literal (`self.sys_import = None` infers the value None): jedi read one assignment or a
+            # default, not the attribute's type (lib2to3's fix_exitfunc later loads self.sys_import.parent).
+            return "a literal value inferred (one assignment's, not the receiver's type)"
         classes = [value if value.is_class() else value.class_value for value in values]
         seen: set[int] = set()
         while classes:

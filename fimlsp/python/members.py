@@ -60,6 +60,14 @@ _QUOTED_NAME = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
 _SELF = frozenset({"self", "cls"})
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
+# A string the lexer still holds but that is closed (`"path"`, `""`): the text after it is code.
+_CLOSED_STRINGS = frozenset(parts[part] for parts in lx.S_STRING.values() for part in ("end", "empty"))
+
+
+def ends_in_code(token: int) -> bool:
+    """Whether a text the lexer has read up to `token` (its state) ends in code, where a receiver may stand: not
+    in a comment, a line continuation or a string still open (a closed one, `{"path": self.`, is code)."""
+    return token not in lx.SKIPPED and (token not in lx.STRING_STATES or token in _CLOSED_STRINGS)
 
 
 @dataclass(eq=False)

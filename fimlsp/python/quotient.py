@@ -32,7 +32,7 @@ from fimlsp.lines import normalize
 from fimlsp.python.calls import Calls
 from fimlsp.python.collection import no_cycle_collection
 from fimlsp.python.signatures import SignatureSource
-from fimlsp.python.members import Members, MemberSource
+from fimlsp.python.members import Members, MemberSource, ends_in_code
 from fimlsp.python.names import FileNames
 from fimlsp.python.middle_names import Names
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token
@@ -259,7 +259,7 @@ class FimState:
         member of the receiver (see `fimlsp.python.members`)."""
         text = self._text(whole=self.headers is None)
         lexed = advance(self.context.initial, text) if len(text) <= _NAMES_PRIMED_CHARS else None
-        source.in_code = self.lexer.token not in lx.STRING_STATES and self.lexer.token not in lx.SKIPPED
+        source.in_code = ends_in_code(self.lexer.token)
         members = Members.start(source, None if lexed is None else lexed[1], self.lexer.depth)
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
                         self.headers, self.names, self.prose_limit, members, self.calls)

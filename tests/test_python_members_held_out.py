@@ -1,0 +1,62 @@
+"""Receivers the member judge let go in the held-out run with every judge strict (issue 49), now judged: excerpts of
+uvicorn's files, each with a middle the shipped model was shown and the file's true middle."""
+
+from __future__ import annotations
+
+from fimlsp.python.members import MemberSource
+from tests.test_python_members import ENVIRONMENT, judged
+
+# uvicorn/protocols/http/h11_impl.py's shape: the file quotes `close` only as bytes (a header's value), which no
+# `hasattr` or `getattr` guard can test.
+CYCLE = """class RequestResponseCycle:
+    def __init__(self, transport):
+        self.transport = transport
+        self.headers = [(b"connection", b"close")]
+
+    def finish(self):
+        """
+
+
+def test_a_name_quoted_as_bytes_is_no_member():
+    assert judged(CYCLE, "self.close()", "\n") == "refused"
+    assert judged(CYCLE, "self.transport.close()", "\n") == "complete"
+
+
+def test_a_name_quoted_as_a_str_stays_a_member():
+    quoted = CYCLE.replace('b"close"', '"close"')
+    assert judged(quoted, "self.close()", "\n") == "complete"
+
+
+# uvicorn/protocols/websockets/wsproto_impl.py's scope dict: the cursor right after a closed string key.
+SCOPE = """class WSProtocol:
+    def __init__(self, root_path):
+        self.root_path = root_path
+
+    def handle_connect(self, full_path):
+        self.scope = {
+            "root_path": self.root_path,
+            "full_path\""""
+SCOPE_RIGHT = """,
+        }
+"""
+
+
+def test_a_receiver_after_a_closed_string_is_judged():
+    """The lexer still holds a closed string (`"path"` may yet be followed by nothing that extends it): the text
+    after it is code, where `self.` is judged like anywhere else."""
+    assert judged(SCOPE, ": self.path", SCOPE_RIGHT) == "refused"
+    assert judged(SCOPE, ": full_path", SCOPE_RIGHT) == "complete"
+    assert judged(SCOPE, ": self.root_path", SCOPE_RIGHT) == "complete"
+
+
+def test_a_receiver_inside_an_open_string_is_not_judged():
+    assert judged(SCOPE[:-1], 'self.path": 1', SCOPE_RIGHT) == "complete"
+
+
+def test_an_attribute_jedi_reads_as_a_literal_is_not_judged():
+    """jedi infers `self.sys_import` from its one readable assignment, None (lib2to3's fix_exitfunc stores a node
+    there too, through a dict jedi cannot read), so the receiver goes unjudged, and says why."""
+    left = "class Fixer:\n    def start_tree(self):\n        self.sys_import = None\n\n    def transform(self):\n        "
+    source = MemberSource(ENVIRONMENT, left + "self.sys_import.", "\n", seconds=None)
+    assert source.lookup("self.sys_import").reason.startswith("a literal value inferred")
+    assert judged(left, "parent = self.sys_import.parent", "\n") == "complete"
