@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 
 from fimlsp.python import lexemes as lx
 from fimlsp.python.analysis import Analysis, Lookup, slot_names, stored_attributes
+from fimlsp.python.class_facts import binds_receiver, meant_for_subclasses, sets_up_state
 from fimlsp.python.folding import fold
 from fimlsp.python.member_lists import QUERY_SECONDS, class_lines, member_lists
 from fimlsp.python.syntax import parsed
@@ -54,8 +55,6 @@ _STORE_AFTER = re.compile(r"[ \t]*(?:=(?!=)|:(?!=)|,|\)|\]|in\b|\\)")
 _LIST_NEXT = frozenset({",", ")", "]"})
 _STORED_LATER = re.compile(r"[^\n]*(?:=|\bin\b|\\\n)")
 _DYNAMIC_ATTRIBUTES = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__setattr__\b")
-# Words of a class name that say subclasses complete it (`SearchDialogBase`, `BaseHandler`, `FooMixin`).
-_SUBCLASSED_NAME = re.compile(r"Base|Mixin|Abstract|Interface|ABC")
 _QUOTED_NAME = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
 _SELF = frozenset({"self", "cls"})
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*\Z")
@@ -342,7 +341,7 @@ def attribute_debt(text: str, start: int, end: int, outside: bool = False):
         if isinstance(node, ast.ClassDef) and node.lineno <= first_line and (node.end_lineno or 0) >= last_line:
             if holder is None or node.lineno > holder.lineno:
                 holder = node
-    if holder is None or holder.decorator_list or holder.keywords or _meant_for_subclasses(holder) or any(
+    if holder is None or holder.decorator_list or holder.keywords or meant_for_subclasses(holder) or any(
             not (isinstance(base, ast.Name) and base.id == "object") for base in holder.bases):
         return frozenset()
     around = text[:start] + "\n" + text[end:] if outside else text
@@ -362,13 +361,13 @@ def attribute_debt(text: str, start: int, end: int, outside: bool = False):
                and method.lineno < first_line <= (method.end_lineno or 0) for method in holder.body):
         return frozenset()  # owed only by `__init__`: a method may load what subclasses define (idlelib's
         # SearchDialogBase.open loads self.default_command)
-    set_up = _sets_up_state(holder, left_out)
+    set_up = sets_up_state(holder, left_out)
     if not set_up and not outside:
         return frozenset()  # a base meant to be subclassed (its attributes are its subclasses')
     loads, excused = set(), set()
     for method in holder.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args or any(
-                not _binds_receiver(decorator) for decorator in method.decorator_list):
+                not binds_receiver(decorator) for decorator in method.decorator_list):
             continue
         receiver = method.args.args[0].arg
         for node in ast.walk(method):
@@ -410,35 +409,6 @@ def _class_tree(text: str, line: int) -> ast.Module | None:
         return parsed(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
-
-
-def _sets_up_state(holder: ast.ClassDef, left_out: int = 0) -> bool:
-    """The class's `__init__` (outside the middle or in it; not on line `left_out`) assigns an attribute on its
-    first parameter."""
-    for method in holder.body:
-        if isinstance(method, ast.FunctionDef) and method.name == "__init__" and method.args.args:
-            receiver = method.args.args[0].arg
-            return any(isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.lineno != left_out
-                       and isinstance(node.value, ast.Name) and node.value.id == receiver
-                       for node in ast.walk(method))
-    return False
-
-
-def _meant_for_subclasses(holder: ast.ClassDef) -> bool:
-    """The class says that subclasses complete it (idlelib's `SearchDialogBase`, whose docstring says
-    `default_command: set in subclasses`): its name, a docstring of it that names subclasses, or a method that
-    raises NotImplementedError."""
-    docstrings = [ast.get_docstring(node) or "" for node in [holder, *holder.body]
-                  if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]
-    return bool(_SUBCLASSED_NAME.search(holder.name) or any("subclass" in text.lower() for text in docstrings)
-                or any(isinstance(node, ast.Raise) and "NotImplementedError" in ast.unparse(node.exc or node)
-                       for node in ast.walk(holder)))
-
-
-def _binds_receiver(decorator: ast.expr) -> bool:
-    """A method under this decorator still takes the instance or class first (not a staticmethod's argument)."""
-    return (isinstance(decorator, ast.Name) and decorator.id in ("property", "classmethod")) or (
-        isinstance(decorator, ast.Attribute) and decorator.attr in ("setter", "getter", "deleter"))
 
 
 _SORTED: dict[int, tuple[frozenset[str], list[str]]] = {}
