@@ -1,6 +1,7 @@
-"""A module whose name the left context began and the middle ends is judged at the end (issue 49): held-out
-fastapi's `from star| import Server` (the module `star`), `from starlette.m|ouse import (`, gguf's `from
-.co|nfig import *` were shown. The statement's own text is no evidence that its module exists."""
+"""A module whose name the left context began and the middle ends, and the modules after the middle of an import
+statement the left began, are judged at the end (issue 49): held-out fastapi's `from star| import Server` (the
+module `star`), `from starlette.m|ouse import (`, gguf's `from .co|nfig import *` were shown. The statement's own
+text is no evidence that its module exists."""
 
 from __future__ import annotations
 
@@ -37,6 +38,15 @@ def test_a_module_the_left_began_and_the_middle_ended_must_exist(package, left, 
     names = FileNames.of(left, right, str(package), (str(package.parent),))
     assert names.missing_imports(left + shown + right)
     assert not names.missing_imports(left + true_middle + right)
+
+
+def test_the_modules_after_the_middle_of_an_import_the_left_began_must_exist(package):
+    """held-out uvicorn _compat.py: `i|mport sys, asyncio,|Callable, Coroutine` makes the right context's names
+    modules (its true middle ends a `from collections.abc import` line)."""
+    left, right = "from __future__ import annotations\n\ni", "Callable, Coroutine\nfrom typing import Any\n"
+    names = FileNames.of(left, right, str(package), (str(package.parent),))
+    assert names.missing_imports(left + "mport sys, asyncio," + right) == {"Callable", "Coroutine"}
+    assert not names.missing_imports(left + "mport asyncio\nfrom collections.abc import " + right)
 
 
 def _cut_module_names(files: list[tuple[str, str, str]], rng: random.Random):

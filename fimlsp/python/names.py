@@ -227,14 +227,17 @@ class FileNames:
         missing = set()
         for node in _imports_of_bodies(tree.body):
             begins = _offset(lines, offsets, node.lineno, node.col_offset)
+            ends = _offset(lines, offsets, node.end_lineno, node.end_col_offset)
+            # the statement's modules the middle writes or makes: all where it begins the statement, those after it
+            # where the left began it (`i|mport sys, asyncio,|Callable`), and the one whose name the left began and
+            # the middle ends (`from star| import X`) where what the left wrote may begin a module (else the
+            # user's: one not installed here)
             whole = self._statement_is_the_middles(text, begins)
-            # a module the middle writes, or whose name the left began and the middle ends (`from star| import X`)
-            # where what the left wrote may begin a module (else the user's: one not installed here)
             written = [module for module, first in _modules_written(node, text, lines, offsets)
-                       if whole or start <= first < end or (first < start <= first + len(module) and self.module_exists(
-                           text[first:start], partial=True, context=(text[:min(start, begins)],)) is not False)]
+                       if whole or start <= first < end or (begins < start < end <= first < ends) or (
+                           first < start <= first + len(module) and self.module_exists(
+                               text[first:start], partial=True, context=(text[:min(start, begins)],)) is not False)]
             if written:  # the file's text but the middle and the statement may name its modules
-                ends = _offset(lines, offsets, node.end_lineno, node.end_col_offset)
                 context = (text[:min(start, begins)], text[max(end, ends):])
                 missing.update(module for module in written if self.module_exists(module, context=context) is False)
         for node in _imports_outside_guards(tree.body):
