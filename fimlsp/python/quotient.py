@@ -365,7 +365,7 @@ class FimState:
                 whole = self.text + self.context.right
                 if not self.names.off:
                     self._unbound = self.names.file.unbound(whole)
-                # a function or class the right context defines again in the same block (issue 49)
+                # a function, class or annotated variable the file declares again in the same scope (issue 49)
                 self._complete = not self._unbound and not self.names.file.redeclared(whole)
             if self._complete and self.members is not None:
                 self._complete = not self.members.source.attribute_debt(self.text + self.context.right)
