@@ -38,9 +38,11 @@ or `with`, where an import may be meant to fail. So is the module an import name
 `from uvic.config import Config`): refused where it is found nowhere in the project's environment, the project or
 the file's folder, nor named by the file's text elsewhere (`fimlsp.python.module_existence.module_may_exist`), as
 its name is written (no module begins so) and at its end; not under an `if`, a `try` or a `with`, not in a file
-that changes `sys.path`, and not a module whose name began in the left context. On the whole file, every module of
-an import statement the middle makes (`FileNames._statement_is_the_middles`) is judged, the right context's too
-(`import asyncio,` before the right's `Callable`), and a relative import beyond the top-level package is refused.
+that changes `sys.path`, and, as it is written, not a module whose name began in the left context. On the whole
+file, every module of an import statement the middle makes (`FileNames._statement_is_the_middles`) is judged, the
+right context's too (`import asyncio,` before the right's `Callable`), so are those after the middle of a statement
+the left began and a module whose name the left began where that part may begin a module (`from star| import X`),
+and a relative import beyond the top-level package is refused.
 """
 
 from __future__ import annotations
