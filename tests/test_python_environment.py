@@ -132,7 +132,7 @@ def test_relative_imports_read_the_files_folder(installed):
     assert _may_exist(installed, "views.nope", 1) is False
     assert _may_exist(installed, "util", 2, "app/views") is True
     assert _may_exist(installed, "app", 2, "app/views") is False
-    assert _may_exist(installed, "app", 3, "app/views") is None  # the project's folder is no package
+    assert _may_exist(installed, "app", 3, "app/views") is False  # above the project, a root and no package
     assert _may_exist(installed, "helper", 1, "scripts") is None  # no __init__.py: a namespace portion
     assert module_may_exist("util", 1, None) is None  # the file's folder is not known
 
