@@ -13,8 +13,9 @@ one too, and strict names then show nothing. A load is not owed:
   a `try` that catches it go).
 A name with a load that is not owed is one the writer uses unbound (a local annotation's tells nothing of the
 name's other loads), and so is every name a function loads unbound where it loads such a name (test bodies of
-undefined names: `try: a() except: b()`): none of its loads is owed, the middle's own loads included. Dunder names (`__path__`, a package's) are never owed, nor are a function's
-loads of names code at module level binds (pyflakes reads function bodies after a module's `del`).
+undefined names: `try: a() except: b()`): none of its loads is owed, the middle's own loads included. Dunder
+names (`__path__`, a package's) are never owed, nor are a function's loads of names code at module level binds
+(pyflakes reads function bodies after a module's `del`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-_FAILING = frozenset({"NameError", "UnboundLocalError"})
+FAILING_NAMES = frozenset({"NameError", "UnboundLocalError"})  # what code that expects a load to fail names
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -86,7 +87,8 @@ def _line_offsets(text: str) -> list[int]:
 
 
 def _mentions_failure(node: ast.AST | None) -> bool:
-    return node is not None and any(isinstance(inner, ast.Name) and inner.id in _FAILING for inner in ast.walk(node))
+    return node is not None and any(isinstance(inner, ast.Name) and inner.id in FAILING_NAMES
+                                    for inner in ast.walk(node))
 
 
 def _loads(tree: ast.Module) -> dict[tuple[int, int], _Load]:

@@ -7,11 +7,11 @@ from dataclasses import dataclass, replace
 
 from fimlsp.python import lexemes as lx
 from fimlsp.python.blocks import ASYNC_FUNCTION, CLASS, FUNCTION, OTHER, Blocks
+from fimlsp.python.debt import FAILING_NAMES
 from fimlsp.python.facts import STATEMENT_ENDS as _STATEMENT_ENDS
 from fimlsp.python.names import DYNAMIC_NAMES, FileNames
 from fimlsp.python.relaxation import star_import_names
 
-_FAILURES = frozenset({"NameError", "UnboundLocalError"})
 _FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del", "match", "case"})
 _BINDING_NEXT = frozenset({"=", ":=", ",", ":", ")", "]"})
 _BINDING_NEXT_IN_CALL = frozenset({"=", ":="})
@@ -147,7 +147,7 @@ class Names:
                 if defined is not None and text not in defined:
                     return None
             changes.update(state._named(text, _in_function(before) or _in_function(after)))
-            if text in _FAILURES:
+            if text in FAILING_NAMES:
                 changes["expects_failure"] = True
         elif terminal in (lx.NEWLINE, ";"):  # a statement's end: `from .util import helper; import os`
             changes.update(line_free=False, header_free=False, targets=0, lambdas=0, after_as=False, calls=(),
@@ -236,4 +236,4 @@ def _in_function(blocks: Blocks) -> bool:
 
 @functools.lru_cache(maxsize=8)
 def _names_failures(right: str) -> bool:
-    return any(name in right for name in _FAILURES)
+    return any(name in right for name in FAILING_NAMES)
