@@ -214,8 +214,10 @@ async def test_a_change_is_seen_by_the_next_request(tiny_model_path):
     async with serve(options_for(tiny_model_path)) as client:
         open_document(client, SOURCE)
         # Turn `message = f"..."` into an open call: only a middle that closes the bracket can make it parse.
+        line = SOURCE.splitlines()[4]
         edit = types.TextDocumentContentChangePartial(
-            range=types.Range(start=types.Position(line=4, character=14), end=types.Position(line=4, character=34)),
+            range=types.Range(start=types.Position(line=4, character=line.index("f")),
+                              end=types.Position(line=4, character=len(line))),
             text="len(",
         )
         client.text_document_did_change(types.DidChangeTextDocumentParams(
