@@ -65,7 +65,7 @@ def test_a_20_mb_document_is_answered_and_starves_no_other_document(tiny_model_p
     """A 20 MB didOpen made one-character edits cost ~0.5-0.9 s each (the event loop, every other document's
     requests with it, waited for them), a request 6.6 s against a 2 s budget, and a small document's request time
     out behind it. Here each round types a line into the big document and asks at once for both documents'
-    suggestions: every request is answered, and the small document gets its suggestions (the edits' and the
+    suggestions: every request is answered, and the small document's reach the decoder (the edits' and the
     window's costs are counted in the tests below; benchmarks/keystroke.py times requests)."""
     text, middle = twenty_megabytes()
     typed = "y = greet("
@@ -89,7 +89,11 @@ def test_a_20_mb_document_is_answered_and_starves_no_other_document(tiny_model_p
                 answer = client.response(message_id)
                 assert "result" in answer, answer
         statuses = client.request_statuses()
-        assert any(status["suggestion"] for status in statuses if status["uri"] == SMALL), statuses
+        # Starved, the small document's requests time out waiting behind the big one's; fed, they reach the decoder,
+        # whose answer is the tiny random model's (often no middle, for a reason of the decoder's own).
+        small = [status["message"] for status in statuses if status["uri"] == SMALL]
+        assert len(small) == 3 and not any("while the request waited" in message for message in small), small
+        assert any("time budget ran out" not in message for message in small), small
         assert all("failed" not in status["message"] for status in statuses), statuses
         for status in statuses:  # a region is named in the document's lines, not the window's
             region = re.search(r"checked lines (\d+)-(\d+)", status["message"])

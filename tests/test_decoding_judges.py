@@ -110,11 +110,11 @@ def test_strict_names_says_when_no_middle_within_the_limit_binds_what_the_right_
 
 
 def test_strict_names_offers_a_middle_where_the_judge_leaves_only_the_empty_one(tiny):
-    """At a statement start the random model writes names nothing binds, so the judged decoding ends empty, which
+    """After `return` the random model writes names nothing binds, so the judged decoding ends empty, which
     an editor shows as no suggestion at all: the middle decoded without the judge is offered, as it would be with
     names off (names fallback; strict shows it only if it binds its names), and its reason says so."""
-    left = "class Counter:\n    def bump(self, step=1):\n        self.count += step\n        "
-    right = "return self.count\n"
+    left = "class Counter:\n    def bump(self, step=1):\n        self.count += step\n        return "
+    right = "\n"
     options = DecodingOptions(max_tokens=24, attempts=1, scope="block", search_budget=20)
     plain = complete_middle(tiny, left, right, dataclasses.replace(options, names="off"))
     strict = complete_middle(tiny, left, right, dataclasses.replace(options, names="fallback"))

@@ -37,10 +37,10 @@ def test_fallback_shows_the_middle_decoded_without_the_judge_and_says_it_does_no
 
 
 def test_strict_shows_a_retried_middle_that_binds_its_names(tiny):
-    """At a statement start the random model writes names nothing binds, so the judged decoding ends empty; the
+    """After `return` the random model writes names nothing binds, so the judged decoding ends empty; the
     middle decoded without the judge is shown under strict where it binds its names, and not where it does not."""
-    left = "class Counter:\n    def bump(self, step=1):\n        self.count += step\n        "
-    right = "return self.count\n"
+    left = "class Counter:\n    def bump(self, step=1):\n        self.count += step\n        return "
+    right = "\n"
     options = DecodingOptions(max_tokens=24, attempts=1, scope="block", search_budget=20)
     plain = complete_middle(tiny, left, right, dataclasses.replace(options, names="off"))
     strict = complete_middle(tiny, left, right, dataclasses.replace(options, names="strict"))

@@ -17,27 +17,34 @@ FALLBACK_CHARACTERS_PER_TOKEN = 4
 def fallback(steering: Steering, seen: list[PartialMiddle]) -> tuple[PartialMiddle, int] | None:
     """A late prefix completed by a shortest finish that fits the tokens left (the last prefix, then ones further
     back, each back twice as far), or else the valid prefix with the best end-of-sequence probability weighted by
-    its length, or else the empty middle and its finish: an empty suggestion is none at all (after `open(`, a model
-    that ran into an unclosed string at the token limit suggests a prefix it wrote, `path,`, not nothing). A finish
-    that does more than close (the language's `closers`: brackets, quotes, line breaks and indentation) invents
-    code (`"":x`, a `#` that comments out the rest of the line), and gives way to the latest prefix that ends a
-    line and is valid as it is, which reads better. With the characters the finish added."""
+    its length; with the characters the finish added. A finish that does more than close (the language's
+    `closers`: brackets, quotes, line breaks and indentation) invents code (`:0`, `=0`, `import*`, a `#` that
+    comments out the rest of the line), and gives way to the latest prefix that ends a line and is valid as it is,
+    then to the model's own text where it ends validly as it is: invented code is the last resort, after every end
+    of the model's own text (on 240 held-out cuts, 44 of the 71 fallbacks that invented code added a type error).
+    An invented finish of nothing the model wrote (`id` for `Reporter(` before `.stdout`) is never a suggestion."""
     judge = steering.judge
     whole = [prefix for prefix in seen if not prefix.pending]
     # the searches of one fallback share its time (each its own nodes, where they are counted)
     bounds = search_bounds(steering.options, FALLBACK_SEARCH_SECONDS, steering.deadline)
+    invented, written = None, seen[-1].text
     if judge.constrained:
         backs = [back for back in (2 ** power for power in range(len(whole).bit_length())) if back < len(whole)]
         for prefix in [whole[-back] for back in backs]:
-            ended = _finished(steering, prefix, whole, seen[-1].text, bounds)
-            if ended is not None:
-                return ended
+            ended = _finished(steering, prefix, whole, written, bounds)
+            if ended is None:
+                continue
+            if _splits_a_word(ended[0].text if not ended[1] else prefix.text, written) or (
+                    ended[1] and not judge.language.closers.issuperset(ended[0].text[len(prefix.text):])):
+                invented = invented or ended
+                continue
+            return ended
     ranked = sorted(seen, key=lambda p: (bool(p.text), p.eos_probability * (p.tokens + 1), p.tokens),
                     reverse=True)
     for candidate in ranked:
-        if judge.valid_end(candidate):
+        if not _splits_a_word(candidate.text, written) and judge.valid_end(candidate):
             return candidate, 0
-    return _finished(steering, whole[0], whole, seen[-1].text, bounds) if judge.constrained and whole else None
+    return invented
 
 
 def _finished(steering: Steering, prefix: PartialMiddle, whole: list[PartialMiddle],
@@ -54,6 +61,13 @@ def _finished(steering: Steering, prefix: PartialMiddle, whole: list[PartialMidd
             return line_end, 0
     state = prefix.state.feed(finish) if finish else prefix.state
     return PartialMiddle(prefix.text + finish, b"", state, prefix.tokens + tokens, prefix.log_probability), len(finish)
+
+
+def _splits_a_word(text: str, written: str) -> bool:
+    """Whether `text` ends inside a name or number that the model's `written` text goes on with (`i` of `if`,
+    `new_process.wait` of `wait_until_ready`): a piece of a word is no text of the model's."""
+    return bool(text) and len(written) > len(text) and (text[-1].isalnum() or text[-1] == "_") and (
+        written[len(text)].isalnum() or written[len(text)] == "_")
 
 
 def _valid_line_end(steering: Steering, whole: list[PartialMiddle], written: str) -> PartialMiddle | None:
