@@ -63,6 +63,17 @@ def test_a_name_being_written_must_begin_a_member():
     assert judged(PRINTER, "return os.unx", "\n") == "refused"
 
 
+def test_the_line_after_a_dedent_out_of_a_windows_first_line_is_judged():
+    """The left is read from the latest line that starts a statement (`print(line)`, deep in a loop); the cursor's
+    line dedents out of it, and lexed alone that text did not lex, so the whole line went unjudged
+    (held out: `el` + `if self.closed:` in uvicorn's websocket protocol)."""
+    left = PRINTER + "if text:\n            for line in text:\n                print(line)\n        el"
+    right = "\n            pass\n"
+    assert quotient(left, right).headers is not None  # the window: what the test is about
+    assert judged(left, "if self._stderr:", right) == "complete"
+    assert judged(left, "if self._stdout:", right) == "refused"
+
+
 def test_a_store_of_a_new_attribute_is_accepted():
     assert judged(PRINTER, "self._stdout = text", "\n") == "complete"
     assert judged(PRINTER, "self._stdout: str = text", "\n") == "complete"

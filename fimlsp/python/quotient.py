@@ -247,31 +247,23 @@ class FimState:
         """This state, with the middle written from here refused where it loads a name that nothing in the file
         (`file`) nor the middle binds (see `fimlsp.python.names`)."""
         possible = self.lexer.possible_terminals()
-        # The text from the latest line known to start a statement: the window's, or all of it.
-        text = self._text(whole=self.headers is None)
-        lexed = advance(self.context.initial, text) if len(text) <= _NAMES_PRIMED_CHARS else None
-        names = Names.start(file, None if lexed is None else lexed[1], possible is not None and lx.NAME in possible)
+        names = Names.start(file, self._last_statement(), possible is not None and lx.NAME in possible)
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
                         self.headers, names, self.prose_limit, self.members, self.calls)
 
     def judging_members(self, source: MemberSource) -> FimState:
         """This state, with the middle written from here refused where it writes after a dot a name that is not a
         member of the receiver (see `fimlsp.python.members`)."""
-        text = self._text(whole=self.headers is None)
-        lexed = advance(self.context.initial, text) if len(text) <= _NAMES_PRIMED_CHARS else None
         source.in_code = ends_in_code(self.lexer.token)
-        members = Members.start(source, None if lexed is None else lexed[1], self.lexer.depth)
+        members = Members.start(source, self._last_statement(), self.lexer.depth)
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
                         self.headers, self.names, self.prose_limit, members, self.calls)
 
     def judging_calls(self, source: SignatureSource) -> FimState:
         """This state, with the middle written from here refused where a call cannot fit its callable's signature
         (see `fimlsp.python.calls`)."""
-        text = self._text(whole=self.headers is None)
-        lexed = advance(self.context.initial, text) if len(text) <= _NAMES_PRIMED_CHARS else None
         token = self.lexer.token
-        calls = Calls.start(source, None if lexed is None else lexed[1],
-                            token not in lx.SKIPPED and token not in lx.STRING_STATES)
+        calls = Calls.start(source, self._last_statement(), token not in lx.SKIPPED and token not in lx.STRING_STATES)
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
                         self.headers, self.names, self.prose_limit, self.members, calls)
 
@@ -328,6 +320,19 @@ class FimState:
     def text(self) -> str:
         """The left context and everything fed since."""
         return self._text(whole=True)
+
+    def _last_statement(self) -> list[str] | None:
+        """The terminals a judge starts from: the text's from the latest line known to start a statement, lexed
+        after a window's headers (their indents explain its dedents: it may begin deep in a block the cursor left)."""
+        text = self._text(whole=self.headers is None)
+        if len(text) > _NAMES_PRIMED_CHARS:
+            return None
+        lexed = (self.context.initial, [])
+        for piece in (text,) if self.headers is None else (self.headers, text):
+            lexed = advance(lexed[0], piece)
+            if lexed is None:
+                return None
+        return lexed[1]
 
     def _text(self, whole: bool) -> str:
         """The text, or without its first chunk (what the headers stand for)."""
