@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_python_workspace_judges import accepts, project  # noqa: F401 (a fixture)
+from tests.test_python_workspace_judges import PYTHON, accepts, project  # noqa: F401 (a fixture)
 
 
 @pytest.mark.parametrize("middle", ["import pyflask", "import os, pyflask", "import os.path, pyflask as f",
@@ -50,3 +50,26 @@ def test_imports_that_may_not_run_or_the_file_names_are_not_judged(project):
     assert accepts("import sys\nfrom pyflask ", "import Request", right, place)
     assert accepts("import sys\nfrom pyflask.", "app import Request", right, place)
     assert accepts("import sys\n", "import pyflask", right, (None, None))  # no place: nothing judged
+
+
+@pytest.mark.parametrize("left", ["from pkg.nowhere_to_read import *\nimport sys\n",  # a star import not readable
+                                  "import sys\nvars()['late'] = 1\n"])  # names set at run time
+def test_a_file_whose_names_cannot_be_known_still_has_its_imports_judged(project, left):
+    """Such a file relaxes the name judge (any name may be bound), but not whether a module exists: held out,
+    gguf's `__init__` (star imports of its own modules) took `from .gguf_reas import *` and `from .config import *`,
+    modules it does not have."""
+    place = (str(project / "pkg" / "main.py"), str(project))
+    right = "\n\nprint(sys)\n"
+    guarantee, reason = PYTHON.judging_names(PYTHON.constrain(left, right), left, right, *place)
+    assert reason.startswith("names not judged")
+
+    def accepted(middle: str) -> bool:
+        state = guarantee.state.feed(middle)
+        ended = state is not None and state.complete
+        assert ended == PYTHON.binds_names(left, middle, right, *place)
+        return ended
+
+    assert accepted("print(anything_at_all)")  # the names are not judged
+    assert accepted("from .util import helper")
+    assert not accepted("from .nothing import x")
+    assert not accepted("import pyflask")

@@ -185,10 +185,10 @@ class FileNames:
         """The file's names for a middle between `left` and `right` in a file of `folder` (where its relative star
         imports are read; None: they relax the judge) in a project whose modules lie in `roots`."""
         relaxing = relaxation(left, right, folder, roots)
-        if relaxing.reason:
-            return FileNames(frozenset(), relaxing.reason, left, right, folder, roots)
         context = None if import_path_changes(left) or import_path_changes(right) else (
             left[:left.rfind("\n") + 1], right[right.find("\n") + 1:] if "\n" in right else "")
+        if relaxing.reason:  # names unknowable, modules not: the imports the middle writes are still judged
+            return FileNames(frozenset(), relaxing.reason, left, right, folder, roots, context)
         return FileNames(visible_names(left, right) | relaxing.star_names, None, left, right, folder, roots, context)
 
     def module_exists(self, module: str, partial: bool = False, context: tuple[str, ...] | None = None) -> bool | None:
@@ -273,11 +273,13 @@ class FileNames:
         loads it made itself. Star imports bring the names their modules bring (`fimlsp.python.relaxation.spelt_out`:
         a name none of them brings is undefined), and none is judged undefined where one's names cannot be known
         (pyflakes then only says a star import might bring it). A text that is not the left context's continuation
-        (a region's) is not judged."""
-        if self.relaxed is not None or not text.startswith(self.left):
+        (a region's) is not judged; in a file whose names cannot be known (`relaxed`), only its imports are."""
+        if not text.startswith(self.left):
             return frozenset()
         tree = _tree(text)
         missing = self.missing_imports(text, tree)
+        if self.relaxed is not None:
+            return missing
         if tree is None:
             return missing
         with spelt_out(tree, self.folder, self.roots):

@@ -368,8 +368,8 @@ class FimState:
                                   and self.context.valid(self.text))
             if self._complete and self.names is not None:
                 whole = self.text + self.context.right
-                if not self.names.off:
-                    self._unbound = self.names.file.unbound(whole)
+                file = self.names.file  # a judge the middle turned off still judges the modules it imports
+                self._unbound = file.missing_imports(whole) if self.names.off else file.unbound(whole)
                 # a function, class or annotated variable the file declares again in the same scope (issue 49)
                 self._complete = not self._unbound and not self.names.file.redeclared(whole)
             if self._complete and self.members is not None:
