@@ -114,10 +114,16 @@ def test_a_module_that_exists_nowhere_is_refused(installed):
 
 
 def test_what_cannot_be_listed_is_unknown(installed):
-    """A module's submodules (os sets sys.modules["os.path"]), an extension module's, a builtin's, a package that
-    extends its `__path__`: unknown, never refused."""
-    for module in ("os.path", "os.nope", "single.x", "fastext.x", "sys.x", "pathed.x", "distutils.x"):
+    """The submodules of a module that writes `sys.modules` (os sets sys.modules["os.path"]), of an extension
+    module, a builtin, a package that extends its `__path__`: unknown, never refused."""
+    for module in ("os.path", "os.nope", "fastext.x", "sys.x", "pathed.x", "distutils.x"):
         assert _may_exist(installed, module) is None, module
+
+
+def test_a_plain_module_has_no_submodules(installed):
+    """`import single.x` where `single` is a source file alone fails at run time ('single' is not a package)."""
+    assert _may_exist(installed, "single.x") is False and _may_exist(installed, "single.x", partial=True) is False
+    assert _may_exist(installed, "__future__.id") is False and _may_exist(installed, "json.decoder.x") is False
 
 
 def test_a_requirement_of_the_project_that_is_not_installed_may_exist(installed):

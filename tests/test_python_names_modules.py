@@ -1,5 +1,6 @@
 """The name judge refuses an import of a module that exists nowhere (issue 49): `import pyflask`,
-`from uvic.config import Config`, as they are written and on the whole file; never one that may exist."""
+`from uvic.config import Config`, a submodule of a plain module (`__future__.id`), as they are written and on the
+whole file; never one that may exist (`os.anything`: `os` writes `sys.modules`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from tests.test_python_workspace_judges import PYTHON, accepts, project  # noqa:
 
 @pytest.mark.parametrize("middle", ["import pyflask", "import os, pyflask", "import os.path, pyflask as f",
                                     "from uvic.config import Config", "from .nothing import x",
-                                    "from pkg.nowhere import x", "import json.decoderx"])
+                                    "from pkg.nowhere import x", "import json.decoderx",
+                                    "from __future__.id import x", "import json.decoder.scanner"])
 def test_an_import_of_a_module_that_exists_nowhere_is_refused(project, middle):
     place = (str(project / "pkg" / "main.py"), str(project))
     assert not accepts("import sys\n", middle, "\n\nprint(sys)\n", place)

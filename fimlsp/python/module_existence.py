@@ -69,8 +69,9 @@ def module_may_exist(module: str, level: int = 0, folder: str | None = None, roo
     root, and none is a requirement of the project or of an installed distribution (one not installed here may be
     where the project runs). A relative import is False where it reaches beyond the top-level package
     (`_package_depth`: `from .. import x` in `site-packages/fastapi/`), or names a submodule that a regular package
-    does not hold. None where that cannot be known: an environment that runs code at start-up, a parent that is a
-    module, an extension module or a package whose `__init__` may make submodules, a relative import from a folder
+    does not hold, or a submodule of a plain source module (`__future__.id`). None where that cannot be known: an
+    environment that runs code at start-up, a parent that is a module that writes `sys.modules` (`os.path`), an
+    extension module or a package whose `__init__` may make submodules, a relative import from a folder
     that is no regular package. With `partial`, the last part is a name still being written (`"os.pa"`,
     `"pyfl"`): whether some module's name begins with it. `context`, the file's texts around the import statement
     (not the statement itself): a top-level module they name where a module may be named (`zttp.Request(...)`,
@@ -119,7 +120,7 @@ def _may_exist(module: str, level: int, folder: str | None, roots: tuple[str, ..
             base = os.path.dirname(base)
         if _package_state(base, epoch) != _REGULAR:
             return None
-        return True if not parts else _walk([base], False, None, parts, partial, {}, frozenset(), epoch)
+        return True if not parts else _walk([base], (), None, parts, partial, {}, frozenset(), epoch)
     if not parts:
         return None
     found = importable(environment or find_environment(roots[0] if roots else folder))
@@ -138,15 +139,17 @@ def _may_exist(module: str, level: int, folder: str | None, roots: tuple[str, ..
         return True
     if top in found.opaque or (not found.has(top) and module_key(top) in found.declared):
         return None  # (a requirement not installed here, and a folder of the project's of its name)
-    portions, module_like = [], top in found.mapped_modules
+    portions: list[str] = []
+    modules: list[tuple[str, str]] | None = None if top in found.mapped_modules else []
     for place in places + tuple(place for place in found.folders if place not in places):
         entries = listing(place)
         if entries is not None:
             if top in entries.folders:
                 portions.append(os.path.join(place, top))
-            module_like = module_like or top in entries.modules
+            if top in entries.modules and modules is not None:
+                modules.append((place, top))
     portions += found.mapped.get(top, ())
-    return _walk(portions, module_like, top, parts[1:], partial, found.mapped, found.mapped_modules, epoch)
+    return _walk(portions, modules, top, parts[1:], partial, found.mapped, found.mapped_modules, epoch)
 
 
 @functools.lru_cache(maxsize=256)
@@ -185,12 +188,15 @@ def import_path_changes(text: str) -> str | None:
     return None if found is None else f"the file changes where modules are found ({found.group()})"
 
 
-def _walk(portions: list[str], module_like: bool, name: str | None, parts: list[str], partial: bool,
-          mapped: dict[str, tuple[str, ...]], mapped_modules: frozenset[str], epoch: int) -> bool | None:
-    """Whether the submodules `parts` may exist under the package whose folders are `portions` (`module_like`: some
-    place has a module of its name); `name`, its dotted name (None: a relative import's package)."""
+def _walk(portions: list[str], modules: list[tuple[str, str]] | None, name: str | None, parts: list[str],
+          partial: bool, mapped: dict[str, tuple[str, ...]], mapped_modules: frozenset[str], epoch: int) -> bool | None:
+    """Whether the submodules `parts` may exist under the package whose folders are `portions`; `modules`, the
+    (folder, name) of the modules of its name (None: a finder maps one); `name`, its dotted name (None: a relative
+    import's package). A plain module has no submodules (`__future__.id`), unless it makes them (`os.path`)."""
     for index, part in enumerate(parts):
-        if module_like or not portions:
+        if modules and not portions:
+            return False if all(_plain_module(*module, epoch) for module in modules) else None
+        if modules is None or modules or not portions:
             return None
         children: set[str] = set()
         for portion in portions:
@@ -211,14 +217,37 @@ def _walk(portions: list[str], module_like: bool, name: str | None, parts: list[
         if last:
             return True
         name = None if name is None else f"{name}.{part}"
-        inner, module_like = [], name in mapped_modules
+        inner, modules = [], None if name in mapped_modules else []
         for portion in portions:
             entries = listing(portion)
             if part in entries.folders:
                 inner.append(os.path.join(portion, part))
-            module_like = module_like or part in entries.modules
+            if part in entries.modules and modules is not None:
+                modules.append((portion, part))
         portions = inner + list(mapped.get(name, ()) if name is not None else ())
     return True
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_module(folder: str, name: str, _epoch: int) -> bool:
+    """Whether the module `name` of `folder` is a source file alone (no extension module or bytecode of its name
+    beside it) that does not touch `sys.modules` or the import hooks, where a module makes submodules
+    (`sys.modules["os.path"] = path`)."""
+    try:
+        files = [entry for entry in os.listdir(folder)
+                 if entry.split(".", 1)[0] == name and entry.endswith(_IMPORTABLE_SUFFIXES)]
+    except OSError:
+        return False
+    if files != [f"{name}.py"]:
+        return False
+    path = os.path.join(folder, files[0])
+    with _UNSAVED_LOCK:
+        text = _UNSAVED.get(path)
+    try:
+        text = text if text is not None else Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return not _DYNAMIC_PACKAGE.search(text)
 
 
 def _epoch() -> int:
