@@ -11,6 +11,7 @@ import pytest
 from fimlsp.decoding import DecodingOptions, complete_middle, complete_middles, shown
 from fimlsp.decoding.options import option
 from fimlsp.language import named
+from tests.decoding_fixtures import scripted_text
 
 # Two tokens cannot bind the name the right context loads: no judged middle exists, and the retry's does not bind it.
 LEFT, RIGHT = "import os\n", "\nprint(a_long_name_nothing_binds)\n"
@@ -47,6 +48,19 @@ def test_strict_shows_a_retried_middle_that_binds_its_names(tiny):
     assert plain.valid and plain.middle and strict.middle == plain.middle, (plain, strict)
     assert "decoded without the name judge" in strict.reason, strict.reason
     assert strict.valid == named("python").binds_names(left, plain.middle, right), strict
+
+
+def test_the_retry_without_the_name_judge_keeps_the_member_judge(tiny):
+    """The retry drops the name judge only: a model set on `os.nopath` writes a member of `os` in it where members
+    are strict (the retry used to decode without any judge, and showed `os.nop`)."""
+    options = dataclasses.replace(OPTIONS, max_tokens=6, names="fallback")
+    model = scripted_text(tiny, "os.nopath = 1\n" * 3)
+    unjudged = complete_middle(model, LEFT, RIGHT, options)
+    judged = complete_middle(model, LEFT, RIGHT, dataclasses.replace(options, members="strict"))
+    for result in (unjudged, judged):
+        assert "decoded without the name judge" in result.reason and result.valid, result
+    assert unjudged.middle.startswith("os.nop"), unjudged
+    assert judged.middle.startswith("os.") and not judged.middle.startswith("os.nop"), judged  # os.nt, in os.py
 
 
 @pytest.mark.parametrize("value", ["strict", "fallback"])

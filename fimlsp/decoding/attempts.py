@@ -100,13 +100,13 @@ def complete_middles(
             setup_deadline = started + options.setup_timeout
             plain = language.constrain(left, right, options.size_budget,
                                        min(setup_deadline, budget_end or setup_deadline), caches)
-        guarantee = plain
+        if options.members == "strict":
+            plain, members = language.judging_members(plain, left, right, *place)
+        if options.calls == "strict":
+            plain, calls = language.judging_calls(plain, left, right, *place)
+        guarantee = plain  # the retry without the name judge keeps the member and call judges
         if options.names != "off":
             guarantee, names_reason = language.judging_names(plain, left, right, *place)
-        if options.members == "strict":
-            guarantee, members = language.judging_members(guarantee, left, right, *place)
-        if options.calls == "strict":
-            guarantee, calls = language.judging_calls(guarantee, left, right, *place)
         if guarantee.state is None:
             mode = "unconstrained"
         setup_seconds = time.perf_counter() - started
@@ -118,20 +118,21 @@ def complete_middles(
         deadline = now + NAMES_SHARE * max(0.0, deadline - now)
     run = _Run(model, left, right, n, should_stop, stages, tuple(extra), tuple(place))
     results = run.attempts(options, mode, guarantee, deadline, setup_seconds, names_reason)
+    first = results[0]
+    if names_retry and not (first.valid and first.middle) and first.stop != "cancelled" and (
+            budget_end is None or time.perf_counter() < budget_end):
+        results = _without_names(run, left, right, options, plain, budget_end)
     for judge in (members, calls):
         if judge is not None and judge.reason:
             for result in results:
                 result.reason = "; ".join(reason for reason in (result.reason, judge.reason) if reason)
-    first = results[0]
-    if not names_retry or (first.valid and first.middle) or first.stop == "cancelled" or (
-            budget_end is not None and time.perf_counter() >= budget_end):
-        return results
-    return _without_names(run, left, right, options, plain, budget_end)
+    return results
 
 
 def _without_names(run: _Run, left: str, right: str, options: DecodingOptions, plain: Guarantee,
                    budget_end: float | None) -> list[Completion]:
-    """The retry without the name judge, where no judged middle bound its names, for the time that is left."""
+    """The retry without the name judge (`plain` has the member and call judges that are on), where no judged middle
+    bound its names, for the time that is left."""
     # Where no judged middle binds what it must, one decoded without the judge may: strict shows it only if it
     # passes the judge's verdict on the whole middle (as an unchecked middle); fallback shows a valid one anyway.
     again = run.attempts(replace(options, names="off"), "constrained" if plain.state is not None else "unconstrained",
