@@ -83,15 +83,3 @@ def test_invented_code_is_the_last_resort_where_nothing_the_model_wrote_ends_val
     result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=60, attempts=1))
     assert result.stop == "loop" and result.ending == "fallback", result
     assert result.middle.startswith("if x and") and result.finish_chars > 0 and result.parses, result
-
-
-
-def test_a_fallback_does_not_fuse_a_word_with_the_right_contexts(tiny):
-    """A middle that ends in a word before a right context that begins with one makes one name of the two (held
-    out: `self.assert` + `Equal` + `assertEqual(`, `id.der` + `der`, each a pyright error): the model's text that
-    fuses is no end of a fallback's, and here the empty middle, valid as it is, is shown instead."""
-    left, right = "def f(x):\n    return x + ", "x\n"
-    script = "total." * 8
-    result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=60, attempts=1))
-    assert result.stop == "loop" and result.ending == "fallback", result
-    assert result.middle == "" and result.parses, result
