@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -188,12 +189,16 @@ async def test_complete_gives_the_middle_that_a_default_server_suggests(capsys):
 @pytest.mark.slow
 def test_a_middle_that_goes_on_a_list_writes_commas_as_the_file_does(tmp_path, capsys):
     """The shipped model's parameters for `copy(source` were written `source,shutil,target` (the finish that binds
-    the names the body loads): in a file that writes `, `, so does the middle. (A file that writes `a,b` keeps its
-    style: `tests/test_python_finish.py`.)"""
+    the names the body loads): in a file that writes `, `, so does the middle, whether the model wrote the list or a
+    finish did. (A file that writes `a,b` keeps its style: `tests/test_python_finish.py`.)"""
     source = tmp_path / "copying.py"
-    source.write_text("import os, sys\n\n\ndef copy(source):\n    shutil.copy(source, target)\n")
+    text = "import os, sys\n\n\ndef copy(source):\n    shutil.copy(source, target)\n"
+    source.write_text(text)
     assert main(["complete", f"{source}:4:16"]) == 0
-    assert capsys.readouterr().out == ", shutil, target"
+    middle = capsys.readouterr().out
+    assert ", " in middle and re.search(r",(?! )", middle) is None, middle
+    assert {"shutil", "target"} <= set(re.findall(r"\w+", middle)), middle  # it binds what the body loads
+    compile(text[:text.index("source)") + 6] + middle + text[text.index("source)") + 6:], "copying.py", "exec")
 
 
 # `fimlsp` where the `torch` extra is not installed: find_spec finds neither module and importing one fails.
