@@ -126,6 +126,18 @@ def test_a_plain_module_has_no_submodules(installed):
     assert _may_exist(installed, "__future__.id") is False and _may_exist(installed, "json.decoder.x") is False
 
 
+def test_an_unsaved_edit_that_makes_a_plain_module_write_sys_modules_is_seen_at_once(installed):
+    """The editor's text of `single.py` is what counts (`set_unsaved`): there it may make `single.x`."""
+    path = next(installed.glob(".venv/lib/python3*/site-packages/single.py"))
+    assert _may_exist(installed, "single.x") is False
+    set_unsaved(path, "import sys\nsys.modules['single.x'] = sys\n")
+    try:
+        assert _may_exist(installed, "single.x") is None
+    finally:
+        set_unsaved(path, None)
+    assert _may_exist(installed, "single.x") is False
+
+
 def test_a_requirement_of_the_project_that_is_not_installed_may_exist(installed):
     assert _may_exist(installed, "python_multipart") is True and _may_exist(installed, "multipart") is True
     assert _may_exist(installed, "PySide6") is True and _may_exist(installed, "django") is True

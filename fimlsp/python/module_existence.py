@@ -58,6 +58,7 @@ def set_unsaved(path: str | os.PathLike, text: str | None) -> None:
     if new:  # a module opened or closed, not yet saved: whether it exists changed
         _may_exist.cache_clear()
         _package_state.cache_clear()
+        _plain_module.cache_clear()
 
 
 def module_may_exist(module: str, level: int = 0, folder: str | None = None, roots: tuple[str, ...] = (),
@@ -240,7 +241,7 @@ def _plain_module(folder: str, name: str, _epoch: int) -> bool:
         return False
     if files != [f"{name}.py"]:
         return False
-    path = os.path.join(folder, files[0])
+    path = str(Path(folder, files[0]).resolve())  # as `set_unsaved` keys an open document's text
     with _UNSAVED_LOCK:
         text = _UNSAVED.get(path)
     try:
