@@ -198,7 +198,8 @@ def test_a_middle_that_goes_on_a_list_writes_commas_as_the_file_does(tmp_path, c
     middle = capsys.readouterr().out
     assert ", " in middle and re.search(r",(?! )", middle) is None, middle
     assert {"shutil", "target"} <= set(re.findall(r"\w+", middle)), middle  # it binds what the body loads
-    compile(text[:text.index("source)") + 6] + middle + text[text.index("source)") + 6:], "copying.py", "exec")
+    cursor = text.index("source)") + len("source")
+    compile(text[:cursor] + middle + text[cursor:], "copying.py", "exec")
 
 
 # `fimlsp` where the `torch` extra is not installed: find_spec finds neither module and importing one fails.
