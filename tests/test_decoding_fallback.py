@@ -83,3 +83,25 @@ def test_invented_code_is_the_last_resort_where_nothing_the_model_wrote_ends_val
     result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=60, attempts=1))
     assert result.stop == "loop" and result.ending == "fallback", result
     assert result.middle.startswith("if x and") and result.finish_chars > 0 and result.parses, result
+
+
+def test_a_middle_that_says_the_next_word_again_gives_way_to_one_that_does_not(tiny):
+    """The loop is cut inside a string after `der[`; of what the model wrote, `der` ends validly, but the right
+    context's `der` follows it: `headerder`, one name that says the word twice (held out, each such fallback added
+    a type error). The empty middle ends validly too (`header`), and is shown."""
+    left, right = "def f(header):\n    if hea", "der is None:\n        return 1\n    return 2\n"
+    script = 'der["' + "spam " * 12
+    result = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=60, attempts=1))
+    assert result.stop == "loop" and result.ending == "fallback", result
+    assert result.middle == "" and result.parses, result
+
+
+def test_without_invented_finishes_no_suggestion_is_shown_where_only_one_would_end_the_middle(tiny):
+    """As the editors ask: where only invented code would end the middle (a loop's body, as in the test above),
+    there is no suggestion, and the result says why."""
+    left, right = "def f(items):\n    for x in items:\n        ", "\n    return 1\n"
+    script = "if x and " + "x and " * 8
+    options = DecodingOptions(max_tokens=60, attempts=1, invented_finish=False)
+    result = complete_middle(scripted_text(tiny, script), left, right, options)
+    assert result.stop == "loop" and result.ending == "none" and not result.valid, result
+    assert "invented finishes are off" in result.refusal, result

@@ -355,6 +355,7 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
     loop_chars = len(looped.text) - len(prefix.text) if looped is not None else 0
     steered = decoder.steering.steered_from is not None
     steered_to_the_limit = stop in ("max_tokens", "context_full") and steered and judge.valid_end(prefix)
+    declined = False  # the fallback gave no end (without invented finishes): what it passed over is not shown
     if stop in _MODEL_ENDS or steered_to_the_limit:
         ending = stop if stop in ("line", "statement", "right") else "finish" if steered else "eos"
         if ending == "finish":
@@ -363,6 +364,8 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
         ended = fallback(decoder.steering, seen + [prefix])
         if ended is not None:
             (prefix, finish_chars), ending = ended, "fallback"
+        else:
+            declined = mode == "constrained" and not options.invented_finish
     repeated_chars = 0
     if ending != "none" and mode != "unconstrained" and not prefix.pending:
         trimmed = without_repeated_suffix(prefix, seen, start, right, judge, model)
@@ -379,7 +382,7 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
         whole = confirmed = judge.language.parses(left + middle + right)
     elif confirmed and scope == FILE:
         whole = True
-    elif stop != "cancelled" and (len(left) + len(middle) + len(right) <= options.size_budget
+    elif stop != "cancelled" and not declined and (len(left) + len(middle) + len(right) <= options.size_budget
                                   or options.mode != "constrained"):  # a cancelled middle is not wanted
         whole = judge.language.parses(left + middle + right)
     if whole and not confirmed and options.names != "off" and options.mode == "constrained":
@@ -395,10 +398,15 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
         checked, guarantee.lines(left, right) if checked == REGION else None,
         guarantee is not None and guarantee.state is None and checked == NONE,
         guarantee.reason if narrowed else "", options.max_tokens, repeated_chars=repeated_chars,
-        refusal=_refusal(refused, left) if refused is not None and checked == NONE else "", loop_chars=loop_chars,
+        refusal=_refusal(refused, left) if refused is not None and checked == NONE else _DECLINED if declined else "",
+        loop_chars=loop_chars,
         search_seconds=judge.search_seconds,
         end_log_probability=decoder.end_log_probability if ended_by_model else None,
     )
+
+
+_DECLINED = ("generation stopped early, and only a finish that invents code would end the middle (invented finishes "
+             "are off, as in the editors; --invented-finish turns them on)")
 
 
 def _refusal(prefix: PartialMiddle, left: str) -> str:

@@ -32,7 +32,7 @@ from fimlsp.model.remote import RemoteModel
 MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
 # The decoding options a run takes (its other options are the library's defaults: file scope, no statement end).
 DECODING = ("max_tokens", "top_k", "time_budget", "scope", "loop_repeats", "token_healing", "attempts", "names",
-            "search_budget", "calls", "members", "context", "context_exclude")
+            "search_budget", "calls", "members", "context", "context_exclude", "invented_finish")
 # A run's finish searches are bounded by nodes expanded, not by the clock: the same cases give the same middles on a
 # busy machine as on an idle one, and two runs compare (about what an editor's searches expand in their seconds).
 SEARCH_BUDGET = 20
@@ -42,7 +42,7 @@ SETTING_KEYS = tuple(_HEADER_KEYS.get(name, name) for name in ("model", *DECODIN
 # Settings that results files written before them lack, with the value those runs had.
 _SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0], "loop_repeats": 0, "token_healing": False, "attempts": 1,
                          "names": decoding.NAMES[0], "server": None, "search_budget": None, "calls": "off",
-                         "members": "off", "context": "off", "context_exclude": ""}
+                         "members": "off", "context": "off", "context_exclude": "", "invented_finish": True}
 
 
 class ResumeError(Exception):
@@ -74,6 +74,7 @@ class RunSettings:
     members: str = _declared("members")
     context: str = "off"  # other files of the case's project in the prompt (`fimlsp.context`)
     context_exclude: str = _declared("context_exclude")
+    invented_finish: bool = _declared("invented_finish")
     search_budget: int | None = SEARCH_BUDGET  # nodes a finish search expands; None: the clock bounds it too
     model_server: str | None = None  # the URL of a shared server that runs the model (`fimlsp.model.remote`)
 
