@@ -190,11 +190,12 @@ async def test_complete_gives_the_middle_that_a_default_server_suggests(capsys):
 def test_a_middle_that_goes_on_a_list_writes_commas_as_the_file_does(tmp_path, capsys):
     """The shipped model's parameters for `copy(source` were written `source,shutil,target` (the finish that binds
     the names the body loads): in a file that writes `, `, so does the middle, whether the model wrote the list or a
-    finish did. (A file that writes `a,b` keeps its style: `tests/test_python_finish.py`.)"""
+    finish did. (A file that writes `a,b` keeps its style: `tests/test_python_finish.py`.) The finish invents
+    parameters, which the editors do not show: `--invented-finish` asks for it."""
     source = tmp_path / "copying.py"
     text = "import os, sys\n\n\ndef copy(source):\n    shutil.copy(source, target)\n"
     source.write_text(text)
-    assert main(["complete", f"{source}:4:16"]) == 0
+    assert main(["complete", f"{source}:4:16", "--invented-finish"]) == 0
     middle = capsys.readouterr().out
     assert ", " in middle and re.search(r",(?! )", middle) is None, middle
     assert {"shutil", "target"} <= set(re.findall(r"\w+", middle)), middle  # it binds what the body loads

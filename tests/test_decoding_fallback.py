@@ -105,3 +105,16 @@ def test_without_invented_finishes_no_suggestion_is_shown_where_only_one_would_e
     result = complete_middle(scripted_text(tiny, script), left, right, options)
     assert result.stop == "loop" and result.ending == "none" and not result.valid, result
     assert "invented finishes are off" in result.refusal, result
+
+
+def test_without_invented_finishes_a_steered_end_that_writes_code_gives_way_to_the_models_last_valid_line(tiny):
+    """The model ends after `if y`: the steering must write the header's end and a body to finish the file, code
+    the model never wrote. With invented finishes that is the middle; without them (the editors), the middle is
+    what the model wrote up to its last line that ends validly."""
+    left, right = "def f(x):\n    ", "\n    return x\n"
+    script = "y = x + 1\n    if y"
+    inventing = complete_middle(scripted_text(tiny, script), left, right, DecodingOptions(max_tokens=40, attempts=1))
+    assert inventing.ending == "finish" and inventing.middle.startswith(script) and inventing.parses, inventing
+    options = DecodingOptions(max_tokens=40, attempts=1, invented_finish=False)
+    own = complete_middle(scripted_text(tiny, script), left, right, options)
+    assert own.ending == "fallback" and own.middle == "y = x + 1" and own.parses, own

@@ -314,7 +314,9 @@ async def test_suggestions_break_lines_as_the_document_does(tiny_model_path, lin
     """`x = 1|def g():`: every middle that makes the document valid holds a line break, written as the document's."""
     text = line_break.join(["import os", "x = 1def g():", "    return x", ""])
     left, right = text[:text.index("def g()")], text[text.index("def g()"):]
-    async with serve(options_for(tiny_model_path, maxTokens=16, singleLine="never")) as client:
+    # the tiny model's text ends validly only by a finish that invents an operand (`1---0`)
+    settings = options_for(tiny_model_path, maxTokens=16, singleLine="never", inventedFinish=True)
+    async with serve(settings) as client:
         open_document(client, text)
         inline = await client.text_document_inline_completion_async(inline_params(1, 5))
         listed = await client.text_document_completion_async(completion_params(1, 5))
@@ -501,7 +503,7 @@ async def test_the_status_after_a_completion_says_where_its_time_went(tiny_model
 
     stages = ("document", "waiting", "context", "setup", "prompt", "tokens", "judges", "start", "searches", "checks")
     with RpcClient("--model", str(tiny_model_path), "--device", "cpu") as client:
-        client.initialize(options_for(tiny_model_path, singleLine="never"))
+        client.initialize(options_for(tiny_model_path, singleLine="never", inventedFinish=True))
         assert client.wait_for_model()["ready"]
         client.notify("textDocument/didOpen", document_params(URI, SOURCE))
         edit = {"range": {"start": {"line": 13, "character": 8}, "end": {"line": 13, "character": 8}}, "text": "s"}

@@ -342,7 +342,20 @@ def _needs_fallback(decoder: Decoder, mode: str, outcome: tuple) -> bool:
     steering = decoder.steering
     steered_to_the_limit = (stop in ("max_tokens", "context_full") and steering.steered_from is not None
                             and decoder.judge.valid_end(prefix))
+    if _steered_invention(decoder, mode, prefix, stop):
+        return True
     return not (stop in _MODEL_ENDS or steered_to_the_limit) and mode != "unconstrained" and stop != "cancelled"
+
+
+def _steered_invention(decoder: Decoder, mode: str, prefix: PartialMiddle, stop: str) -> bool:
+    """Whether, without invented finishes, the steering's end is none: it wrote more than closers after the model
+    wanted to end or ran out of tokens (`#` before the right context's code, `=0`, `):x(`), so the middle is ended
+    as at an early stop, from what the model wrote before the steering (on 240 held-out cuts, 15 of the 48 steered
+    ends added a type error)."""
+    steered_from = decoder.steering.steered_from
+    return (mode == "constrained" and not decoder.options.invented_finish and steered_from is not None
+            and stop in ("eos", "max_tokens", "context_full")
+            and not decoder.judge.language.closers.issuperset(prefix.text[steered_from:]))
 
 
 def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcome) -> Completion:
@@ -356,12 +369,16 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
     steered = decoder.steering.steered_from is not None
     steered_to_the_limit = stop in ("max_tokens", "context_full") and steered and judge.valid_end(prefix)
     declined = False  # the fallback gave no end (without invented finishes): what it passed over is not shown
-    if stop in _MODEL_ENDS or steered_to_the_limit:
+    invented = _steered_invention(decoder, mode, prefix, stop)
+    if (stop in _MODEL_ENDS or steered_to_the_limit) and not invented:
         ending = stop if stop in ("line", "statement", "right") else "finish" if steered else "eos"
         if ending == "finish":
             finish_chars = len(prefix.text) - decoder.steering.steered_from
     elif mode != "unconstrained" and stop != "cancelled":  # a cancelled middle is not wanted: no searches for it
-        ended = fallback(decoder.steering, seen + [prefix])
+        own = seen + [prefix]  # what the model wrote: before the steering, where that invented code
+        if invented:
+            own = [each for each in own if len(each.text) <= decoder.steering.steered_from]
+        ended = fallback(decoder.steering, own) if own else None
         if ended is not None:
             (prefix, finish_chars), ending = ended, "fallback"
         else:

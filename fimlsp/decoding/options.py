@@ -137,10 +137,13 @@ class DecodingOptions:
            "first (open(path, path, path, → open(path)); 0: never", metavar="N", setting="loopRepeats",
         bounds=Bounds(2, 100, off=0))
     invented_finish: bool = option_field(
-        True, "where generation stops early (the time budget, the token limit, a loop) and no end of the model's own "
-              "text is valid, end the middle with a shortest finish that invents code (`:0`, `=0`, a word fused with "
-              "the next one), so that a constrained middle always comes; off: no suggestion there, as the editors "
-              "ask (on 240 held-out cuts, 44 of the 71 invented finishes added a type error)", editors=False)
+        True, "end a middle with code the model did not write where nothing it wrote ends validly: after an early "
+              "stop (the time budget, the token limit, a loop) or where the model wants to end before the file is "
+              "valid, a finish that invents code (`:0`, `=0`, a `#` before the code after the cursor, a word fused "
+              "with the next one), so that a constrained middle always comes; off (the editors' default): the "
+              "model's own text ends the middle where it can, else there is no suggestion (on 240 held-out cuts, "
+              "such finishes added a type error 59 times in 119)",
+        setting="inventedFinish", editors=False)
     token_healing: bool = option_field(
         True, "take the left context's last tokens back for the model to write again (a cursor after `return ` no "
               "longer prompts a comment); off, the prompt has the left context as it is")

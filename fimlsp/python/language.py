@@ -30,7 +30,7 @@ class Python(Language):
     language_ids = ("python",)
     suffixes = (".py", ".pyi", ".pyw")
     blanks = " \t\f"  # CPython's tokenizer: space, tab and form feed between tokens
-    closers = frozenset(")]}\"'` \t\n")
+    closers = frozenset(")]}\"'` \t\r\n")  # brackets, quotes, blanks and line breaks (\r\n, \r as the file writes them)
     line_closers = ")]}:"  # a bracket's close, or the colon of a compound statement's header
     fence = ("```python", "```")
 

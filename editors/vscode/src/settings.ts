@@ -15,6 +15,7 @@ export const SERVER_SETTINGS = [
   "sizeBudget",
   "scope",
   "loopRepeats",
+  "inventedFinish",
   "attempts",
   "names",
   "members",
