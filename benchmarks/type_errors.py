@@ -10,7 +10,9 @@ all in one run. A middle *adds* an error when the file with it has an error (key
 more often than the true file has it.
 
     python benchmarks/type_errors.py --out runs/type-errors \\
-        --setting "names off=--names off" --setting "names strict=--names strict"
+        --setting "editors=--names strict --no-invented-finish" --setting "names off=--names off"
+
+(`fimlsp eval` keeps the library's defaults: the editors' judges and their policy on invented finishes are flags.)
 
 The report gives, per setting: valid middles (shown: the file compiles with them and they passed their judges), the share that add any pyright error, the share that add an error of
 a kind fimlsp's judges cover (attribute access, undefined or unbound names, call arity, redeclaration), pyflakes'
@@ -34,6 +36,7 @@ PACKAGES = ("fastapi", "starlette", "uvicorn", "pyflakes", "diskcache", "gguf")
 KINDS = ("randspan", "boundary", "line", "node")
 # The decoding of every setting: the editors' block scope, greedy, one attempt, at most 128 tokens.
 COMMON = "--scope block --max-tokens 128 --attempts 1"
+EDITORS = "editors=--names strict --no-invented-finish"  # the setting the editors' judges make, by default
 # pyright rules of the errors fimlsp's judges are meant to prevent (issue 49).
 COVERED = {
     "attribute access": {"reportAttributeAccessIssue", "reportOptionalMemberAccess", "reportFunctionMemberAccess"},
@@ -169,7 +172,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.report:
         print(report(json.loads((out / "judged.json").read_text())))
         return
-    settings = dict(each.split("=", 1) for each in (args.setting or ["names strict=--names strict"]))
+    settings = dict(each.split("=", 1) for each in (args.setting or [EDITORS]))
     packages = args.packages.split(",")
     program = pyright()
     out.mkdir(parents=True, exist_ok=True)
