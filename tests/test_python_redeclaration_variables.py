@@ -84,6 +84,9 @@ CASES = {
     "the file's own classes": (
         "class Part:\n    pass\n\n\nclass Other:\n    pass\n\n\nparts: list[Part] = []\n@@\nprint(parts)\n",
         "parts: list[Other] = []", "parts: list['Part'] = []", True),
+    "a bare generic class": (
+        "class Part:\n    pass\n\n\nclass Holder:\n    parts: list[tuple[Part, bytes]]\n    @@\n",
+        "parts: list", "names: list", True),
     "a name that may alias anything": (
         "IntList = list[int]\na: IntList = []\nb: list[int] = []\n@@\nprint(a, b)\n",
         "b: list[str] = []", "a: list[int] = []", True),
@@ -99,6 +102,9 @@ CASES = {
         "x: str = ''\n        x: int = 1", "x: str = ''", False),
     "a parameter declared again": ("def f(x: int, y: int) -> None:\n    z: int = 0\n    @@\n    print(x, y, z)\n",
                                    "z: str = ''", "x: str = ''", False),
+    "a bare generic class and one of Any, which pyright tells apart and the judge does not": (
+        "from typing import Any\n\nx: dict[str, Any] = {}\ny: tuple = ()\n@@\nprint(x, y)\n",
+        "y: tuple[int, ...] = ()", "x: dict = {}", False),
     "a refined Any": (
         "from typing import Any, Dict\n\n\nclass Offset:\n    pass\n\n\nclass Results:\n"
         "    _tokdict: Dict[str, Any]\n\n    def __init__(self) -> None:\n        @@\n",

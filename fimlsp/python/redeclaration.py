@@ -15,7 +15,8 @@ attribute that its scope declares elsewhere with another type: pyright reports e
 whose declared type is not the same as its last typed declaration's (`Declaration "x" is obscured by a declaration of
 the same name`), a symbol being a name of a module, function or class (a class's also holds the attributes its
 methods declare on their first parameter). Refused only where the two types differ for certain (`_Types`: builtin
-classes, `typing`'s names for them, `Optional`, unions and the file's own classes, read as pyright reads them; a name
+classes, `typing`'s names for them, `Optional`, unions and the file's own classes, read as pyright reads them, a bare
+generic class unlike one with certain arguments (`list` and `list[str]`); a name
 the file binds otherwise may alias anything, and `Any` is taken to be the same as anything, as the true code refines
 an `Any` it declared: pyparsing's `_tokdict`). Never refused, though pyright reports some: `Final` and `TypeAlias`
 (other rules), declarations in different arms of one statement (an `if` and its `else`, a `try` and its handler:
@@ -345,9 +346,23 @@ def _different(mine, theirs) -> bool:
     (name, arguments), (other_name, other_arguments) = mine, theirs
     if name != other_name:
         return True
-    if arguments is None or other_arguments is None or len(arguments) != len(other_arguments):
+    if arguments is None or other_arguments is None:
+        # a bare generic class is one of unknown arguments to pyright (`list`: `list[Unknown]`), unlike one whose
+        # arguments are all certain (`list[str]`); one of `Any`'s might be the same
+        given = other_arguments if arguments is None else arguments
+        return bool(given) and all(_certain(argument) for argument in given)
+    if len(arguments) != len(other_arguments):
         return False
     return any(_different(argument, other) for argument, other in zip(arguments, other_arguments))
+
+
+def _certain(term) -> bool:
+    """Whether a term is certain all through: no part of it is `Any` or a name that may alias anything."""
+    if term is None:
+        return False
+    if isinstance(term, frozenset):
+        return all(_certain(member) for member in term)
+    return term[1] is None or all(_certain(argument) for argument in term[1])
 
 
 def _bound_names(node: ast.AST):
