@@ -75,3 +75,12 @@ def test_a_file_whose_names_cannot_be_known_still_has_its_imports_judged(project
     assert accepted("from .util import helper")
     assert not accepted("from .nothing import x")
     assert not accepted("import pyflask")
+
+
+@pytest.mark.parametrize("middle, imported", [("from .", False), ("from .util ", True), ("from pkg ", False),
+                                               ("from pkg.util ", True), ("from pkg.sub ", True)])
+def test_where_the_middle_writes_the_module_the_right_contexts_names_must_be_its(project, middle, imported):
+    """The right context's `import helper` names what the user wrote; the module the middle writes must have it
+    (held out: `from .` before fastapi's `import GZipMiddleware`, which `fastapi.middleware` does not define)."""
+    place = (str(project / "pkg" / "main.py"), str(project))
+    assert accepts("import sys\n", middle, "import helper\n\nprint(sys, helper)\n", place) == imported

@@ -243,10 +243,15 @@ class FileNames:
                 context = (text[:min(start, begins)], text[max(end, ends):])
                 missing.update(module for module in written if self.module_exists(module, context=context) is False)
         for node in _imports_outside_guards(tree.body):
+            # where the middle writes part of `from M` (`from .` before the right's `import GZipMiddleware`), every
+            # name the statement imports must be M's
+            begins = _offset(lines, offsets, node.lineno, node.col_offset)
+            keyword = _IMPORT_KEYWORD.search(text, begins + len("from"))
+            module_written = keyword is not None and begins < end and start < keyword.start()
             for alias in node.names:
                 line = lines[alias.lineno - 1].encode("utf-8")
                 first = offsets[alias.lineno - 1] + len(line[:alias.col_offset].decode("utf-8", "replace"))
-                if alias.name == "*" or not (first < end and first + len(alias.name) > start):
+                if alias.name == "*" or not (module_written or (first < end and first + len(alias.name) > start)):
                     continue
                 defined = self.imported("." * node.level + (node.module or ""))
                 if defined is not None and alias.name not in defined:
@@ -326,6 +331,7 @@ def _imports_of_bodies(body: list[ast.stmt]):
 
 
 _FROM_MODULE = re.compile(r"from\b(?:\s|\\\r?\n)*")
+_IMPORT_KEYWORD = re.compile(r"\bimport\b")
 
 
 def _offset(lines: list[str], offsets: list[int], line: int, column: int) -> int:
