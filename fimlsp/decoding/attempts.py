@@ -422,8 +422,8 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
     )
 
 
-_DECLINED = ("generation stopped early, and only a finish that invents code would end the middle (invented finishes "
-             "are off, as in the editors; --invented-finish turns them on)")
+_DECLINED = ("no text the model wrote ends validly, and only a finish that invents code would end the middle "
+             "(invented finishes are off, as in the editors; --invented-finish turns them on)")
 
 
 def _refusal(prefix: PartialMiddle, left: str) -> str:

@@ -16,9 +16,9 @@ whose declared type is not the same as its last typed declaration's (`Declaratio
 the same name`), a symbol being a name of a module, function or class (a class's also holds the attributes its
 methods declare on their first parameter). Refused only where the two types differ for certain (`_Types`: builtin
 classes, `typing`'s names for them, `Optional`, unions and the file's own classes, read as pyright reads them, a bare
-generic class unlike one with certain arguments (`list` and `list[str]`); a name
-the file binds otherwise may alias anything, and `Any` is taken to be the same as anything, as the true code refines
-an `Any` it declared: pyparsing's `_tokdict`). Never refused, though pyright reports some: `Final` and `TypeAlias`
+generic class unlike one with certain arguments, `list` and `list[str]`; a name the file binds otherwise may alias
+anything, and `Any` is taken to be the same as anything, as the true code refines an `Any` it declared: pyparsing's
+`_tokdict`). Never refused, though pyright reports some: `Final` and `TypeAlias`
 (other rules), declarations in different arms of one statement (an `if` and its `else`, a `try` and its handler:
 transformers, llama_cpp), a parameter or a function of the same name (common in real code: torch, jinja2), and a
 declaration pyright may find unreachable (under `TYPE_CHECKING`, a version or platform check; after a `return`).
