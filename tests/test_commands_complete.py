@@ -81,7 +81,7 @@ def test_cli_json_and_errors(tiny_model_path, tmp_path):
     for key in ("middle", "parses", "mode", "tokens", "candidates_tried", "model_seconds", "setup_seconds",
                 "constraint_ms_per_token"):
         assert key in data
-    assert result.returncode == (0 if data["parses"] else 1)
+    assert result.returncode == (0 if data["shown"] else 1)
     piped = run_cli("complete", "-:1:5", "--model", str(tiny_model_path), "--max-tokens", "4", stdin="x = \n")
     assert piped.returncode in (0, 1) and "Traceback" not in piped.stderr
     for args, message in [

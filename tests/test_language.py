@@ -76,6 +76,7 @@ class BracketsLanguage(Language):
     name = "brackets"
     language_ids = ("brackets",)
     suffixes = (".brackets",)
+    closers = frozenset(")]")  # a finish of these closes what the middle opened: it invents nothing
 
     def constrain(self, left, right, budget=0, deadline=None, caches=None) -> Guarantee:
         state = self.right_context(right).start(left)
