@@ -148,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
         first, last = result.region
         print(f"fimlsp complete: checked lines {first}-{last} only: {result.reason}", file=sys.stderr)
     elif not succeeded:
-        why = f": {result.refusal or result.reason}" if result.refusal or result.reason else ""  # names: reason
+        detail = result.refusal or result.reason  # the reason: why the names policy showed no middle
+        why = f": {detail}" if detail else ""
         print(f"fimlsp complete: no valid middle found ({result.stop} after {result.tokens} tokens{why}); "
               "try --mode unconstrained", file=sys.stderr)
     return 0 if succeeded else 1

@@ -339,12 +339,15 @@ def _needs_fallback(decoder: Decoder, mode: str, outcome: tuple) -> bool:
     """Whether `_judged` would end the decoder's middle by a fallback: generation stopped early, not where the model
     or the steering ended it (constrained and checked modes; a cancelled middle is not wanted)."""
     prefix, stop, _seen = outcome
-    steering = decoder.steering
-    steered_to_the_limit = (stop in ("max_tokens", "context_full") and steering.steered_from is not None
+    return not _ended_as_it_stands(decoder, mode, prefix, stop) and mode != "unconstrained" and stop != "cancelled"
+
+
+def _ended_as_it_stands(decoder: Decoder, mode: str, prefix: PartialMiddle, stop: str) -> bool:
+    """Whether the middle ends where it stopped: the model ended it, or the steering did at a valid end within the
+    token limit (not, without invented finishes, where the steering wrote code to get there)."""
+    steered_to_the_limit = (stop in ("max_tokens", "context_full") and decoder.steering.steered_from is not None
                             and decoder.judge.valid_end(prefix))
-    if _steered_invention(decoder, mode, prefix, stop):
-        return True
-    return not (stop in _MODEL_ENDS or steered_to_the_limit) and mode != "unconstrained" and stop != "cancelled"
+    return (stop in _MODEL_ENDS or steered_to_the_limit) and not _steered_invention(decoder, mode, prefix, stop)
 
 
 def _steered_invention(decoder: Decoder, mode: str, prefix: PartialMiddle, stop: str) -> bool:
@@ -367,16 +370,14 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
     generated, ending, finish_chars = (looped or prefix).tokens, "none", 0
     loop_chars = len(looped.text) - len(prefix.text) if looped is not None else 0
     steered = decoder.steering.steered_from is not None
-    steered_to_the_limit = stop in ("max_tokens", "context_full") and steered and judge.valid_end(prefix)
     declined = False  # the fallback gave no end (without invented finishes): what it passed over is not shown
-    invented = _steered_invention(decoder, mode, prefix, stop)
-    if (stop in _MODEL_ENDS or steered_to_the_limit) and not invented:
+    if _ended_as_it_stands(decoder, mode, prefix, stop):
         ending = stop if stop in ("line", "statement", "right") else "finish" if steered else "eos"
         if ending == "finish":
             finish_chars = len(prefix.text) - decoder.steering.steered_from
     elif mode != "unconstrained" and stop != "cancelled":  # a cancelled middle is not wanted: no searches for it
         own = seen + [prefix]  # what the model wrote: before the steering, where that invented code
-        if invented:
+        if _steered_invention(decoder, mode, prefix, stop):
             own = [each for each in own if len(each.text) <= decoder.steering.steered_from]
         ended = fallback(decoder.steering, own) if own else None
         if ended is not None:
