@@ -60,3 +60,58 @@ def test_an_attribute_jedi_reads_as_a_literal_is_not_judged():
     source = MemberSource(ENVIRONMENT, left + "self.sys_import.", "\n", seconds=None)
     assert source.lookup("self.sys_import").reason.startswith("a literal value inferred")
     assert judged(left, "parent = self.sys_import.parent", "\n") == "complete"
+
+
+def test_a_name_quoted_as_a_key_is_no_member():
+    """An ASGI scope's keys are not the protocol's attributes: `"path"` as a dict key (the one the cursor follows,
+    and one elsewhere) and a subscript made `self.path` a member, as a `hasattr` guard's name would."""
+    keyed = SCOPE.replace('"full_path"', '"path"') + ': full_path,\n        }\n        self.raw = self.scope["path"]'
+    assert judged(SCOPE.replace('"full_path"', '"path"'), ": self.path", SCOPE_RIGHT) == "refused"
+    assert judged(keyed + "\n\n    def send(self):\n        return ", "self.path", "\n") == "refused"
+    guarded = keyed + "\n\n    def send(self):\n        if hasattr(self, 'path'):\n            return "
+    assert judged(guarded, "self.path", "\n") == "complete"
+
+
+# starlette/requests.py's shape: an optional attribute, None until a form is read.
+REQUEST = """from typing import Optional
+
+
+class Form:
+    def close(self):
+        pass
+
+
+class Request:
+    def __init__(self):
+        self._form: Optional[Form] = None
+
+    def is_disconnected(self):
+        if self._form is not None:
+            return """
+
+
+def test_an_optional_receiver_is_judged_by_its_other_type():
+    assert judged(REQUEST, "self._form.is_disconnected()", "\n") == "refused"
+    assert judged(REQUEST, "self._form.close()", "\n") == "complete"
+
+
+# uvicorn/supervisors/multiprocess.py's shape: a local instance of a class the file defines.
+SUPERVISOR = """class Process:
+    def __init__(self, target):
+        self.target = target
+
+    def join(self):
+        pass
+
+
+def restart(target):
+    new_process = Process(target)
+    new_process.join()
+    """
+
+
+def test_a_local_instance_of_a_class_in_the_file_is_judged():
+    assert judged(SUPERVISOR, "new_process.wait()", "\n") == "refused"
+    assert judged(SUPERVISOR, "new_process.join()", "\n") == "complete"
+    assert judged(SUPERVISOR, "new_process.target", "\n") == "complete"
+    assert judged(SUPERVISOR, "new_process.started = True", "\n") == "complete"

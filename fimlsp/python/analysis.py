@@ -24,6 +24,12 @@ from pathlib import Path
 
 _SLOTS = re.compile(r"\b__slots__\s*(?::[^=\n]*)?=\s*([\(\[\{][^\)\]\}]*[\)\]\}]|[^\n]*)", re.DOTALL)
 _ATTRIBUTE_STORE = re.compile(r"\.\s*([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)")
+# A name quoted in a str (what `hasattr` and `getattr` guards test); a bytes literal names no attribute, nor a key
+# (`{"path": ...}`, `scope["path"]`: an ASGI scope's keys are not the protocol's attributes).
+_QUOTED_NAME = re.compile(r"""(?<![bB])(?<![bB][rR])(?<![rR][bB])['"]([A-Za-z_]\w*)['"]""")
+_KEY_AFTER = re.compile(r"[ \t]*:(?!=)")
+_SUBSCRIPT_BEFORE = re.compile(r"[\w)\]][ \t]*\[[ \t]*\Z")
+_SUBSCRIPT_AFTER = re.compile(r"[ \t]*\]")
 # A quoted name: what hasattr/getattr guards test (`hasattr(_curses, "COLORS")`, set only at run time).
 _STRING_WORD = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
 
@@ -47,6 +53,18 @@ def slot_names(text: str) -> set[str]:
     for declaration in _SLOTS.finditer(text):
         found.update(_STRING_WORD.findall(declaration.group(1)))
     return found
+
+
+def quoted_names(code: str) -> set[str]:
+    """The names `code` quotes other than as a key of a dict display or a subscript."""
+    names = set()
+    for match in _QUOTED_NAME.finditer(code):
+        if _KEY_AFTER.match(code, match.end()) or (
+                _SUBSCRIPT_AFTER.match(code, match.end())
+                and _SUBSCRIPT_BEFORE.search(code, max(0, match.start() - 80), match.start())):
+            continue
+        names.add(match.group(1))
+    return names
 
 
 def stored_attributes(text: str) -> set[str]:

@@ -7,18 +7,20 @@ line read a cached answer (a line whose left part may bind the receiver's first 
 runs on the analysis's one jedi thread (`Analysis.run`), and can be asked ahead (`MemberLists.prefetch`) while
 the prompt is read.
 
-A member list is an over-approximation on purpose, so that no name Python accepts is refused: jedi's members;
-for every class of the receiver's ancestry and every module, the names its source binds (read with `ast` from
-the implementation, a stub's too: every branch of an `if sys.platform` block, attributes any method stores on its
-first parameter); a class object's metaclass's members (`Real.register`, ABCMeta's); for `self` and `cls`, what
-the file's subclasses of their class bind in their bodies (a base's method may load what they define); the names
-written after the same receiver anywhere in the file, the names it quotes (what `hasattr` and `getattr` guards
-test), the names the file stores as an attribute of anything, and every `__slots__` name. A receiver is unknown
-(None, with the reason): no inferred type or several; an instance other than `self`'s or a builtin type's (jedi
-infers other instances from their assignments and call sites, not surely enough); a class with a base whose source
-cannot be read (a compiled base without a stub, or a stub without its implementation outside `builtins`: a stub
-leaves out the attributes its methods set); `Any`, a mock, a function; a class or module with `__getattr__` or a
-custom `__getattribute__`, or whose source (or, for a class object, its metaclass's) sets attributes dynamically.
+A member list is an over-approximation on purpose, so that no name Python accepts is refused: jedi's members; for
+every class of the receiver's ancestry and every module, the names its source binds (read with `ast` from the
+implementation, a stub's too: every branch of an `if sys.platform` block, attributes any method stores on its first
+parameter); a class object's metaclass's members (`Real.register`, ABCMeta's); for `self` and `cls`, what the file's
+subclasses of their class bind in their bodies (a base's method may load what they define); the names written after
+the same receiver anywhere in the file, the names it quotes (what `hasattr` and `getattr` guards test; not a dict
+display's keys nor a subscript's: `{"path": ...}`, `scope["path"]`), the names the file stores as an attribute of
+anything, and every `__slots__` name. An optional receiver (`Form | None`) is judged by its other type: None has no
+member but the dunders. A receiver is unknown (None, with the reason): no inferred type or several (with dynamic
+parameters off, jedi infers an instance from an annotation or an assignment, and several where branches assign
+differently); a class with a base whose source cannot be read (a compiled base without a stub, or a stub without its
+implementation outside `builtins`: a stub leaves out the attributes its methods set); `Any`, a mock, a function; a
+class or module with `__getattr__` or a custom `__getattribute__`, or whose source (or, for a class object, its
+metaclass's) sets attributes dynamically.
 """
 
 from __future__ import annotations
@@ -33,15 +35,15 @@ from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import replace
 from pathlib import Path
 
-from fimlsp.python.analysis import Analysis, Lookup, judges_jedi, slot_names, stored_attributes, used_after
+from fimlsp.python.analysis import (Analysis, Lookup, judges_jedi, quoted_names, slot_names, stored_attributes,
+                                    used_after)
 from fimlsp.python.syntax import parsed
 
 QUERY_SECONDS = 1.0  # the longest a judge waits on one receiver (jedi's first query in a workspace loads stubs)
 _CACHED = 512  # answers kept per analysis
 _JUDGED_TYPES = frozenset({"module", "class", "instance"})
-_DYNAMIC_TEXT = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__getattribute__\b")
-# A name quoted in a str (what `hasattr` and `getattr` guards test); a bytes literal names no attribute.
-_QUOTED_NAME = re.compile(r"""(?<![bB])(?<![bB][rR])(?<![rR][bB])['"]([A-Za-z_]\w*)['"]""")
+_DYNAMIC_TEXT = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__getattribute__\b|\bvars\s*\(")
+_TRAILING_QUOTED = re.compile(r"""['"][A-Za-z_]\w*['"][ \t]*\Z""")
 _SELF = ("self", "cls")
 _UNKNOWN_ROOTS = ("unittest.mock", "mock.", "typing.Any", "typing_extensions.Any")
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
@@ -103,9 +105,10 @@ class MemberLists:
             self._answers.clear()
 
     def lookup(self, left: str, right: str, receiver: str, path: str | None,
-               seconds: float | None = QUERY_SECONDS) -> Lookup:
+               seconds: float | None = QUERY_SECONDS, trailing_key: bool = False) -> Lookup:
         """The members of `receiver` written at the end of `left` (before its dot), within `seconds` (None: however
-        long jedi takes; past it, unknown, and the answer is kept for the next ask)."""
+        long jedi takes; past it, unknown, and the answer is kept for the next ask). `trailing_key`: a name quoted
+        at the end of `left` is a key (the cursor is in a brace's display), not an attribute's name."""
         future = self.prefetch(left, right, receiver, path)
         clock = time.perf_counter()
         try:
@@ -117,7 +120,9 @@ class MemberLists:
         if found.names is None:
             return found
         head = left[left.rfind("\n") + 1:]  # the cursor's line, which the question left out
-        extra = stored_attributes(head) | slot_names(head) | set(_QUOTED_NAME.findall(head))
+        if trailing_key:
+            head = _TRAILING_QUOTED.sub("", head)
+        extra = stored_attributes(head) | slot_names(head) | quoted_names(head)
         return replace(found, names=found.names | extra) if extra - found.names else found
 
     def _ask(self, code: str, line: int, column: int, path: str | None, receiver: str) -> Lookup:
@@ -145,6 +150,8 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
     jedi = judges_jedi()
     script = jedi.Script(code, path=path, project=analysis.project)
     inferred = script.infer(line, max(column - 1, 0))
+    if len(inferred) > 1:  # an optional receiver: None has no member but the dunders, which are never judged
+        inferred = [each for each in inferred if each.full_name != "builtins.NoneType"]
     if not inferred:
         return Lookup(None, "no type inferred")
     if len({each.full_name for each in inferred}) > 1:  # jedi lists the members of a union unreliably
@@ -158,9 +165,6 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
             return Lookup(None, f"a {each.type} receiver")
         if full_name.startswith(_UNKNOWN_ROOTS):
             return Lookup(None, f"a dynamic receiver ({full_name})")
-        if each.type == "instance" and receiver not in _SELF and not full_name.startswith("builtins."):
-            return Lookup(None, "an instance other than self's or a builtin type's (jedi's inference of other "
-                                "instances is not sure enough)")
         kinds.add(each.type)
         sources = _sources(each, None if path is None else Path(path))
         if isinstance(sources, str):
@@ -170,7 +174,7 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
             star = star or (each.type == "module" and not stub and "*" in source)
             extra |= source
     if kinds != {"module"} and _DYNAMIC_TEXT.search(code):
-        return Lookup(None, "the file sets attributes dynamically (setattr, __dict__, __getattr__)")
+        return Lookup(None, "the file sets attributes dynamically (setattr, vars, __dict__, __getattr__)")
     completions = script.complete(line, column)
     names = {completion.name for completion in completions}
     if "__getattr__" in names or "__getattr__" in extra:
@@ -182,7 +186,7 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
     names |= extra
     if not names:
         return Lookup(None, "no members listed")
-    names |= slot_names(code) | stored_attributes(code) | set(_QUOTED_NAME.findall(code))
+    names |= slot_names(code) | stored_attributes(code) | quoted_names(code)
     if receiver in _SELF:
         names |= subclass_names(code, line)
         span = class_lines(code, line)

@@ -84,6 +84,9 @@ class MemberSource:
     waited: float = 0.0  # seconds spent waiting on the analysis (the judge's added time)
     # The left context ends in code (not in a string or comment), where a receiver may be asked about.
     in_code: bool = True
+    # The innermost bracket open at the cursor is a brace: a name quoted just before it is a key or an element of a
+    # dict or set display (`{"path"` + `: self.path`), not what an attribute guard tests.
+    in_braces: bool = False
     # What the middle may owe (`_possibly_owed`), worked out at the first end asked about.
     owed: frozenset[str] | None = None
     owed_outside: _Owed | frozenset | None = None  # what a middle of one line must store (`attribute_debt`)
@@ -94,7 +97,8 @@ class MemberSource:
             found = self.answers[receiver] = Lookup(None, "the cursor is in a string or comment")
         if found is None:
             clock = time.perf_counter()
-            found = member_lists(self.analysis).lookup(self.left, self.right, receiver, self.path, self.seconds)
+            found = member_lists(self.analysis).lookup(self.left, self.right, receiver, self.path, self.seconds,
+                                                       trailing_key=self.in_braces)
             if found.names is None and found.reason and found.reason not in self.relaxed:
                 self.relaxed.append(found.reason)
             if not found.reason.startswith("the analysis took"):
@@ -164,6 +168,7 @@ class Members:
         members = Members(source, depth=depth)
         if statement is None:
             return replace(members, line_free=True)
+        source.in_braces = _innermost_bracket(statement) == "{"
         primed = members.feed(statement)
         if primed is None:
             return replace(members, line_free=True)
@@ -308,6 +313,17 @@ def _possibly_owed(left: str, right: str) -> frozenset[str]:
     defined = {name for pair in _DEFINED.findall(around) for name in pair if name}
     return frozenset(set(_LOADED.findall(right)) - stored_attributes(around) - slot_names(around) - defined
                      - set(_QUOTED_NAME.findall(around)) - set(dir(object)))
+
+
+def _innermost_bracket(terminals: list[str]) -> str | None:
+    """The bracket still open at the end of a statement's `terminals`, the innermost; None where none is."""
+    opened = []
+    for terminal in terminals:
+        if terminal in lx.OPENING_BRACKETS:
+            opened.append(terminal)
+        elif terminal in lx.CLOSING_BRACKETS and opened:
+            opened.pop()
+    return opened[-1] if opened else None
 
 
 def _is_dunder(name: str) -> bool:
