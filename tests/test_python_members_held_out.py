@@ -115,3 +115,21 @@ def test_a_local_instance_of_a_class_in_the_file_is_judged():
     assert judged(SUPERVISOR, "new_process.join()", "\n") == "complete"
     assert judged(SUPERVISOR, "new_process.target", "\n") == "complete"
     assert judged(SUPERVISOR, "new_process.started = True", "\n") == "complete"
+
+
+# uvicorn/server.py's shape: a comment's sentence ends with a period right before a local assignment.
+SERVER = """class Config:
+    def __init__(self, uds):
+        self.uds = uds
+
+
+def startup(config: Config):
+    # Create a socket using UNIX domain socket.
+    uds_perms = 0o666
+    if config.uds:
+        """
+
+
+def test_a_comments_period_before_an_assignment_stores_no_attribute():
+    assert judged(SERVER, "return config.uds_perms", "\n") == "refused"
+    assert judged(SERVER, "return config.uds or uds_perms", "\n") == "complete"

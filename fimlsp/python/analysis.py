@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _SLOTS = re.compile(r"\b__slots__\s*(?::[^=\n]*)?=\s*([\(\[\{][^\)\]\}]*[\)\]\}]|[^\n]*)", re.DOTALL)
-_ATTRIBUTE_STORE = re.compile(r"\.\s*([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)")
+# On one line: a sentence's period in a comment does not make the next line's assignment an attribute's.
+_ATTRIBUTE_STORE = re.compile(r"\.[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
 # A name quoted in a str (what `hasattr` and `getattr` guards test); a bytes literal names no attribute, nor a key
 # (`{"path": ...}`, `scope["path"]`: an ASGI scope's keys are not the protocol's attributes).
 _QUOTED_NAME = re.compile(r"""(?<![bB])(?<![bB][rR])(?<![rR][bB])['"]([A-Za-z_]\w*)['"]""")
