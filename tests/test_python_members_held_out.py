@@ -133,3 +133,11 @@ def startup(config: Config):
 def test_a_comments_period_before_an_assignment_stores_no_attribute():
     assert judged(SERVER, "return config.uds_perms", "\n") == "refused"
     assert judged(SERVER, "return config.uds or uds_perms", "\n") == "complete"
+
+
+def test_a_module_that_makes_globals_at_run_time_is_not_judged():
+    """ssl makes CERT_NONE with `_IntEnum._convert_` (uvicorn/config.py's `ssl_cert_reqs: int = ssl.CERT_NONE`)."""
+    left = "import ssl\n\nreqs = ssl."
+    source = MemberSource(ENVIRONMENT, left, "\n", seconds=None)
+    assert source.lookup("ssl").reason == "the module ssl makes globals at run time"
+    assert judged(left, "CERT_NONE", "\n") == "complete"

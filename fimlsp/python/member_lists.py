@@ -43,6 +43,8 @@ QUERY_SECONDS = 1.0  # the longest a judge waits on one receiver (jedi's first q
 _CACHED = 512  # answers kept per analysis
 _JUDGED_TYPES = frozenset({"module", "class", "instance"})
 _DYNAMIC_TEXT = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__getattribute__\b|\bvars\s*\(")
+# What makes a module's globals at run time: ssl's `_IntEnum._convert_('VerifyMode', ...)` makes CERT_NONE.
+_MODULE_GLOBALS = re.compile(r"\bglobals\s*\(\s*\)\s*(?:\.\s*update\b|\[)|\b_convert_\s*\(")
 _TRAILING_QUOTED = re.compile(r"""['"][A-Za-z_]\w*['"][ \t]*\Z""")
 _SELF = ("self", "cls")
 _UNKNOWN_ROOTS = ("unittest.mock", "mock.", "typing.Any", "typing_extensions.Any")
@@ -277,6 +279,8 @@ def _sources(name, document: Path | None) -> list[tuple[frozenset[str], bool]] |
             for value in values:
                 for each in {value, *convert_values([value])}:
                     file = each.get_root_context().py__file__()
+                    if file is not None and _MODULE_GLOBALS.search(_parsed(str(file))[1]):
+                        return f"the module {value.py__name__()} makes globals at run time"
                     if file is not None:
                         found.append((_module_names(str(file)), str(file).endswith(".pyi")))
             return found
