@@ -188,6 +188,24 @@ def test_a_module_the_files_other_imports_name_is_not_refused_next_to_them(proje
     assert not PYTHON.binds_names("import sys\n", "from zttq.arbiter import Arbiter\n", right, main, root)
 
 
+def test_a_submodule_that_a_package_installed_here_lacks_is_refused_though_the_file_names_the_package():
+    """The shipped model's middle of a held-out line of uvicorn's `__init__.py` (pyright: could not be resolved): the
+    file names uvicorn, which is installed here and has no `configuration_utils`; naming lets go only of a package
+    not installed here, which may be where the file runs."""
+    package = _package("uvicorn")
+    text = (package / "__init__.py").read_text()
+    cut = text.index("from uvicorn.main import")
+    right = text[text.index("\n", cut):]
+    path, root = str(package / "__init__.py"), str(package.parent)
+    middle = "from uvicorn.configuration_utils import (\n    Config)"
+    assert not PYTHON.binds_names(text[:cut], middle, right, path, root)
+    assert PYTHON.binds_names(text[:cut], "from uvicorn.main import Server, main, run", right, path, root)
+    folder, context = str(package), ("from uvicorn.config import Config\n", "")
+    assert module_may_exist("uvicorn.configuration_utils", 0, folder, (), context=context) is False
+    assert module_may_exist("uvicorn.conf", 0, folder, (), partial=True, context=context) is True
+    assert module_may_exist("uvicorn.zzz", 0, folder, (), partial=True, context=context) is False
+
+
 def _relative_imports(text: str):
     """The level of every relative import of a file, wherever it stands."""
     try:

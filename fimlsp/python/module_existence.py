@@ -77,11 +77,13 @@ def module_may_exist(module: str, level: int = 0, folder: str | None = None, roo
     `"pyfl"`): whether some module's name begins with it. `context`, the file's texts around the import statement
     (not the statement itself): a top-level module they name where a module may be named (`zttp.Request(...)`,
     `from gunicorn.workers import Worker`, `_named_in`) is one the file uses, which may be installed where it runs
-    though not here (None, not False). Reads folder listings only, kept two seconds."""
+    though not here (None, not False); a package installed here keeps its False for a submodule it lacks. Reads
+    folder listings only, kept two seconds."""
     found = _may_exist(module, level, folder, roots, environment, partial, _epoch())
-    if found is False and context and not level and _named_in(module.split(".")[0], partial and "." not in module,
-                                                               context):
-        return None
+    top, begun = module.split(".")[0], partial and "." not in module
+    if found is False and context and not level and _named_in(top, begun, context) and (
+            begun or _may_exist(top, 0, folder, roots, environment, False, _epoch()) is not True):
+        return None  # a package not installed here, which the file uses: not one installed here without the module
     return found
 
 
