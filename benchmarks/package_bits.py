@@ -3,36 +3,32 @@
 other held-out splits on the same text.
 
 Each file is predicted from an end of sequence in windows of the model's context (`heldout_loss`, as a model's
-own evaluation does); the files are the packages' modules of at least 2 kB in a seeded order, up to --bytes.
+own evaluation does); the files are the packages' modules of at least 2,000 characters in a seeded order, up
+to --bytes.
 
-    python benchmarks/package_bits.py fimlsp/weights/default OTHER_MODEL_DIR [--bytes 400000]
+    PYTHONPATH=. python benchmarks/package_bits.py fimlsp/weights/default OTHER_MODEL_DIR [--bytes 400000]
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import random
 from pathlib import Path
 
 from fimlsp.training.corpus import BENCHMARK_PACKAGES
 from fimlsp.training.evaluate import heldout_loss, load_model
 from fimlsp.training.tokenizer import load_tokenizer
+from harness.corpus import package_files
 
-MIN_FILE_BYTES = 2000
+MIN_FILE_CHARS = 2000
 
 
-def package_files(seed: int) -> list[Path]:
+def package_texts(seed: int) -> list[str]:
     """The installed benchmark packages' modules, shuffled by the seed (the same list for every model)."""
-    files = []
-    for package in sorted(BENCHMARK_PACKAGES):
-        spec = importlib.util.find_spec(package)
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        for location in spec.submodule_search_locations:
-            files += sorted(path for path in Path(location).rglob("*.py") if path.stat().st_size >= MIN_FILE_BYTES)
-    random.Random(seed).shuffle(files)
-    return files
+    texts = [text for package in sorted(BENCHMARK_PACKAGES) for _path, text in package_files(package, 10**9)
+             if len(text) >= MIN_FILE_CHARS]
+    random.Random(seed).shuffle(texts)
+    return texts
 
 
 def main() -> int:
@@ -43,11 +39,10 @@ def main() -> int:
     args = parser.parse_args()
     import torch
 
-    files = package_files(args.seed)
-    if not files:
+    texts = package_texts(args.seed)
+    if not texts:
         raise SystemExit(f"none of the benchmarks' packages is installed ({', '.join(sorted(BENCHMARK_PACKAGES))}):"
                          " pip install -e '.[test]'")
-    texts = [path.read_text(encoding="utf-8") for path in files]
     print("| model | files | bytes | tokens | loss (nats/token) | bits per byte |")
     print("|---|---|---|---|---|---|")
     for folder in args.models:

@@ -20,7 +20,7 @@ def test_fimlsp_train_without_options_is_the_shipped_models_recipe():
     card = (folder / CARD).read_text()
     commands = rebuild_commands(record, "fimlsp/weights/default")
     assert len(commands) == len(runs) and all(command in card for command in commands)
-    assert "the recipe that `fimlsp train` runs without options" in card
+    assert f"These {len(runs)} runs are the recipe that `fimlsp train` runs without options" in card
 
 
 def test_the_gpu_recipe_takes_every_file_fits_nine_minutes_and_comes_back_in_few_small_parts():
