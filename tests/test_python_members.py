@@ -13,7 +13,8 @@ import pytest
 from fimlsp.python.analysis import Analysis, analysis_for
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.member_lists import member_lists
-from fimlsp.python.members import Members, MemberSource, attribute_debt, ends_in_code
+from fimlsp.python.attribute_debt import attribute_debt
+from fimlsp.python.members import Members, MemberSource, ends_in_code
 from fimlsp.python.quotient import quotient
 from harness.corpus import STDLIB, stdlib_files
 

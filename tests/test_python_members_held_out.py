@@ -141,3 +141,68 @@ def test_a_module_that_makes_globals_at_run_time_is_not_judged():
     source = MemberSource(ENVIRONMENT, left, "\n", seconds=None)
     assert source.lookup("ssl").reason == "the module ssl makes globals at run time"
     assert judged(left, "CERT_NONE", "\n") == "complete"
+
+
+# uvicorn/protocols/http/zttp_impl.py's RequestResponseCycle: its flags are stored as bools only.
+FLAGS = """class RequestResponseCycle:
+    def __init__(self, transport):
+        self.transport = transport
+        self.response_complete = False
+        self.retries: int = 0
+
+    def finish(self):
+        self.response_complete = True  # the last body part was sent
+
+    async def receive(self):
+        if self.response_complete:
+            """
+
+
+def test_an_attribute_stored_only_as_literals_of_one_type_is_judged_by_that_type():
+    """jedi reads `self.response_complete` as the literal False; every store of it is a bool, so it is a bool (the
+    shipped model wrote `self.response_complete.close()`, which pyright flags)."""
+    assert judged(FLAGS, "self.response_complete.close()", "\n") == "refused"
+    assert judged(FLAGS, "return self.response_complete.real", "\n") == "complete"
+    assert judged(FLAGS, "self.retries.close()", "\n") == "refused"
+    assert judged(FLAGS, "return self.retries.bit_length()", "\n") == "complete"
+
+
+def test_an_attribute_stored_otherwise_too_is_not_judged_by_a_literal():
+    """Another value, an augmented assignment, a class body's name, a base class, or the middle's own store: the
+    literal jedi read says nothing of the attribute's type."""
+    others = {
+        "another value": FLAGS.replace("= True", "= transport.closed"),
+        "an augmented assignment": FLAGS.replace("= True  #", "|= transport.closed  #"),
+        "a target list": FLAGS.replace("= True  #", ", self.transport = None, None  #"),
+        "the class body's": FLAGS.replace("Cycle:\n", "Cycle:\n    response_complete: object\n\n"),
+        "a base class": FLAGS.replace("class RequestResponseCycle:", "class RequestResponseCycle(Cycle):"),
+    }
+    for why, left in others.items():
+        assert judged(left, "self.response_complete.close()", "\n") == "complete", why
+    stored = "self.response_complete = open(self.transport)\n            self.response_complete.close()"
+    assert judged(FLAGS, stored, "\n") == "complete"
+
+
+def test_the_member_the_right_context_writes_after_the_middle_is_judged():
+    """fastapi/utils.py: `operation_id = ` + `re` + `.sub(...)`; the shipped model wrote `operation_id` there, a str,
+    which has no `sub`."""
+    left = ("import re\n\n\ndef generate_operation_id(name, path, method):\n"
+            "    operation_id = f\"{name}{path}\"\n    operation_id = ")
+    right = ".sub(r\"\\W\", \"_\", operation_id)\n    return operation_id\n"
+    assert judged(left, "re", right) == "complete"
+    assert judged(left, "operation_id", right) == "incomplete"
+    assert judged(left, "f\"{operation_id}_{method.lower()}\"\n    operation_id", right) == "incomplete"
+    assert judged(left, "operation_id.strip()\n    operation_id = re", right) == "complete"
+    assert judged("import os\n\n\ndef f(p):\n    return ", "os.path", ".join(p)\n") == "complete"
+    assert judged("import os\n\n\ndef f(p):\n    return ", "os.path", ".joinn(p)\n") == "incomplete"
+    assert judged("class C:\n    def f(self, p):\n        ", "self", ".p = p\n") == "complete"
+
+
+def test_a_string_literals_members_are_a_strs_or_a_bytes():
+    """The same cut: the shipped model then wrote `f"{operation_id}_{method.lower()}"` before `.sub(...)`."""
+    left = "def generate_operation_id(name, path, method):\n    operation_id = "
+    right = ".sub(r\"\\W\", \"_\", operation_id)\n    return operation_id\n"
+    assert judged(left, "f\"{name}_{method.lower()}\"", right) == "incomplete"
+    assert judged(left, "\"-\".joinn(path)", "\n") == "refused"
+    for middle in ("\"-\".join(path)", "b\"-\".decode()", "\"{}\".format(name).upper()", "\"a\" \"b\".upper()"):
+        assert judged(left, middle, "\n") == "complete", middle

@@ -15,10 +15,12 @@ subclasses of their class bind in their bodies (a base's method may load what th
 the same receiver anywhere in the file, the names it quotes (what `hasattr` and `getattr` guards test; not a dict
 display's keys nor a subscript's: `{"path": ...}`, `scope["path"]`), the names the file stores as an attribute of
 anything, and every `__slots__` name. An optional receiver (`Form | None`) is judged by its other type: None has no
-member but the dunders. A receiver is unknown (None, with the reason): no inferred type or several (with dynamic
-parameters off, jedi infers an instance from an annotation or an assignment, and several where branches assign
-differently); a class with a base whose source cannot be read (a compiled base without a stub, or a stub without its
-implementation outside `builtins`: a stub leaves out the attributes its methods set); `Any`, a mock, a function; a
+member but the dunders. An attribute jedi reads as one assignment's literal is judged by its type where every
+store of it is a literal of that type (`fimlsp.python.literal_attributes`). A receiver is unknown (None, with the
+reason): no inferred type or several (with dynamic parameters off, jedi infers an instance from an annotation or an
+assignment, and several where branches assign differently); another literal; a class with a base whose source
+cannot be read (a compiled base without a stub, or a stub without its implementation outside `builtins`: a stub
+leaves out the attributes its methods set); `Any`, a mock, a function; a
 class or module with `__getattr__` or a custom `__getattribute__`, or whose source (or, for a class object, its
 metaclass's) sets attributes dynamically.
 """
@@ -37,6 +39,8 @@ from pathlib import Path
 
 from fimlsp.python.analysis import (Analysis, Lookup, judges_jedi, quoted_names, slot_names, stored_attributes,
                                     used_after)
+from fimlsp.python.class_text import class_around, class_lines, in_plain_class, subclass_names
+from fimlsp.python.literal_attributes import literal_type
 from fimlsp.python.syntax import parsed
 
 QUERY_SECONDS = 1.0  # the longest a judge waits on one receiver (jedi's first query in a workspace loads stubs)
@@ -47,17 +51,12 @@ _DYNAMIC_TEXT = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__get
 _MODULE_GLOBALS = re.compile(r"\bglobals\s*\(\s*\)\s*(?:\.\s*update\b|\[)|\b_convert_\s*\(")
 _TRAILING_QUOTED = re.compile(r"""['"][A-Za-z_]\w*['"][ \t]*\Z""")
 _SELF = ("self", "cls")
+_LITERAL = "a literal value inferred (one assignment's, not the receiver's type)"
 _UNKNOWN_ROOTS = ("unittest.mock", "mock.", "typing.Any", "typing_extensions.Any")
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
 _INDENT = re.compile(r"[ \t]*")
 # Class decorators that add no attribute a class body does not name (or only dunders).
 _PLAIN_DECORATOR = re.compile(r"@(?:dataclasses\.)?dataclass\b|@(?:functools\.)?total_ordering\b|@(?:typing\.)?final\b")
-_CLASS_LINE = re.compile(r"([ \t]*)class\b")
-_CLASS_NAME = re.compile(r"([ \t]*)class[ \t]+(\w+)")
-_CLASS_HEAD = re.compile(r"^([ \t]*)class[ \t]+(\w+)[ \t]*(\([^)]*\))?", re.MULTILINE)
-# A statement of a class body that binds names: a definition, or an assignment's (or annotation's) targets.
-_BODY_BINDING = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)"
-                           r"|^[ \t]*(\w+(?:[ \t]*,[ \t]*\w+)*)[ \t]*,?[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
 
 
 def query_code(left: str, right: str, receiver: str) -> tuple[str, int, int]:
@@ -169,6 +168,9 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
             return Lookup(None, f"a dynamic receiver ({full_name})")
         kinds.add(each.type)
         sources = _sources(each, None if path is None else Path(path))
+        if sources == _LITERAL:
+            kind = literal_type(code, receiver, full_name, in_plain_class(code, line))
+            sources = sources if kind is None else [(frozenset(dir(kind)), False)]
         if isinstance(sources, str):
             return Lookup(None, sources)
         for source, stub in sources:
@@ -195,7 +197,7 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
         above = code.split("\n")[span[0] - 1].strip() if span and span[0] else ""
         if above.startswith("@") and not _PLAIN_DECORATOR.match(above):
             return Lookup(None, f"the class is decorated ({above[:40]}): the decorator may add attributes")
-        loads = re.findall(r"(?<![\w.])" + receiver + r"[ \t]*\.[ \t]*(\w+)", _class_around(code, line))
+        loads = re.findall(r"(?<![\w.])" + receiver + r"[ \t]*\.[ \t]*(\w+)", class_around(code, line))
         owed = {name for name in loads if not name.startswith("__")}
         if owed - names:  # a base meant to be subclassed (_markupbase.ParserBase calls self.handle_comment)
             return Lookup(None, f"the class loads attributes on {receiver} that it does not define "
@@ -203,65 +205,6 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
     if receiver:
         names |= used_after(receiver, code)
     return Lookup(frozenset(names), "", frozenset(kinds), from_stub, star)
-
-
-def class_lines(code: str, line: int) -> tuple[int, int] | None:
-    """The lines (0-based, end excluded) of the innermost class statement of `code` that holds `line` (1-based), by
-    indentation; None where none does."""
-    lines = code.split("\n")
-    depth = len(_INDENT.match(lines[line - 1]).group())
-    start = line - 1
-    while start > 0:
-        start -= 1
-        match = _CLASS_LINE.match(lines[start])
-        if match and len(match.group(1)) < depth:
-            break
-        text = lines[start]
-        if text.strip() and not text.lstrip().startswith("#"):
-            depth = min(depth, len(_INDENT.match(text).group()))
-    else:
-        return None
-    indent = len(_CLASS_LINE.match(lines[start]).group(1))
-    end = start + 1
-    while end < len(lines) and (not lines[end].strip() or lines[end].lstrip().startswith("#")
-                                or len(_INDENT.match(lines[end]).group()) > indent):
-        end += 1
-    return start, end
-
-
-def subclass_names(code: str, line: int) -> set[str]:
-    """The names that the file's subclasses (direct or not) of the class around `line` (1-based) bind in their
-    bodies: a base's method may load what only its subclasses define (xml.dom's DOMException._get_code returns
-    self.code, which IndexSizeErr and its other subclasses set in their bodies). Their methods' stores are the
-    file's stored attributes, counted anyway."""
-    span = class_lines(code, line)
-    if span is None:
-        return set()
-    lines = code.split("\n")
-    family = {_CLASS_NAME.match(lines[span[0]]).group(2)}
-    heads = [(match.group(2), set(re.findall(r"\w+", match.group(3) or "")), code.count("\n", 0, match.start()))
-             for match in _CLASS_HEAD.finditer(code)]
-    names: set[str] = set()
-    grew = True
-    while grew:
-        grew = False
-        for name, bases, start in heads:
-            if name not in family and bases & family:
-                family.add(name)
-                grew = True
-                indent = len(_INDENT.match(lines[start]).group())
-                end = start + 1
-                while end < len(lines) and (not lines[end].strip() or len(_INDENT.match(lines[end]).group()) > indent):
-                    end += 1
-                for statement in _BODY_BINDING.finditer("\n".join(lines[start + 1:end])):
-                    names.update(part.strip() for part in (statement.group(1) or statement.group(2)).split(","))
-    return names
-
-
-def _class_around(code: str, line: int) -> str:
-    """The text of the innermost class statement that holds `line` (1-based) of `code`."""
-    span = class_lines(code, line)
-    return "" if span is None else "\n".join(code.split("\n")[span[0]:span[1]])
 
 
 def _sources(name, document: Path | None) -> list[tuple[frozenset[str], bool]] | str:
@@ -291,7 +234,7 @@ def _sources(name, document: Path | None) -> list[tuple[frozenset[str], bool]] |
         if any(not value.is_class() and not hasattr(value, "class_value") for value in values):
             # A compiled literal (`self.sys_import = None` infers the value None): jedi read one assignment or a
             # default, not the attribute's type (lib2to3's fix_exitfunc later loads self.sys_import.parent).
-            return "a literal value inferred (one assignment's, not the receiver's type)"
+            return _LITERAL
         classes = [value if value.is_class() else value.class_value for value in values]
         seen: set[int] = set()
         while classes:

@@ -7,7 +7,8 @@ receiver's members, and while the name is being written (a token may end mid-nam
 (`admits`, a prefix search in the sorted members). What it never refuses, so that no middle Python accepts is
 refused:
 - a receiver whose members are unknown (`Lookup.names` None: no type, `Any`, `__getattr__`, `setattr`, mocks, a
-  query past its time bound) or that is not a plain chain of names (`f().x`, `"s".join`);
+  query past its time bound) or that is not a plain chain of names (`f().x`; a string literal's members are a
+  str's or a bytes': `"-".join`);
 - a receiver whose first name the middle wrote other than as a receiver (a new binding: `x = Foo()`, a
   parameter, a `for` target), and `self`/`cls` once the middle writes `def`, `class` or `lambda`;
 - inside brackets, a receiver that is not a module, `self` or `cls` (a comprehension may bind it after use);
@@ -21,27 +22,23 @@ answer is kept per completion (`MemberSource`), so a finish search reads a cache
 string or a comment, the receiver could not stand there, and is not judged. Dunders (`self.__class__`) and chains
 through them are never judged.
 
-Attribute debt: a middle in `__init__` ends only where the attributes that the class around it loads on `self`/`cls`
-outside the middle are assigned somewhere (`attribute_debt`), as the name judge's ends need the right context's
+Attribute debt (`fimlsp.python.attribute_debt`): a middle ends only where the attributes that the class around it
+loads on `self`/`cls` outside the middle are assigned somewhere, as the name judge's ends need the right context's
 names bound.
-For a middle of one line the class is parsed once per completion; a file whose right context loads no attribute
-that nothing around the middle stores owes nothing, unparsed.
 """
 
 from __future__ import annotations
 
-import ast
 import bisect
 import re
 import time
 from dataclasses import dataclass, field, replace
 
 from fimlsp.python import lexemes as lx
-from fimlsp.python.analysis import Analysis, Lookup, slot_names, stored_attributes
-from fimlsp.python.class_facts import binds_receiver, meant_for_subclasses, sets_up_state
+from fimlsp.python.analysis import Analysis, Lookup
+from fimlsp.python.attribute_debt import AttributeDebt
 from fimlsp.python.folding import fold
-from fimlsp.python.member_lists import QUERY_SECONDS, class_lines, member_lists
-from fimlsp.python.syntax import parsed
+from fimlsp.python.member_lists import QUERY_SECONDS, member_lists
 
 _FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del"})
 _DEFINING = frozenset({"def", "class", "lambda"})
@@ -53,9 +50,13 @@ _TARGET_STARTS = frozenset({lx.NEWLINE, lx.INDENT, lx.DEDENT, ";", "for", "as"})
 # `for` target's `in` (or a line continuation, not read further).
 _STORE_AFTER = re.compile(r"[ \t]*(?:=(?!=)|:(?!=)|,|\)|\]|in\b|\\)")
 _LIST_NEXT = frozenset({",", ")", "]"})
+# A string literal as a receiver (its chain), and its members: a str's or a bytes' (the lexer does not say which).
+_LITERAL = '"'
+_STRING_MEMBERS = sorted(set(dir(str)) | set(dir(bytes)))
+# The right context's member after the middle's chain: after its dot, or after the chain.
+_NAME_NEXT = re.compile(r"[ \t]*([A-Za-z_]\w*)")
+_MEMBER_NEXT = re.compile(r"[ \t]*\.[ \t]*([A-Za-z_]\w*)")
 _STORED_LATER = re.compile(r"[^\n]*(?:=|\bin\b|\\\n)")
-_DYNAMIC_ATTRIBUTES = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__setattr__\b")
-_QUOTED_NAME = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
 _SELF = frozenset({"self", "cls"})
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
@@ -87,9 +88,7 @@ class MemberSource:
     # The innermost bracket open at the cursor is a brace: a name quoted just before it is a key or an element of a
     # dict or set display (`{"path"` + `: self.path`), not what an attribute guard tests.
     in_braces: bool = False
-    # What the middle may owe (`_possibly_owed`), worked out at the first end asked about.
-    owed: frozenset[str] | None = None
-    owed_outside: _Owed | frozenset | None = None  # what a middle of one line must store (`attribute_debt`)
+    debt: AttributeDebt | None = None  # what the middle may owe, worked out at the first end asked about
 
     def lookup(self, receiver: str) -> Lookup:
         found = self.answers.get(receiver)
@@ -116,24 +115,11 @@ class MemberSource:
 
     def attribute_debt(self, text: str) -> frozenset[str]:
         """The attributes that the class around the cursor loads on `self`/`cls` outside the middle and that
-        nothing in the whole file `text` (which compiles) assigns: what the middle was to assign (see
-        `attribute_debt`)."""
-        if not (text.startswith(self.left) and text.endswith(self.right)):
-            return frozenset()
-        if self.owed is None:
-            self.owed = _possibly_owed(self.left, self.right)
-        middle = text[len(self.left):len(text) - len(self.right)]
-        if not self.owed or not self.owed - stored_attributes(middle):
-            return frozenset()  # the whole file's parse below only where the middle may leave something unassigned
-        if "\n" in middle or _CLASS_WORD.search(middle):
-            return attribute_debt(text, len(self.left), len(text) - len(self.right))
-        if self.owed_outside is None:  # the same for every middle of one line: a class parsed once a completion
-            self.owed_outside = attribute_debt(text, len(self.left), len(text) - len(self.right), outside=True)
-        owed = self.owed_outside
-        if not owed or not (owed.set_up or owed.init_receiver and re.search(
-                r"(?<![\w.])" + owed.init_receiver + r"[ \t]*\.[ \t]*\w+[ \t]*(?::[^=\n]*)?=(?!=)", middle)):
-            return frozenset()  # no state set up in __init__ (but by the middle): a base meant to be subclassed
-        return owed.names - _stored_in(middle)
+        nothing in the whole file `text` (which compiles) assigns: what the middle was to assign
+        (`fimlsp.python.attribute_debt`)."""
+        if self.debt is None:
+            self.debt = AttributeDebt(self.left, self.right)
+        return self.debt.owed(text)
 
     @property
     def reason(self) -> str:
@@ -154,6 +140,7 @@ class Members:
     written: frozenset[str] = frozenset()  # names the middle wrote other than as a receiver's first name
     # (receiver, name) the middle may have stored (`self.vbar = Scrollbar()`): members of it from then on
     stored: frozenset[tuple[str, str]] = frozenset()
+    assigned: frozenset[tuple[str, ...]] = frozenset()  # chains the middle assigned (`self.x = ...`, `self.x: T =`)
     defining: bool = False
     line_free: bool = False
     depth: int = 0  # brackets open, the left context's included
@@ -193,7 +180,23 @@ class Members:
         lexer settles, and `rest` the right context from there: a name that is not a member only before a store."""
         if self.unstored:
             return _STORED_LATER.match(rest) is not None
-        return not self.pending or _STORE_AFTER.match(rest) is not None
+        if self.pending:
+            return _STORE_AFTER.match(rest) is not None
+        return self._right_member_fits(rest)
+
+    def _right_member_fits(self, rest: str) -> bool:
+        """The name the right context writes after the dot that follows the middle's chain is a member of it
+        (`operation_id` + `.sub(...)`, where `operation_id` is a str, is refused), or stored."""
+        if not self.chain and self.previous != lx.STRING:
+            return True
+        after = (_NAME_NEXT if self.dotted else _MEMBER_NEXT).match(rest)
+        if after is None:
+            return True
+        dotted = self if self.dotted else replace(self, chain=self.chain or (_LITERAL,), dotted=True)
+        allowed, name = dotted._allowed(), after.group(1)
+        if allowed is None or name in allowed or dotted._private_open(name) or _is_dunder(name):
+            return True
+        return self.target and _STORE_AFTER.match(rest, after.end()) is not None
 
     def first_member(self, begun: str = "", dot: bool = False) -> str | None:
         """The shortest member that `begun` begins, where a member must follow (`dot`: after the dot being
@@ -210,12 +213,16 @@ class Members:
     def _private_open(self, name: str) -> bool:
         """A private name of a receiver whose members come from a stub (stubs leave private names out), or a
         constant of a module that star-imports (a platform's constants)."""
+        if self.chain == (_LITERAL,):
+            return False
         found = self.source.lookup(".".join(self.chain))
         return (name.startswith("_") and found.from_stub) or (found.open_constants and _CONSTANT.match(name) is not None)
 
     def _allowed(self) -> list[str] | None:
         """The receiver's members, sorted; None where any name goes."""
         chain = self.chain
+        if chain == (_LITERAL,) and not self.line_free:
+            return _STRING_MEMBERS
         if self.line_free or not chain or not _judgeable(chain):
             return None
         root = chain[0]
@@ -224,6 +231,8 @@ class Members:
         if self.root_previous == ".":
             return None
         receiver = ".".join(chain)
+        if chain in self.assigned:
+            return None  # the middle assigned it (`self.x = open(p)`): it holds what the middle stored
         found = self.source.lookup(receiver)
         if found.names is None:
             return None
@@ -265,9 +274,13 @@ class Members:
                                or (self.previous in (",", "=") and not self.depth))
         elif terminal == "." and self.chain and not self.dotted:
             changes["dotted"] = True
+        elif terminal == "." and self.previous == lx.STRING:  # `"-".join`: a str's (or a bytes') member
+            changes.update(chain=(_LITERAL,), dotted=True, target=False)
         else:
             if self.chain and not self.dotted and len(self.chain) == 1:
                 changes["written"] = self.written | {self.chain[0]}
+            if self.target and len(self.chain) > 1 and not self.dotted and terminal in ("=", ":"):
+                changes["assigned"] = self.assigned | {self.chain}
             changes.update(chain=(), dotted=False)
             if terminal in _DEFINING:
                 changes["defining"] = True
@@ -276,43 +289,6 @@ class Members:
             elif terminal in lx.CLOSING_BRACKETS:
                 changes["depth"] = max(self.depth - 1, 0)
         return replace(self, **changes)
-
-
-_LOADED = re.compile(r"\.[ \t]*([A-Za-z_]\w*)(?![ \t]*(?::[^=\n]*)?=(?!=))")
-_DEFINED = re.compile(r"\b(?:def|class)[ \t]+([A-Za-z_]\w*)|^[ \t]+([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)",
-                      re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class _Owed:
-    """What a middle of one line owes whatever it is, where the class's `__init__` sets up its state outside the
-    middle (`set_up`) or the middle is in `__init__`, whose first parameter is `init_receiver`, and stores on it."""
-
-    names: frozenset[str]
-    set_up: bool
-    init_receiver: str | None
-
-
-_CLASS_WORD = re.compile(r"\bclass\b")
-# What a middle may store or define: an attribute before an assignment (augmented too), a target list's comma or
-# bracket or a `for` target's `in`; a name before an assignment; a function or class name; a quoted name.
-_MIDDLE_STORES = re.compile(r"\.[ \t]*([A-Za-z_]\w*)[ \t]*(?:[-+*/%&|^@<>]{0,2}=(?!=)|:|,|\)|\]|in\b)"
-                            r"|\b([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)|\b(?:def|class)[ \t]+([A-Za-z_]\w*)"
-                            r"|['\"]([A-Za-z_]\w*)['\"]")
-
-
-def _stored_in(middle: str) -> set[str]:
-    """Every name a middle of one line may store as an attribute or bind in a class body (more, never fewer)."""
-    return {name for group in _MIDDLE_STORES.findall(middle) for name in group if name}
-
-
-def _possibly_owed(left: str, right: str) -> frozenset[str]:
-    """Every attribute the right context loads that nothing in the file around the middle stores, defines or names:
-    a superset of any `attribute_debt` (which then needs the middle to store one of them)."""
-    around = left + right
-    defined = {name for pair in _DEFINED.findall(around) for name in pair if name}
-    return frozenset(set(_LOADED.findall(right)) - stored_attributes(around) - slot_names(around) - defined
-                     - set(_QUOTED_NAME.findall(around)) - set(dir(object)))
 
 
 def _innermost_bracket(terminals: list[str]) -> str | None:
@@ -334,97 +310,6 @@ def _judgeable(chain: list[str] | tuple[str, ...]) -> bool:
     """A chain whose members may be judged: names, none a dunder (`self.__class__` is the class, whose members are
     not the instance's; a module's `__spec__` is not a module)."""
     return all(part.isidentifier() and not _is_dunder(part) for part in chain)
-
-
-def attribute_debt(text: str, start: int, end: int, outside: bool = False):
-    """The attributes that the innermost class holding the middle (`text[start:end]`), where its `__init__` sets
-    up its state, loads on its methods' first parameter after the middle and not before it, that neither the class
-    nor anything in the file assigns (an attribute store on any receiver, the class body's names, `__slots__`) and
-    that no string of the file names (`getattr(self, "x")` guards). Classes whose attributes may come from elsewhere
-    owe nothing: bases other than `object`, decorators, keywords (a metaclass), and files that set attributes
-    dynamically (`setattr`, `__dict__`, `__getattr__`, `__setattr__`). `outside`, for a middle of one line: `_Owed`,
-    what the middle's line outside it and the rest of the file leave unassigned, whatever the middle (the middle's
-    own stores not counted, nor those of the code beside it on its line, which the file's stores found by pattern
-    count)."""
-    if _DYNAMIC_ATTRIBUTES.search(text):
-        return frozenset()
-    first_line, last_line = text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1
-    tree = _class_tree(text, first_line)
-    if tree is None:
-        return frozenset()
-    holder = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.lineno <= first_line and (node.end_lineno or 0) >= last_line:
-            if holder is None or node.lineno > holder.lineno:
-                holder = node
-    if holder is None or holder.decorator_list or holder.keywords or meant_for_subclasses(holder) or any(
-            not (isinstance(base, ast.Name) and base.id == "object") for base in holder.bases):
-        return frozenset()
-    around = text[:start] + "\n" + text[end:] if outside else text
-    assigned = stored_attributes(around) | slot_names(around) | set(_QUOTED_NAME.findall(around)) | set(dir(object))
-    left_out = first_line if outside else 0  # the line whose statements are the middle's
-    for statement in holder.body:  # the class body's names, in conditional blocks too (`if os.name != "nt": def`)
-        for node in ast.walk(statement):
-            if getattr(node, "lineno", 0) == left_out:
-                continue
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                assigned.add(node.id)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                assigned.add(node.name)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                assigned.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-    if not any(isinstance(method, ast.FunctionDef) and method.name == "__init__"
-               and method.lineno < first_line <= (method.end_lineno or 0) for method in holder.body):
-        return frozenset()  # owed only by `__init__`: a method may load what subclasses define (idlelib's
-        # SearchDialogBase.open loads self.default_command)
-    set_up = sets_up_state(holder, left_out)
-    if not set_up and not outside:
-        return frozenset()  # a base meant to be subclassed (its attributes are its subclasses')
-    loads, excused = set(), set()
-    for method in holder.body:
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args or any(
-                not binds_receiver(decorator) for decorator in method.decorator_list):
-            continue
-        receiver = method.args.args[0].arg
-        for node in ast.walk(method):
-            if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)
-                    and isinstance(node.value, ast.Name) and node.value.id == receiver):
-                if node.lineno < first_line:
-                    excused.add(node.attr)  # loaded before the middle too: unassigned whatever the middle
-                elif node.lineno > last_line:
-                    loads.add(node.attr)
-            elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load) and node.lineno != left_out:
-                assigned.add(node.attr)
-    if outside:
-        init = next((method for method in holder.body if isinstance(method, ast.FunctionDef)
-                     and method.name == "__init__" and method.args.args
-                     and method.lineno < first_line <= (method.end_lineno or 0)), None)
-        return _Owed(frozenset(loads - assigned - excused), set_up, init and init.args.args[0].arg)
-    return frozenset(loads - assigned - excused)
-
-
-def _class_tree(text: str, line: int) -> ast.Module | None:
-    """A tree of `text` that holds the class around `line` (1-based) with its own line numbers: the class's lines
-    alone where they parse so (a finish search asks of many texts), else the whole text; None where neither parses
-    or the class is decorated."""
-    span = class_lines(text, line)
-    if span is not None:
-        lines = text.split("\n")
-        first, last = span
-        if first and lines[first - 1].lstrip().startswith("@"):
-            return None
-        if first and lines[first][:1] in (" ", "\t"):
-            block = "\n" * (first - 1) + "if 1:\n" + "\n".join(lines[first:last])
-        else:
-            block = "\n" * first + "\n".join(lines[first:last])
-        try:
-            return parsed(block)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            pass
-    try:
-        return parsed(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
 
 
 _SORTED: dict[int, tuple[frozenset[str], list[str]]] = {}

@@ -1,0 +1,216 @@
+"""Attribute debt (issue 49, item 2): a middle ends only where the attributes that the class around it loads on
+`self`/`cls` outside the middle are assigned or defined somewhere, as the name judge's ends need the right context's
+names bound (`fimlsp.python.members` asks at each end).
+
+Owed only where the class's text is the whole truth of its instances: no base but `object`, no decorator or class
+keyword, no dynamic attributes in the file. And then only by a middle in `__init__` of a class whose `__init__`
+sets up its state (a method may load what subclasses define), or anywhere in a typed class (every method outside
+the middle annotates its return), whose loads a type checker holds to the class's own definitions: uvicorn's
+BaseReload.run calls `self.startup()`, and a middle that drops `def startup` owes it.
+For a middle of one line the class is parsed once per completion; a file whose context loads no attribute that
+nothing around the middle stores owes nothing, unparsed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from fimlsp.python.analysis import slot_names, stored_attributes
+from fimlsp.python.class_facts import binds_receiver, meant_for_subclasses, sets_up_state
+from fimlsp.python.class_text import class_lines, in_plain_class, subclass_names
+from fimlsp.python.syntax import parsed
+
+_DYNAMIC_ATTRIBUTES = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__setattr__\b")
+_QUOTED_NAME = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
+# An attribute loaded on `self` or `cls` (not stored), where a typed class may owe it wherever it is.
+_SELF_LOADED = re.compile(r"(?<![\w.])(?:self|cls)[ \t]*\.[ \t]*([A-Za-z_]\w*)(?![ \t]*(?::[^=\n]*)?=(?!=))")
+_IGNORED = re.compile(r"#[ \t]*(?:type|pyright):[ \t]*ignore")
+
+
+class AttributeDebt:
+    """What the middles of one completion owe, with what is the same for all of them worked out once."""
+
+    def __init__(self, left: str, right: str):
+        self.left, self.right = left, right
+        self._possibly: frozenset[str] | None = None  # `_possibly_owed`, at the first end asked about
+        self._outside: _Owed | frozenset | None = None  # what a middle of one line must store (`attribute_debt`)
+
+    def owed(self, text: str) -> frozenset[str]:
+        """The attributes the middle of the whole file `text` (which compiles) leaves owed (`attribute_debt`), of
+        those the file around it loads and nowhere defines (`_possibly_owed`: a mixin's method may load what a
+        sibling class of the file defines)."""
+        if not (text.startswith(self.left) and text.endswith(self.right)):
+            return frozenset()
+        if self._possibly is None:
+            self._possibly = _possibly_owed(self.left, self.right)
+        middle = text[len(self.left):len(text) - len(self.right)]
+        if not self._possibly or not self._possibly - stored_attributes(middle):
+            return frozenset()  # the whole file's parse below only where the middle may leave something unassigned
+        if "\n" in middle or _CLASS_WORD.search(middle):
+            return attribute_debt(text, len(self.left), len(text) - len(self.right)) & self._possibly
+        if self._outside is None:  # the same for every middle of one line: a class parsed once a completion
+            self._outside = attribute_debt(text, len(self.left), len(text) - len(self.right), outside=True)
+        owed = self._outside
+        # The middle's whole line: a middle that begins or ends in a name stores what the line's text says.
+        line_end = text.find("\n", len(text) - len(self.right))
+        line = text[text.rfind("\n", 0, len(self.left)) + 1:len(text) if line_end < 0 else line_end]
+        if not owed or not (owed.typed or owed.set_up or owed.init_receiver and re.search(
+                r"(?<![\w.])" + owed.init_receiver + r"[ \t]*\.[ \t]*\w+[ \t]*(?::[^=\n]*)?=(?!=)", line)):
+            return frozenset()  # no state set up in __init__ (but by the middle): a base meant to be subclassed
+        return (owed.names & self._possibly) - _stored_in(line)
+
+
+_LOADED = re.compile(r"\.[ \t]*([A-Za-z_]\w*)(?![ \t]*(?::[^=\n]*)?=(?!=))")
+_DEFINED = re.compile(r"\b(?:def|class)[ \t]+([A-Za-z_]\w*)|^[ \t]+([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)",
+                      re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class _Owed:
+    """What a middle of one line owes whatever it is, where the class is `typed`, its `__init__` sets up its state
+    outside the middle (`set_up`), or the middle is in `__init__`, whose first parameter is `init_receiver`, and
+    stores on it."""
+
+    names: frozenset[str]
+    set_up: bool
+    init_receiver: str | None
+    typed: bool = False
+
+
+_CLASS_WORD = re.compile(r"\bclass\b")
+# What a middle may store or define: an attribute before an assignment (augmented too), a target list's comma or
+# bracket or a `for` target's `in`; a name before an assignment; a function or class name; a quoted name.
+_MIDDLE_STORES = re.compile(r"\.[ \t]*([A-Za-z_]\w*)[ \t]*(?:[-+*/%&|^@<>]{0,2}=(?!=)|:|,|\)|\]|in\b)"
+                            r"|\b([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)|\b(?:def|class)[ \t]+([A-Za-z_]\w*)"
+                            r"|['\"]([A-Za-z_]\w*)['\"]")
+
+
+def _stored_in(line: str) -> set[str]:
+    """Every name the line of a middle of one line may store as an attribute or bind in a class body (more, never
+    fewer)."""
+    return {name for group in _MIDDLE_STORES.findall(line) for name in group if name}
+
+
+def _possibly_owed(left: str, right: str) -> frozenset[str]:
+    """Every attribute the right context loads that nothing in the file around the middle stores, defines or names:
+    a superset of any `attribute_debt` (which then needs the middle to store one of them)."""
+    around = left + right
+    defined = {name for pair in _DEFINED.findall(around) for name in pair if name}
+    loads = set(_LOADED.findall(right))
+    if in_plain_class(left, left.count("\n") + 1):  # a typed class may owe what it loads before the middle too
+        loads |= set(_SELF_LOADED.findall(left))
+    return frozenset(loads - stored_attributes(around) - slot_names(around) - defined
+                     - set(_QUOTED_NAME.findall(around)) - set(dir(object)))
+
+
+def attribute_debt(text: str, start: int, end: int, outside: bool = False):
+    """The attributes that the innermost class holding the middle (`text[start:end]`), where its `__init__` sets
+    up its state, loads on its methods' first parameter after the middle and not before it (in a typed class:
+    before or after it, but on a line a type checker is told to ignore), that neither the class
+    nor anything in the file assigns (an attribute store on any receiver, the class body's names, its subclasses'
+    in the file, `__slots__`) and
+    that no string of the file names (`getattr(self, "x")` guards). Classes whose attributes may come from elsewhere
+    owe nothing: bases other than `object`, decorators, keywords (a metaclass), and files that set attributes
+    dynamically (`setattr`, `__dict__`, `__getattr__`, `__setattr__`). `outside`, for a middle of one line: `_Owed`,
+    what the middle's line outside it and the rest of the file leave unassigned, whatever the middle (the middle's
+    own stores not counted, nor those of the code beside it on its line, which the file's stores found by pattern
+    count)."""
+    if _DYNAMIC_ATTRIBUTES.search(text):
+        return frozenset()
+    first_line, last_line = text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1
+    tree = _class_tree(text, first_line)
+    if tree is None:
+        return frozenset()
+    holder = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.lineno <= first_line and (node.end_lineno or 0) >= last_line:
+            if holder is None or node.lineno > holder.lineno:
+                holder = node
+    if holder is None or holder.decorator_list or holder.keywords or any(
+            not (isinstance(base, ast.Name) and base.id == "object") for base in holder.bases):
+        return frozenset()
+    typed = _typed(holder, first_line, last_line)
+    if not typed and meant_for_subclasses(holder):
+        return frozenset()
+    around = text[:start] + "\n" + text[end:] if outside else text
+    assigned = stored_attributes(around) | slot_names(around) | set(_QUOTED_NAME.findall(around)) | set(dir(object))
+    assigned |= subclass_names(text, holder.lineno + 1)  # a base's method may load what its subclasses define
+    left_out = first_line if outside else 0  # the line whose statements are the middle's
+    for statement in holder.body:  # the class body's names, in conditional blocks too (`if os.name != "nt": def`)
+        for node in ast.walk(statement):
+            if getattr(node, "lineno", 0) == left_out:
+                continue
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                assigned.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                assigned.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                assigned.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    if not typed and not any(isinstance(method, ast.FunctionDef) and method.name == "__init__"
+                             and method.lineno < first_line <= (method.end_lineno or 0) for method in holder.body):
+        return frozenset()  # owed only by `__init__`: a method may load what subclasses define (idlelib's
+        # SearchDialogBase.open loads self.default_command)
+    set_up = sets_up_state(holder, left_out)
+    if not set_up and not outside and not typed:
+        return frozenset()  # a base meant to be subclassed (its attributes are its subclasses')
+    loads, excused = set(), set()
+    lines = text.split("\n")
+    for method in holder.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args or any(
+                not binds_receiver(decorator) for decorator in method.decorator_list):
+            continue
+        receiver = method.args.args[0].arg
+        for node in ast.walk(method):
+            if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)
+                    and isinstance(node.value, ast.Name) and node.value.id == receiver):
+                if typed:  # wherever it is loaded, but on the middle's lines or a line the checker ignores
+                    if not first_line <= node.lineno <= last_line and not _IGNORED.search(lines[node.lineno - 1]):
+                        loads.add(node.attr)
+                elif node.lineno < first_line:
+                    excused.add(node.attr)  # loaded before the middle too: unassigned whatever the middle
+                elif node.lineno > last_line:
+                    loads.add(node.attr)
+            elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load) and node.lineno != left_out:
+                assigned.add(node.attr)
+    if outside:
+        init = next((method for method in holder.body if isinstance(method, ast.FunctionDef)
+                     and method.name == "__init__" and method.args.args
+                     and method.lineno < first_line <= (method.end_lineno or 0)), None)
+        return _Owed(frozenset(loads - assigned - excused), set_up, init and init.args.args[0].arg, typed)
+    return frozenset(loads - assigned - excused)
+
+
+def _typed(holder: ast.ClassDef, first_line: int, last_line: int) -> bool:
+    """Every method of the class outside the middle's lines (two at least) annotates its return: code a type
+    checker reads, which defines on the class what its methods load."""
+    methods = [node for node in holder.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and ((node.end_lineno or node.lineno) < first_line or node.lineno > last_line)]
+    return len(methods) >= 2 and all(method.returns is not None for method in methods)
+
+
+def _class_tree(text: str, line: int) -> ast.Module | None:
+    """A tree of `text` that holds the class around `line` (1-based) with its own line numbers: the class's lines
+    alone where they parse so (a finish search asks of many texts), else the whole text; None where neither parses
+    or the class is decorated."""
+    span = class_lines(text, line)
+    if span is not None:
+        lines = text.split("\n")
+        first, last = span
+        if first and lines[first - 1].lstrip().startswith("@"):
+            return None
+        if first and lines[first][:1] in (" ", "\t"):
+            block = "\n" * (first - 1) + "if 1:\n" + "\n".join(lines[first:last])
+        else:
+            block = "\n" * first + "\n".join(lines[first:last])
+        try:
+            return parsed(block)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            pass
+    try:
+        return parsed(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+

@@ -1,0 +1,58 @@
+"""The type of an instance attribute whose every store is a literal of one built-in type, for the member judge
+(`fimlsp.python.member_lists`).
+
+jedi infers `self.response_complete` from one assignment's literal (`False`), not from the attribute's type, so a
+literal answer alone says nothing of what else the attribute may hold (lib2to3's fix_exitfunc stores None, then a
+node). Where the file's text shows every store of the attribute and each stores a literal of one type, the attribute
+holds that type (pyright's declared type of it): `self.response_complete = False` in `__init__` and `= True` later
+make a bool, whose members judge `self.response_complete.close()`. Read by pattern, conservatively: anything that
+may store it otherwise (an augmented assignment, a target list, a `for` or `with` target, a name the class body
+binds, a base class or decorator the attribute may come from) leaves the type unknown.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The literals of each built-in type whose attributes are judged, as a whole assigned value (a comment may follow).
+_LITERALS = {
+    "builtins.bool": (bool, r"(?:True|False)"),
+    "builtins.int": (int, r"-?(?:0[xXoObB][0-9a-fA-F_]+|[0-9][0-9_]*)"),
+    "builtins.str": (str, r"(?:'[^'\\\n]*'|\"[^\"\\\n]*\")"),
+    "builtins.bytes": (bytes, r"[bB](?:'[^'\\\n]*'|\"[^\"\\\n]*\")"),
+}
+_SELF = ("self", "cls")
+
+
+def literal_type(code: str, receiver: str, full_name: str, plain_class: bool) -> type | None:
+    """The built-in type that `receiver` (`self.name` or `cls.name`, in a class that is `plain_class`: undecorated,
+    with no base but `object`) holds in `code`, where jedi inferred a literal of the type `full_name`: that type
+    where every store of `name` in `code` assigns a literal of it, else None."""
+    parts = receiver.split(".")
+    literal = _LITERALS.get(full_name)
+    if literal is None or len(parts) != 2 or parts[0] not in _SELF or not plain_class:
+        return None
+    kind, value = literal
+    name = re.escape(parts[1])
+    if re.search(r"^[ \t]*(?:(?:async[ \t]+)?def[ \t]+" + name + r"\b|" + name + r"\b[ \t]*[:=,])", code, re.MULTILINE):
+        return None  # a class body (or a module) binds the name: its own value or annotation
+    stores = 0
+    for match in re.finditer(r"\.[ \t]*" + name + r"\b", code):
+        line_end = code.find("\n", match.end())
+        after = code[match.end():len(code) if line_end < 0 else line_end]
+        line_start = code.rfind("\n", 0, match.start()) + 1
+        before = code[line_start:match.start()]
+        store = re.match(r"[ \t]*=(?!=)", after) or (re.fullmatch(r"[ \t]*\w+[ \t]*", before)
+                                                       and re.match(r"[ \t]*:", after))
+        if store:  # plain (chained too), or annotated at a statement's start (elsewhere `:` is a slice's, a dict's)
+            if not re.match(r"[ \t]*(?::[ \t]*" + kind.__name__ + r"[ \t]*)?=[ \t]*" + value + r"[ \t]*(?:#.*)?\Z",
+                            after):
+                return None  # a store of anything else, or another annotation
+            stores += 1
+        elif re.match(r"[ \t]*[-+*/%&|^@<>]{1,2}=(?!=)", after):
+            return None  # an augmented assignment
+        elif re.match(r"[ \t]*[,)\]]", after) and re.search(r"(?<![=!<>])=(?!=)", after):
+            return None  # possibly in a target list
+        elif re.search(r"\b(?:for|as)\b", before) or re.match(r"[ \t]*\bin\b", after):
+            return None  # a `for` or `with` target
+    return kind if stores else None

@@ -1,0 +1,120 @@
+"""The attribute debt (`fimlsp.python.attribute_debt`): a typed class owes the methods and attributes it loads
+anywhere, an untyped one only what `__init__` was to set up; and over classes of the standard library and of the
+held-out packages, no true middle owes anything."""
+
+from __future__ import annotations
+
+import ast
+import random
+
+from fimlsp.python.attribute_debt import AttributeDebt
+from harness.corpus import package_files, stdlib_files
+from tests.test_python_members import HELD_OUT, judged
+
+# uvicorn/supervisors/basereload.py's shape: typed, named as a base, its `run` calls `self.startup()`.
+RELOAD = """import threading
+from pathlib import Path
+
+
+class BaseReload:
+    def __init__(self, config) -> None:
+        self.config = config
+        self.should_exit = threading.Event()
+
+    def run(self) -> None:
+        self.startup()
+        for changes in self:
+            if changes:
+                self.restart()
+
+    def __iter__(self) -> "BaseReload":
+        return self
+
+    def __ne"""
+RELOAD_RIGHT = """:
+        print("started")
+
+    def restart(self) -> None:
+        print("restarted")
+
+    def should_restart(self) -> list[Path] | None:
+        raise NotImplementedError("Reload strategies should override should_restart()")
+"""
+RELOAD_TRUE = """xt__(self) -> list[Path] | None:
+        return self.should_restart()
+
+    def startup(self) -> None"""
+
+
+def test_a_typed_class_owes_a_method_it_loads_before_the_middle():
+    """The shipped model wrote `xt__(self) -> Iterator[Path]` there, which drops `def startup` (pyright: no
+    attribute "startup")."""
+    assert judged(RELOAD, RELOAD_TRUE, RELOAD_RIGHT) == "complete"
+    assert judged(RELOAD, "xt__(self) -> list[Path] | None", RELOAD_RIGHT) == "incomplete"
+    middle = RELOAD_TRUE.replace("startup", "start")
+    assert AttributeDebt(RELOAD, RELOAD_RIGHT).owed(RELOAD + middle + RELOAD_RIGHT) == {"startup"}
+
+
+def test_an_untyped_class_or_one_with_a_base_owes_no_method():
+    """Untyped code may load what subclasses elsewhere define (idlelib); a base may define it."""
+    untyped = RELOAD.replace(") -> None:", "):").replace(') -> "BaseReload":', "):")
+    assert judged(untyped, "xt__(self) -> list[Path] | None", RELOAD_RIGHT.replace(") -> None:", "):")) == "complete"
+    based = RELOAD.replace("class BaseReload:", "class BaseReload(Supervisor):")
+    assert judged(based, "xt__(self) -> list[Path] | None", RELOAD_RIGHT) == "complete"
+    ignored = RELOAD.replace("self.startup()", "self.startup()  # type: ignore[attr-defined]")
+    assert judged(ignored, "xt__(self) -> list[Path] | None", RELOAD_RIGHT) == "complete"
+
+
+def test_what_a_subclass_or_another_class_of_the_file_defines_is_no_debt():
+    """pathlib's _Selector.select_from calls self._select_from, which its subclasses define; xmlrpc's
+    XMLRPCDocGenerator, a mixin, calls self.system_listMethods, which SimpleXMLRPCDispatcher defines."""
+    left = "class Selector:\n    def __init__(self, parts):\n        "
+    right = ("\n\n    def select_from(self, path):\n        return self._select_from(path)\n\n\n"
+             "class WildcardSelector(Selector):\n    def _select_from(self, path):\n        return path\n")
+    text = left + "self.parts = parts" + right
+    assert not AttributeDebt(left, right).owed(text)
+    sibling = right.replace("class WildcardSelector(Selector):", "class Dispatcher:")
+    assert not AttributeDebt(left, sibling).owed(left + "self.parts = parts" + sibling)
+
+
+def test_a_middle_that_begins_inside_a_name_stores_what_its_line_says():
+    """_bootsubprocess's Popen: `self._cm` + `d = cmd` stores `_cmd`, which `wait` loads."""
+    left = "class Popen:\n    def __init__(self, cmd):\n        self._cm"
+    right = "\n\n    def wait(self):\n        return self._cmd\n"
+    assert not AttributeDebt(left, right).owed(left + "d = cmd" + right)
+    assert AttributeDebt(left, right).owed(left + "dx = cmd" + right) == {"_cmd"}
+
+
+def _class_cuts(files, count: int, seed: int):
+    """`count` random spans inside plain classes (no base, no decorator) of `files`, of up to 30 lines: as
+    (left, middle, right)."""
+    rng = random.Random(seed)
+    classes = []
+    for _name, text in files:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        classes += [(text, node) for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and not node.bases
+                    and not node.decorator_list and (node.end_lineno or 0) > node.lineno + 1]
+    for _ in range(count):
+        text, node = rng.choice(classes)
+        lines = text.split("\n")
+        offsets = [0]
+        for line in lines:
+            offsets.append(offsets[-1] + len(line) + 1)
+        first = rng.randint(node.lineno + 1, node.end_lineno)
+        last = rng.randint(first, min(node.end_lineno, first + 30))
+        start = offsets[first - 1] + rng.randint(0, len(lines[first - 1]))
+        end = max(start, offsets[last - 1] + rng.randint(0, len(lines[last - 1])))
+        yield text[:start], text[start:end], text[end:]
+
+
+def test_no_true_middle_owes_an_attribute():
+    """2,000 spans of classes of the standard library and the held-out packages (typed ones among them): the true
+    file owes nothing."""
+    files = [each for each in stdlib_files() if "test" not in each[0]]
+    files += [each for name in HELD_OUT for each in package_files(name)]
+    owing = [(left[-60:], middle[:60], sorted(owed)) for left, middle, right in _class_cuts(files, 2000, seed=49)
+             if (owed := AttributeDebt(left, right).owed(left + middle + right))]
+    assert owing == []
