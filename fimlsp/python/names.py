@@ -59,6 +59,7 @@ from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.redeclaration import redeclared
 from fimlsp.python.module_existence import import_path_changes, module_may_exist
 from fimlsp.python.modules import imported_names
+from fimlsp.python.unbound_paths import left_unbound
 from fimlsp.python.syntax import parsed
 from fimlsp.python.relaxation import names_written, relaxation, spelt_out
 
@@ -277,8 +278,10 @@ class FileNames:
         context (a `def` header that no longer binds a parameter the body below uses, an import left out) and the
         loads it made itself. Star imports bring the names their modules bring (`fimlsp.python.relaxation.spelt_out`:
         a name none of them brings is undefined), and none is judged undefined where one's names cannot be known
-        (pyflakes then only says a star import might bring it). A text that is not the left context's continuation
-        (a region's) is not judged; in a file whose names cannot be known (`relaxed`), only its imports are."""
+        (pyflakes then only says a star import might bring it). So are the locals the right context loads possibly
+        unbound because of the middle's branch (`fimlsp.python.unbound_paths`). A text that is not the left
+        context's continuation (a region's) is not judged; in a file whose names cannot be known (`relaxed`), only
+        its imports are."""
         if not text.startswith(self.left):
             return frozenset()
         tree = _tree(text)
@@ -287,11 +290,13 @@ class FileNames:
             return missing
         if tree is None:
             return missing
+        middle_end = len(text) - len(self.right) if text.endswith(self.right) else len(text)
+        if middle_end < len(text):  # a local the right context loads possibly unbound for the middle's branch
+            missing |= left_unbound(tree, text, len(self.left), middle_end)
         with spelt_out(tree, self.folder, self.roots):
             found = _undefined_places_in(tree)
         if not found:
             return missing
-        middle_end = len(text) - len(self.right) if text.endswith(self.right) else len(text)
         middle = text[len(self.left):middle_end]
         if names_written(middle) or not DYNAMIC_NAMES.isdisjoint(_IDENTIFIER.findall(middle)):
             return missing  # the middle makes names unknowable (the judge relaxed as it wrote it)
