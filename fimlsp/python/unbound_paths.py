@@ -40,13 +40,16 @@ def left_unbound(tree: ast.Module, text: str, start: int, end: int) -> frozenset
     def offset(line: int, column: int) -> int:  # ast's column counts UTF-8 bytes
         return offsets[line - 1] + len(lines[line - 1].encode("utf-8")[:column].decode("utf-8", "replace"))
 
-    function = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body and offset(
-                node.body[0].lineno, node.body[0].col_offset) <= start and end <= offset(
-                node.end_lineno, node.end_col_offset):
-            if function is None or node.lineno > function.lineno:
-                function = node
+    function, statements = None, tree.body
+    while statements:  # down the statements that hold the middle, to the innermost function body among them
+        holder = next((node for node in statements if offset(node.lineno, node.col_offset) <= start
+                       and end <= offset(node.end_lineno, node.end_col_offset)), None)
+        if holder is None:
+            break
+        if isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef)) and offset(
+                holder.body[0].lineno, holder.body[0].col_offset) <= start:
+            function = holder
+        statements = [statement for block in _blocks(holder) for statement in block]
     if function is None:
         return frozenset()
     local = _locals(function)
