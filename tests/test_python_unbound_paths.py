@@ -46,6 +46,14 @@ def test_a_handler_that_leaves_the_function_or_may_binds_nothing_it_owes():
         assert unbound(SUBPROCESS_LEFT, middle, SUBPROCESS_RIGHT) == set(), middle
 
 
+def test_lines_ended_by_a_carriage_return_alone_are_read_as_python_reads_them():
+    """The tokenizer ends a line at `\r` too (the hostile-input test's CR-only file failed the check)."""
+    for newline in ("\r", "\r\n"):
+        left, right = SUBPROCESS_LEFT.replace("\n", newline), SUBPROCESS_RIGHT.replace("\n", newline)
+        assert unbound(left, "pass", right) == {"stdin_fileno"}
+        assert unbound(left, "stdin_fileno = None", right) == set()
+
+
 def test_an_else_that_does_not_bind_what_its_if_binds_leaves_it_unbound():
     left = "def pick(a):\n    if a:\n        chosen = 1\n    else:\n        "
     assert unbound(left, "chosen = 2", "\n    return chosen\n") == set()

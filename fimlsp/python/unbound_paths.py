@@ -21,21 +21,23 @@ where a condition that an earlier branch set up holds).
 from __future__ import annotations
 
 import ast
+import re
 
 # Statements that branch (or may end the function) between the middle and a load: past one, the load may be
 # reached only where the middle's branch set something up (filecmp's `except OSError: ok = 0`, then `if ok:`).
 _BRANCHING = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.TryStar, ast.With, ast.AsyncWith, ast.Match,
               ast.Assert)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _ALL = None  # the state after code that binds every name, or that does not complete (the join's identity)
 
 
 def left_unbound(tree: ast.Module, text: str, start: int, end: int) -> frozenset[str]:
     """The locals of the function holding the middle, `text[start:end]`, that a load in the right context reads
     possibly unbound because of the middle (`tree` is `text`'s)."""
-    lines = text.split("\n")
+    lines = _LINE_BREAK.split(text)  # as the tokenizer counts lines (`\r` alone ends one too)
     offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
+    for match in _LINE_BREAK.finditer(text):
+        offsets.append(match.end())
 
     def offset(line: int, column: int) -> int:  # ast's column counts UTF-8 bytes
         return offsets[line - 1] + len(lines[line - 1].encode("utf-8")[:column].decode("utf-8", "replace"))
