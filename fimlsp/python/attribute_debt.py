@@ -106,17 +106,16 @@ def _possibly_owed(left: str, right: str) -> frozenset[str]:
 
 
 def attribute_debt(text: str, start: int, end: int, outside: bool = False):
-    """The attributes that the innermost class holding the middle (`text[start:end]`), where its `__init__` sets
-    up its state, loads on its methods' first parameter after the middle and not before it (in a typed class:
-    before or after it, but on a line a type checker is told to ignore), that neither the class
-    nor anything in the file assigns (an attribute store on any receiver, the class body's names, its subclasses'
-    in the file, `__slots__`) and
-    that no string of the file names (`getattr(self, "x")` guards). Classes whose attributes may come from elsewhere
-    owe nothing: bases other than `object`, decorators, keywords (a metaclass), and files that set attributes
-    dynamically (`setattr`, `__dict__`, `__getattr__`, `__setattr__`). `outside`, for a middle of one line: `_Owed`,
-    what the middle's line outside it and the rest of the file leave unassigned, whatever the middle (the middle's
-    own stores not counted, nor those of the code beside it on its line, which the file's stores found by pattern
-    count)."""
+    """The attributes that the innermost class holding the middle (`text[start:end]`), where its `__init__` sets up its
+    state, loads on its methods' first parameter after the middle and not before it (in a typed class: before or
+    after it, but on a line a type checker is told to ignore), that neither the class nor anything in the file
+    assigns (an attribute store on any receiver, the class body's names, its subclasses' in the file, `__slots__`)
+    and that no string of the file names (`getattr(self, "x")` guards). Classes whose attributes may come from
+    elsewhere owe nothing: bases other than `object`, decorators, keywords (a metaclass), and files that set
+    attributes dynamically (`setattr`, `__dict__`, `__getattr__`, `__setattr__`). `outside`, for a middle of one
+    line: `_Owed`, what the middle's line outside it and the rest of the file leave unassigned, whatever the middle
+    (the middle's own stores not counted, nor those of the code beside it on its line, which the file's stores found
+    by pattern count)."""
     if _DYNAMIC_ATTRIBUTES.search(text):
         return frozenset()
     first_line, last_line = text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1

@@ -7,15 +7,14 @@ A definite-assignment pass over the function's statements (`_Flow`), permissive 
 it never finds unbound what Python would bind: a statement that is a call (or awaits one) may never return
 (`sys.exit(1)`), a `match` is taken to be exhaustive, a `del` unbinds nothing, the loads in nested scopes and
 comprehensions are not read. A load is the middle's fault only where the same pass, with every block the middle
-wrote whole (of simple statements) binding what the other blocks of its statement bind and nothing binds before
-it (a handler's body what the `try` body binds, an `else` what its `if` binds), finds it bound, and straight-line
-code leads from the middle to the load: nothing
-binds the name again, and nothing branches (idlelib's `except TclError: pos = None` then `if not pos: first = ...`,
-http.client's `except ValueError: version = ""` then `if not version.startswith("HTTP/"): raise`): the gap is
-the middle's arm of a branch whose other arm binds the name. Loads that code around the middle leaves
-unbound anyway (a loop's variable read after the loop, a name bound under one `if` and read under another) are not,
-nor those in a loop whose body does not hold the middle (multiprocessing's `wait_for` binds `waittime` in its loop
-where a condition that an earlier branch set up holds).
+wrote whole (of simple statements) binding what the other blocks of its statement bind and nothing binds before it
+(a handler's body what the `try` body binds, an `else` what its `if` binds), finds it bound, and straight-line code
+leads from the middle to the load: nothing binds the name again, and nothing branches (idlelib's `except TclError:
+pos = None` then `if not pos: first = ...`, http.client's `except ValueError: version = ""` then `if not
+version.startswith("HTTP/"): raise`): the gap is the middle's arm of a branch whose other arm binds the name. Loads
+that code around the middle leaves unbound anyway (a loop's variable read after the loop, a name bound under one
+`if` and read under another) are not, nor those in a loop whose body does not hold the middle (multiprocessing's
+`wait_for` binds `waittime` in its loop where a condition that an earlier branch set up holds).
 """
 
 from __future__ import annotations
