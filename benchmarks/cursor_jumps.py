@@ -22,7 +22,8 @@ from pathlib import Path
 
 from fimlsp.lines import split_lines
 from fimlsp.python.context_cache import RightContextCache
-from fimlsp.python.quotient import python_quotients, quotient
+from fimlsp.python.grammar import python_quotients
+from fimlsp.python.quotient import quotient
 
 # What the user types at the cursor after the jump: the document no longer parses, and is not parsed again when
 # the cache knows the version before the edit (`StatementStarts.edited`).

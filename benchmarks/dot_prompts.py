@@ -1,17 +1,19 @@
 """Members after a dot (issue 49), after MGD's DotPrompts: the next identifier and the whole line, with
-`--members strict` against `off`.
+`--members strict` against `off`, and strict with the file's own names weighed in (`member_usage`) against strict
+without them.
 
 Cursors are right after a `.` that a name follows, in code (not comments or strings) of installed third-party
 packages the shipped model never saw (none of their files is in its `corpus.json`, train or held out); the true
 middle is the rest of the line. Each cursor is completed by the shipped model, constrained, as the editors ask
-(block scope, names strict, one line, greedy, one attempt), once per member setting. Reported: next-identifier
-match (the first identifier written is the true one), whole-line exact match, validity, and time: the model's
-(prompt and tokens) next to what the member judge added (its waits on the analysis, and the whole completion's
-time with it on less off, median and p95), at the cursor (the first completion of that document) and a keystroke
-later (the true middle's first character typed: the same line, after the first completion). And why the setting
-changes little or much: how many receivers the judge judged (and why the others relaxed), and how often the
-identifier written with members off is not a member (the only cursors where the judge can change the first
-identifier).
+(block scope, names strict, one line, greedy, one attempt), once per member setting: off, strict with
+`member_usage` 0 (the judge's mask alone) and strict with `--usage` (the option's default unless given).
+Reported: next-identifier match (the first identifier written is the true one), whole-line exact match, validity,
+and time: the model's (prompt and tokens) next to what the member judge added (its waits on the analysis, and the
+whole completion's time with it on less off, median and p95), at the cursor (the first completion of that
+document) and a keystroke later (the true middle's first character typed: the same line, after the first
+completion). And why the setting changes little or much: how many receivers the judge judged (and why the others
+relaxed), and how often the identifier written with members off is not a member (the only cursors where the
+judge's mask can change the first identifier).
 
     python benchmarks/dot_prompts.py --count 60
 """
@@ -100,6 +102,8 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=60, help="dot cursors over all packages")
     parser.add_argument("--seed", type=int, default=49)
     parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument("--usage", type=float, default=DecodingOptions().member_usage,
+                        help="member_usage of the last setting")
     parser.add_argument("--show", action="store_true")
     args = parser.parse_args()
     manifest = (args.model / CORPUS_MANIFEST).read_text(encoding="utf-8")
@@ -108,7 +112,9 @@ def main() -> None:
         raise SystemExit("dot_prompts: none of the packages is installed and held out")
     model = load_model(args.model)
     chosen = cases(files, args.count, args.seed)
-    settings = ("off", "strict")
+    settings = {"off": ("off", 0.0), "strict, usage 0": ("strict", 0.0), f"strict, usage {args.usage:g}":
+                ("strict", args.usage)}
+    strict = list(settings)[-1]
     rows = {setting: {"identifier": 0, "line": 0, "valid": 0, "model": [], "total": [], "judge": [], "next": [],
                       "next_judge": []} for setting in settings}
     judged, off_not_member, truth_refused, relaxed = 0, 0, 0, {}
@@ -126,9 +132,9 @@ def main() -> None:
             judged += 1
             truth_refused += truth not in members
         member_lists(analysis).forget()  # each cursor's first completion asks jedi itself, as in an editor
-        for setting in settings:
-            options = DecodingOptions(scope="block", names="strict", members=setting, single_line=True,
-                                      max_tokens=args.max_tokens, attempts=1)
+        for setting, (members_setting, usage) in settings.items():
+            options = DecodingOptions(scope="block", names="strict", members=members_setting, member_usage=usage,
+                                      single_line=True, max_tokens=args.max_tokens, attempts=1)
             stages: dict[str, float] = {}
             clock, waited = time.perf_counter(), analysis.waited
             result = complete_middles(model, left, right, options, 1, caches=caches, stages=stages)[0]
@@ -148,7 +154,7 @@ def main() -> None:
             row["next"].append(time.perf_counter() - clock)
             row["next_judge"].append(analysis.waited - waited)
             if args.show:
-                print(f"{setting:6} {Path(path).name}: {middle!r} -> {written!r}", flush=True)
+                print(f"{setting:16} {Path(path).name}: {middle!r} -> {written!r}", flush=True)
     count = len(chosen)
     print(f"{count} dot prompts from {len(files)} held-out files of {args.packages}; shipped model, block scope, "
           f"names strict, one line, greedy, one attempt, {args.max_tokens} tokens")
@@ -163,8 +169,8 @@ def main() -> None:
               f"{1000 * percentile(row['total'], 0.95):.0f} |")
     for label, key, total in (("at the cursor (first completion)", "judge", "total"),
                               ("a keystroke later (same line)", "next_judge", "next")):
-        waits = rows["strict"][key]
-        added = [on - off for on, off in zip(rows["strict"][total], rows["off"][total])]
+        waits = rows[strict][key]
+        added = [on - off for on, off in zip(rows[strict][total], rows["off"][total])]
         model_time = statistics.median(rows["off"][total])
         print(f"{label}: member judge's waits on the analysis median {1000 * statistics.median(waits):.1f} ms, p95 "
               f"{1000 * percentile(waits, 0.95):.1f} ms; completion strict less off median "

@@ -21,7 +21,8 @@ import statistics
 import sys
 import time
 
-from fimlsp.python.quotient import RightContext, python_quotients
+from fimlsp.python.grammar import python_quotients
+from fimlsp.python.quotient import RightContext
 from harness.corpus import stdlib_files
 
 

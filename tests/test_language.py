@@ -52,6 +52,9 @@ class Brackets:
     def statement_column(self) -> int:
         return 0
 
+    def likely_names(self) -> None:
+        return None
+
     def at_statement_start(self) -> bool:
         return False
 

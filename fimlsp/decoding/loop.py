@@ -9,6 +9,7 @@ import numpy as np
 
 from fimlsp.decoding.endings import before_loop, line_end, rest_of_line, right_end, statement_end
 from fimlsp.decoding.judges import Judge
+from fimlsp.decoding.likely_names import weighed
 from fimlsp.decoding.options import DecodingOptions
 from fimlsp.decoding.partial_middle import PartialMiddle, after_healing
 from fimlsp.decoding.steering import NEAR_LIMIT_MARGIN, Steering
@@ -64,6 +65,7 @@ class Decoder:
                 # again and then code, not more whitespace (a deeper line, a stray space, a run of spaces)
                 longer = [token for token, length in model.blank_tokens if length > len(prefix.heal)]
                 log_probs[longer] = -np.inf
+            log_probs = self._with_likely_names(prefix, log_probs)
             prefix.eos_probability = float(np.exp(log_probs[self.stop_ids]).sum()) if self.stop_ids else 0.0
             seen.append(prefix)
             chosen = self._choose(prefix, log_probs, generator, skip_first if prefix is start else 0)
@@ -95,6 +97,16 @@ class Decoder:
                 if looped is not None:
                     self.looped = prefix
                     return looped, "loop", [each for each in seen if len(each.text) <= len(looped.text)]
+
+    def _with_likely_names(self, prefix: PartialMiddle, log_probs: np.ndarray) -> np.ndarray:
+        """The step's row with the names the file makes likely here mixed in (`fimlsp.decoding.likely_names`)."""
+        share = self.options.member_usage
+        if not share or prefix.pending or prefix.state is None or not self.judge.constrained:
+            return log_probs
+        likely = prefix.state.likely_names()
+        if likely is None:
+            return log_probs
+        return weighed(self.model, log_probs, prefix.heal, *likely, share)
 
     def _stopped(self, prompt_length: int, prefix: PartialMiddle) -> str | None:
         if self.should_stop is not None and self.should_stop():

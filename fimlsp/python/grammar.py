@@ -8,10 +8,12 @@ token stream has the shape of CPython's `tokenize` output without NL, COMMENT, E
 
 from __future__ import annotations
 
+import gc
 from functools import lru_cache
 from pathlib import Path
 
-from earley import Grammar, parse_ebnf
+from earley import Grammar, RightQuotients, parse_ebnf
+from fimlsp.python import finish as finishing
 from fimlsp.python import lexemes as lx
 
 GRAMMAR_PATH = Path(__file__).with_name("python.ebnf")
@@ -38,3 +40,15 @@ def load_grammar() -> Grammar:
             f"missing {sorted(TERMINALS - names)}"
         )
     return grammar
+
+
+@lru_cache(maxsize=None)
+def python_quotients() -> RightQuotients:
+    """Python's grammar, ready to be quotiented by right contexts (built once a process). It depends on no input:
+    it is the grammar, not a cache of anyone's text (compiled right contexts are, and live in the
+    `RightContextCache` of their owner). What it holds lives as long as the process, so the cycle collector is
+    told to leave it out of its passes (`gc.freeze`)."""
+    quotients = RightQuotients(load_grammar(), finishing.TERMINAL_COSTS)
+    gc.collect()
+    gc.freeze()
+    return quotients

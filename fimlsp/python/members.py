@@ -22,6 +22,11 @@ answer is kept per completion (`MemberSource`), so a finish search reads a cache
 string or a comment, the receiver could not stand there, and is not judged. Dunders (`self.__class__`) and chains
 through them are never judged.
 
+What the file itself writes after a receiver makes its members likely (`Members.likely`): the names written after
+the same chain elsewhere in the file, by how often, for decoding to weigh against the model's choice (a cache
+model's, as code repeats itself locally: Tu, Su and Devanbu, "On the Localness of Software", FSE 2014). They only
+rank: what the judge admits is the same.
+
 Attribute debt (`fimlsp.python.attribute_debt`): a middle ends only where the attributes that the class around it
 loads on `self`/`cls` outside the middle are assigned somewhere, as the name judge's ends need the right context's
 names bound.
@@ -30,6 +35,8 @@ names bound.
 from __future__ import annotations
 
 import bisect
+import functools
+import math
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -38,6 +45,7 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.analysis import Analysis, Lookup
 from fimlsp.python.attribute_debt import AttributeDebt
 from fimlsp.python.folding import fold
+from fimlsp.python.lexer import LexerState
 from fimlsp.python.member_lists import QUERY_SECONDS, member_lists
 
 _FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del"})
@@ -58,6 +66,8 @@ _NAME_NEXT = re.compile(r"[ \t]*([A-Za-z_]\w*)")
 _MEMBER_NEXT = re.compile(r"[ \t]*\.[ \t]*([A-Za-z_]\w*)")
 _STORED_LATER = re.compile(r"[^\n]*(?:=|\bin\b|\\\n)")
 _SELF = frozenset({"self", "cls"})
+# How near the cursor a use of a member counts (`MemberSource.used_after`): code repeats itself locally.
+_NEARBY_LINES = 30
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
 # A string the lexer still holds but that is closed (`"path"`, `""`): the text after it is code.
@@ -89,6 +99,7 @@ class MemberSource:
     # dict or set display (`{"path"` + `: self.path`), not what an attribute guard tests.
     in_braces: bool = False
     debt: AttributeDebt | None = None  # what the middle may owe, worked out at the first end asked about
+    uses: dict[str, dict[str, float]] = field(default_factory=dict)  # per receiver, the file's names after it
 
     def lookup(self, receiver: str) -> Lookup:
         found = self.answers.get(receiver)
@@ -103,6 +114,24 @@ class MemberSource:
             if not found.reason.startswith("the analysis took"):
                 self.answers[receiver] = found
             self.waited += time.perf_counter() - clock
+        return found
+
+    def used_after(self, receiver: str) -> dict[str, float]:
+        """Each name the file writes after `receiver.` (`self.lock`, `os . path`), but at the cursor, with its uses
+        weighed by nearness: a use `d` lines from the cursor counts `exp(-d / _NEARBY_LINES)`."""
+        found = self.uses.get(receiver)
+        if found is None:
+            pattern = re.compile(r"(?<![\w.])" + r"[ \t]*\.[ \t]*".join(map(re.escape, receiver.split(".")))
+                                 + r"[ \t]*\.[ \t]*([A-Za-z_]\w*)")
+            found = self.uses[receiver] = {}
+            for text, before in ((self.left, True), (self.right, False)):
+                breaks = _line_breaks(text)
+                for match in pattern.finditer(text):
+                    if before and match.end() == len(text):
+                        continue  # the name being written at the cursor is no use of it
+                    line = bisect.bisect_left(breaks, match.start())
+                    lines = len(breaks) - line if before else line
+                    found[match.group(1)] = found.get(match.group(1), 0.0) + math.exp(-lines / _NEARBY_LINES)
         return found
 
     def prefetch(self) -> None:
@@ -198,6 +227,17 @@ class Members:
             return True
         return self.target and _STORE_AFTER.match(rest, after.end()) is not None
 
+    def likely(self, begun: str) -> dict[str, float] | None:
+        """Where a member is being written (`begun` so far), the names the file writes after the same receiver
+        that begin with `begun` (or are it) and that the judge admits, weighed by how often and how near the cursor
+        it writes each (`MemberSource.used_after`); None elsewhere."""
+        if not self.dotted or self.line_free or not self.chain or not _judgeable(self.chain):
+            return None
+        uses = self.source.used_after(".".join(self.chain))
+        found = {name: count for name, count in uses.items()
+                 if name.startswith(begun) and self.admits(name)}
+        return found or None
+
     def first_member(self, begun: str = "", dot: bool = False) -> str | None:
         """The shortest member that `begun` begins, where a member must follow (`dot`: after the dot being
         written), for a finish to write."""
@@ -291,6 +331,21 @@ class Members:
         return replace(self, **changes)
 
 
+def likely_names(members: Members, lexer: LexerState) -> tuple[str, dict[str, float]] | None:
+    """Where `lexer` has read up to a member being written after a dot, what of it is written and the names the
+    file writes after the same receiver (`Members.likely`); None elsewhere."""
+    begun = ""
+    pending = lexer.possible_terminals()
+    if pending is not None and lx.NAME in pending:
+        begun = lexer.text
+    elif pending is not None and lexer.text == ".":  # the dot, until what follows says it is no `...`
+        members = members.feed(["."])
+    elif pending is not None:
+        return None  # a token other than a name is begun
+    likely = None if members is None else members.likely(begun)
+    return None if likely is None else (begun, likely)
+
+
 def _innermost_bracket(terminals: list[str]) -> str | None:
     """The bracket still open at the end of a statement's `terminals`, the innermost; None where none is."""
     opened = []
@@ -300,6 +355,12 @@ def _innermost_bracket(terminals: list[str]) -> str | None:
         elif terminal in lx.CLOSING_BRACKETS and opened:
             opened.pop()
     return opened[-1] if opened else None
+
+
+@functools.lru_cache(maxsize=4)
+def _line_breaks(text: str) -> list[int]:
+    """Where `text`'s line breaks are (the left and right contexts', asked once per receiver)."""
+    return [match.start() for match in re.finditer("\n", text)]
 
 
 def _is_dunder(name: str) -> bool:

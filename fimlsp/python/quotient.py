@@ -15,24 +15,22 @@ the confirmation makes `complete` exact without ever making `feed` reject a vali
 from __future__ import annotations
 
 import bisect
-import gc
 import math
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from earley import RecognizerState, RightQuotients
+from earley import RecognizerState
 from earley.deadline import check_deadline
 from fimlsp.python import finish as finishing
 from fimlsp.python import lexemes as lx
 from fimlsp.python.block_scope import BlockScope
 from fimlsp.python.blocks import Blocks
-from fimlsp.python.grammar import load_grammar
+from fimlsp.python.grammar import python_quotients
 from fimlsp.lines import normalize
 from fimlsp.python.calls import Calls
 from fimlsp.python.collection import no_cycle_collection
 from fimlsp.python.signatures import SignatureSource
-from fimlsp.python.members import Members, MemberSource, ends_in_code
+from fimlsp.python.members import Members, MemberSource, ends_in_code, likely_names
 from fimlsp.python.names import FileNames
 from fimlsp.python.middle_names import Names
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token
@@ -174,18 +172,6 @@ class RightContext:
 _FEED_CHUNK = 1024
 
 
-@lru_cache(maxsize=None)
-def python_quotients() -> RightQuotients:
-    """Python's grammar, ready to be quotiented by right contexts (built once a process). It depends on no input:
-    it is the grammar, not a cache of anyone's text (compiled right contexts are, and live in the
-    `RightContextCache` of their owner). What it holds lives as long as the process, so the cycle collector is
-    told to leave it out of its passes (`gc.freeze`)."""
-    quotients = RightQuotients(load_grammar(), finishing.TERMINAL_COSTS)
-    gc.collect()
-    gc.freeze()
-    return quotients
-
-
 def _feed_in_chunks(state: FimState, text: str, deadline: float | None) -> FimState | None:
     """`state.feed(text)`, with a look at the clock between chunks."""
     for index in range(0, len(text), _FEED_CHUNK):
@@ -305,6 +291,10 @@ class FimState:
                 return None
         return FimState(self.context, lexer, parser, (self._chunks, text), blocks, self.scope, self.headers, names,
                         self.prose_limit, members, calls)
+
+    def likely_names(self) -> tuple[str, dict[str, float]] | None:
+        """The member being written after a dot, and the names the file writes there (`members.likely_names`)."""
+        return None if self.members is None else likely_names(self.members, self.lexer)
 
     def expected(self) -> tuple[str, ...]:
         """The terminals that may come next: after the token being written when it can only be one terminal,

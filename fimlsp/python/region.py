@@ -47,7 +47,8 @@ from fimlsp.lines import LINE
 from fimlsp.python import lexemes as lx
 from fimlsp.python.lexer import INITIAL, MAX_INDENT_LEVELS, advance, block_start
 from fimlsp.python.context_cache import RightContextCache
-from fimlsp.python.quotient import python_quotients, quotient
+from fimlsp.python.grammar import python_quotients
+from fimlsp.python.quotient import quotient
 from fimlsp.python.statement_ends import statement_ends
 from fimlsp.python.syntax import error_text, parses, parses_statements
 from fimlsp.python.window import start_between_statements, statement_starts, statement_starts_by_block

@@ -19,6 +19,7 @@ export const SERVER_SETTINGS = [
   "attempts",
   "names",
   "members",
+  "memberUsage",
   "calls",
   "context",
   "contextExclude",
