@@ -131,8 +131,8 @@ def main() -> None:
         else:
             judged += 1
             truth_refused += truth not in members
-        member_lists(analysis).forget()  # each cursor's first completion asks jedi itself, as in an editor
         for setting, (members_setting, usage) in settings.items():
+            member_lists(analysis).forget()  # each setting's first completion asks jedi itself, as in an editor
             options = DecodingOptions(scope="block", names="strict", members=members_setting, member_usage=usage,
                                       single_line=True, max_tokens=args.max_tokens, attempts=1)
             stages: dict[str, float] = {}

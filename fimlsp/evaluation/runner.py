@@ -32,7 +32,7 @@ from fimlsp.model.remote import RemoteModel
 MODES = decoding.MODES[::-1]  # the paper's order, the weakest first
 # The decoding options a run takes (its other options are the library's defaults: file scope, no statement end).
 DECODING = ("max_tokens", "top_k", "time_budget", "scope", "loop_repeats", "token_healing", "attempts", "names",
-            "search_budget", "calls", "members", "context", "context_exclude", "invented_finish")
+            "search_budget", "calls", "members", "member_usage", "context", "context_exclude", "invented_finish")
 # A run's finish searches are bounded by nodes expanded, not by the clock: the same cases give the same middles on a
 # busy machine as on an idle one, and two runs compare (about what an editor's searches expand in their seconds).
 SEARCH_BUDGET = 20
@@ -42,7 +42,8 @@ SETTING_KEYS = tuple(_HEADER_KEYS.get(name, name) for name in ("model", *DECODIN
 # Settings that results files written before them lack, with the value those runs had.
 _SETTINGS_ADDED_LATER = {"scope": decoding.SCOPES[0], "loop_repeats": 0, "token_healing": False, "attempts": 1,
                          "names": decoding.NAMES[0], "server": None, "search_budget": None, "calls": "off",
-                         "members": "off", "context": "off", "context_exclude": "", "invented_finish": True}
+                         "members": "off", "member_usage": 0.0, "context": "off", "context_exclude": "",
+                         "invented_finish": True}
 
 
 class ResumeError(Exception):
@@ -72,6 +73,7 @@ class RunSettings:
     names: str = _declared("names")
     calls: str = _declared("calls")
     members: str = _declared("members")
+    member_usage: float = _declared("member_usage")
     context: str = "off"  # other files of the case's project in the prompt (`fimlsp.context`)
     context_exclude: str = _declared("context_exclude")
     invented_finish: bool = _declared("invented_finish")
@@ -81,6 +83,8 @@ class RunSettings:
     def header(self) -> dict:
         held = {"model": self.model_name, **{name: getattr(self, name) for name in DECODING},
                 "model_server": self.model_server}
+        if self.members == "off":
+            held["member_usage"] = 0.0  # it weighs nothing without the member judge: any value decodes the same
         return {"type": "run", **{_HEADER_KEYS.get(name, name): value for name, value in held.items()}}
 
     def decoding_options(self, mode: str) -> decoding.DecodingOptions:
