@@ -483,3 +483,19 @@ def test_a_class_that_says_its_subclasses_complete_it_owes_no_attribute():
     concrete = left.replace("class SearchDialogBase:", "class SearchDialog:").replace("subclasses", "others")
     end = len(concrete) + len(middle)
     assert attribute_debt(concrete + middle + right, len(concrete), end) == {"default_command"}
+
+
+def test_a_module_that_star_imports_is_not_judged_where_jedi_lists_nothing():
+    """In a parameter's annotation the query's place is a parameter's, where jedi completes nothing, and asyncio's
+    own source binds little but its star imports (held out: `loop_factory: Callable[[], asyncio.AbstractEventLoop]`
+    in uvicorn's _compat.py was refused)."""
+    left = "import asyncio\nfrom typing import Callable\n\n\ndef run(\n    main,\n    loop_factory: Callable[[], asyncio."
+    assert judged(left, "AbstractEventLoop] | None = None,", "\n) -> None:\n    pass\n") == "complete"
+
+
+def test_an_operator_s_result_is_not_judged():
+    """jedi reads `path / "x"` by PurePath's stub, a base of the Path it is (held out: gguf's vocab.py,
+    `chat_template_json.is_file()`, was refused)."""
+    left = 'from pathlib import Path\n\n\ndef load(path: Path):\n    found = path / "x.json"\n    return found.'
+    assert judged(left, "is_file()", "\n") == "complete"
+    assert judged(left.replace('path / "x.json"', 'Path("x.json")'), "is_filee()", "\n") == "refused"

@@ -49,6 +49,8 @@ _JUDGED_TYPES = frozenset({"module", "class", "instance"})
 _DYNAMIC_TEXT = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__getattribute__\b|\bvars\s*\(")
 # What makes a module's globals at run time: ssl's `_IntEnum._convert_('VerifyMode', ...)` makes CERT_NONE.
 _MODULE_GLOBALS = re.compile(r"\bglobals\s*\(\s*\)\s*(?:\.\s*update\b|\[)|\b_convert_\s*\(")
+# parso's nodes of a binary operation (`|`, `^`, `&`, `<<`, `+`, `*` and `/`, `**`)
+_OPERATIONS = frozenset({"expr", "xor_expr", "and_expr", "shift_expr", "arith_expr", "term", "power"})
 _TRAILING_QUOTED = re.compile(r"""['"][A-Za-z_]\w*['"][ \t]*\Z""")
 _SELF = ("self", "cls")
 _LITERAL = "a literal value inferred (one assignment's, not the receiver's type)"
@@ -180,6 +182,10 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
     if kinds != {"module"} and _DYNAMIC_TEXT.search(code):
         return Lookup(None, "the file sets attributes dynamically (setattr, vars, __dict__, __getattr__)")
     completions = script.complete(line, column)
+    if not completions and star:  # where jedi completes nothing (a parameter's place), the source's own names
+        return Lookup(None, "a module that star-imports, whose members jedi does not list here")  # lack the star's
+    if "instance" in kinds and _operator_result(script, line, column):
+        return Lookup(None, "an operator's result")
     names = {completion.name for completion in completions}
     if "__getattr__" in names or "__getattr__" in extra:
         return Lookup(None, "the receiver defines __getattr__")
@@ -205,6 +211,17 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
     if receiver:
         names |= used_after(receiver, code)
     return Lookup(frozenset(names), "", frozenset(kinds), from_stub, star)
+
+
+def _operator_result(script, line: int, column: int) -> bool:
+    """Whether the receiver before the dot at `line`, `column` is assigned an operator's result (`path / "x"`):
+    jedi reads its type from the operator's stub, which may name a base of it (PurePath, not the Path it is)."""
+    for name in script.goto(line, max(column - 1, 0)):
+        tree_name = getattr(name._name, "tree_name", None)
+        definition = tree_name.get_definition() if tree_name is not None else None
+        if definition is not None and definition.type == "expr_stmt" and definition.get_rhs().type in _OPERATIONS:
+            return True
+    return False
 
 
 def _sources(name, document: Path | None) -> list[tuple[frozenset[str], bool]] | str:
