@@ -170,9 +170,8 @@ class DecodingOptions:
     member_usage: float = option_field(
         0.5, "with members strict, the share of the choice of a member after a dot that goes to the names the file "
              "already writes after the same receiver, by how often and how near the cursor it writes each; the rest "
-             "is the model's own "
-             "choice (a cache model's mixture: a small model seldom copies from the context what the file repeats); "
-             "0: the model's alone", metavar="SHARE", setting="memberUsage", bounds=Bounds(0, 1, integer=False))
+             "is the model's own choice (a cache model's mixture: a small model seldom copies from the context what "
+             "the file repeats); 0: the model's alone", metavar="SHARE", setting="memberUsage", bounds=Bounds(0, 1, integer=False))
     calls: str = option_field(
         CALLS[0], "strict: a constrained middle's call of a callable whose signature is known statically (the "
                   "file's, the workspace's, the standard library's) must fit it: no extra positional argument, no "

@@ -73,9 +73,14 @@ def stored_attributes(text: str) -> set[str]:
     return set(_ATTRIBUTE_STORE.findall(text))
 
 
+def after_receiver(receiver: str) -> re.Pattern:
+    """What finds the names written after `receiver.` (`os . path`, a line break in brackets between)."""
+    return re.compile(r"(?<![\w.])" + re.escape(receiver).replace(r"\.", r"\s*\.\s*") + r"\s*\.\s*(\w+)")
+
+
 def used_after(receiver: str, text: str) -> set[str]:
     """The names written after `receiver.` anywhere in `text` (attributes that some code sets or reads there)."""
-    return set(re.findall(r"(?<![\w.])" + re.escape(receiver).replace(r"\.", r"\s*\.\s*") + r"\s*\.\s*(\w+)", text))
+    return set(after_receiver(receiver).findall(text))
 
 
 class _Worker:

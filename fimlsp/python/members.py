@@ -23,9 +23,9 @@ string or a comment, the receiver could not stand there, and is not judged. Dund
 through them are never judged.
 
 What the file itself writes after a receiver makes its members likely (`Members.likely`): the names written after
-the same chain elsewhere in the file, by how often, for decoding to weigh against the model's choice (a cache
-model's, as code repeats itself locally: Tu, Su and Devanbu, "On the Localness of Software", FSE 2014). They only
-rank: what the judge admits is the same.
+the same chain elsewhere in the file, by how often and how near the cursor, for decoding to weigh against the
+model's choice (a cache model's, as code repeats itself locally: Tu, Su and Devanbu, "On the Localness of
+Software", FSE 2014). They only rank: what the judge admits is the same.
 
 Attribute debt (`fimlsp.python.attribute_debt`): a middle ends only where the attributes that the class around it
 loads on `self`/`cls` outside the middle are assigned somewhere, as the name judge's ends need the right context's
@@ -35,14 +35,13 @@ names bound.
 from __future__ import annotations
 
 import bisect
-import functools
 import math
 import re
 import time
 from dataclasses import dataclass, field, replace
 
 from fimlsp.python import lexemes as lx
-from fimlsp.python.analysis import Analysis, Lookup
+from fimlsp.python.analysis import Analysis, Lookup, after_receiver
 from fimlsp.python.attribute_debt import AttributeDebt
 from fimlsp.python.folding import fold
 from fimlsp.python.lexer import LexerState
@@ -66,7 +65,7 @@ _NAME_NEXT = re.compile(r"[ \t]*([A-Za-z_]\w*)")
 _MEMBER_NEXT = re.compile(r"[ \t]*\.[ \t]*([A-Za-z_]\w*)")
 _STORED_LATER = re.compile(r"[^\n]*(?:=|\bin\b|\\\n)")
 _SELF = frozenset({"self", "cls"})
-# How near the cursor a use of a member counts (`MemberSource.used_after`): code repeats itself locally.
+# How near the cursor a use of a member counts (`MemberSource.nearby_uses`): code repeats itself locally.
 _NEARBY_LINES = 30
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
@@ -116,22 +115,21 @@ class MemberSource:
             self.waited += time.perf_counter() - clock
         return found
 
-    def used_after(self, receiver: str) -> dict[str, float]:
-        """Each name the file writes after `receiver.` (`self.lock`, `os . path`), but at the cursor, with its uses
-        weighed by nearness: a use `d` lines from the cursor counts `exp(-d / _NEARBY_LINES)`."""
+    def nearby_uses(self, receiver: str) -> dict[str, float]:
+        """Each name the file writes after `receiver.` (`self.lock`), but at the cursor, with its uses weighed by
+        nearness: a use `d` lines from the cursor counts `exp(-d / _NEARBY_LINES)`."""
         found = self.uses.get(receiver)
         if found is None:
-            pattern = re.compile(r"(?<![\w.])" + r"[ \t]*\.[ \t]*".join(map(re.escape, receiver.split(".")))
-                                 + r"[ \t]*\.[ \t]*([A-Za-z_]\w*)")
-            found = self.uses[receiver] = {}
+            pattern, found = after_receiver(receiver), {}
             for text, before in ((self.left, True), (self.right, False)):
-                breaks = _line_breaks(text)
+                breaks = [match.start() for match in re.finditer("\n", text)]
                 for match in pattern.finditer(text):
                     if before and match.end() == len(text):
                         continue  # the name being written at the cursor is no use of it
                     line = bisect.bisect_left(breaks, match.start())
                     lines = len(breaks) - line if before else line
                     found[match.group(1)] = found.get(match.group(1), 0.0) + math.exp(-lines / _NEARBY_LINES)
+            self.uses[receiver] = found
         return found
 
     def prefetch(self) -> None:
@@ -230,10 +228,10 @@ class Members:
     def likely(self, begun: str) -> dict[str, float] | None:
         """Where a member is being written (`begun` so far), the names the file writes after the same receiver
         that begin with `begun` (or are it) and that the judge admits, weighed by how often and how near the cursor
-        it writes each (`MemberSource.used_after`); None elsewhere."""
+        it writes each (`MemberSource.nearby_uses`); None elsewhere."""
         if not self.dotted or self.line_free or not self.chain or not _judgeable(self.chain):
             return None
-        uses = self.source.used_after(".".join(self.chain))
+        uses = self.source.nearby_uses(".".join(self.chain))
         found = {name: count for name, count in uses.items()
                  if name.startswith(begun) and self.admits(name)}
         return found or None
@@ -355,12 +353,6 @@ def _innermost_bracket(terminals: list[str]) -> str | None:
         elif terminal in lx.CLOSING_BRACKETS and opened:
             opened.pop()
     return opened[-1] if opened else None
-
-
-@functools.lru_cache(maxsize=4)
-def _line_breaks(text: str) -> list[int]:
-    """Where `text`'s line breaks are (the left and right contexts', asked once per receiver)."""
-    return [match.start() for match in re.finditer("\n", text)]
 
 
 def _is_dunder(name: str) -> bool:
