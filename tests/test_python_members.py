@@ -499,3 +499,14 @@ def test_an_operator_s_result_is_not_judged():
     left = 'from pathlib import Path\n\n\ndef load(path: Path):\n    found = path / "x.json"\n    return found.'
     assert judged(left, "is_file()", "\n") == "complete"
     assert judged(left.replace('path / "x.json"', 'Path("x.json")'), "is_filee()", "\n") == "refused"
+
+
+def test_a_receiver_whose_type_the_file_narrows_is_not_judged():
+    """jedi does not follow `isinstance`: it reads `func` as the annotation's Callable, which has no `func` (held
+    out: fastapi's dependencies/models.py, `while isinstance(func, partial): func = func.func`, was refused)."""
+    left = ("from collections.abc import Callable\nfrom functools import partial\n\n\n"
+            "def impartial(func: Callable[..., int]) -> Callable[..., int]:\n    while isinstance(func, partial):\n"
+            "        func = func.")
+    assert judged(left, "func", "\n    return func\n") == "complete"
+    unnarrowed = left.replace("while isinstance(func, partial)", "while func is not None")
+    assert judged(unnarrowed, "func", "\n    return func\n") == "incomplete"  # not a member: no end after it

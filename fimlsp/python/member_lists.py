@@ -182,6 +182,9 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
             extra |= source
     if kinds != {"module"} and _DYNAMIC_TEXT.search(code):
         return Lookup(None, "the file sets attributes dynamically (setattr, vars, __dict__, __getattr__)")
+    if _narrowed(code, receiver):
+        return Lookup(None, f"{receiver}'s type is narrowed (isinstance, issubclass, type, match), which jedi does "
+                            "not follow")
     completions = script.complete(line, column)
     if not completions and star:  # where jedi completes nothing (a parameter's place), the source's own names
         return Lookup(None, "a module that star-imports, whose members jedi does not list here")  # lack the star's
@@ -212,6 +215,17 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
     if receiver:
         names |= used_after(receiver, code)
     return Lookup(frozenset(names), "", frozenset(kinds), from_stub, star)
+
+
+def _narrowed(code: str, receiver: str) -> bool:
+    """Whether `code` tests the type of `receiver` or of a chain it goes on from anywhere (`isinstance(func,
+    partial)`, `type(x) is`, `match x:`): jedi infers the declared type there (a Callable's members, not the
+    partial's `func`), so a narrowed receiver is unknown wherever it stands."""
+    parts = receiver.split(".")
+    chains = "|".join(r"\s*\.\s*".join(map(re.escape, parts[:end])) for end in range(1, len(parts) + 1))
+    tested = r"\s*(?:" + chains + r")\s*"
+    return re.search(r"(?<![\w.])(?:(?:isinstance|issubclass)\s*\(" + tested + r",|type\s*\(" + tested
+                     + r"\)\s*(?:is|==|!=|in)\b|match\s" + tested + r":)", code) is not None
 
 
 def _operator_result(script, line: int, column: int) -> bool:
