@@ -18,11 +18,12 @@ anything, and every `__slots__` name. An optional receiver (`Form | None`) is ju
 member but the dunders. An attribute jedi reads as one assignment's literal is judged by its type where every
 store of it is a literal of that type (`fimlsp.python.literal_attributes`). A receiver is unknown (None, with the
 reason): no inferred type or several (with dynamic parameters off, jedi infers an instance from an annotation or an
-assignment, and several where branches assign differently); another literal; an operator's result (`path / "x"`,
-read by the operator's stub, which may name a base); a module that star-imports where jedi lists no member (a
-parameter's place); a class with a base whose source cannot be read (a compiled base without a stub, or a stub
-without its implementation outside `builtins`: a stub leaves out the attributes its methods set); `Any`, a mock, a
-function; a class or module with `__getattr__` or a custom `__getattribute__`, or whose source (or, for a class
+assignment, and several where branches assign differently); a receiver whose type the file tests (`isinstance`,
+`issubclass`, `type(x) is`, `match x:`), which jedi does not narrow by; another literal; an operator's result
+(`path / "x"`, read by the operator's stub, which may name a base); a module that star-imports where jedi lists no
+member (a parameter's place); a class with a base whose source cannot be read (a compiled base without a stub, or a
+stub without its implementation outside `builtins`: a stub leaves out the attributes its methods set); `Any`, a mock,
+a function; a class or module with `__getattr__` or a custom `__getattribute__`, or whose source (or, for a class
 object, its metaclass's) sets attributes dynamically.
 """
 
