@@ -58,6 +58,14 @@ def test_a_use_near_the_cursor_counts_more_than_uses_far_from_it():
     assert likely["near"] > likely["far"] > 0
 
 
+def test_a_name_a_comment_writes_after_the_receiver_is_no_use_of_it():
+    """diskcache's persistent.py: `# Like self._cache.swap(key1, key2, retry=True)` just above the cursor made `swap`,
+    no member of the Cache, the likeliest name after `self._cache.` (whose type jedi does not infer: not judged)."""
+    left = ("def drain(cache):\n    cache.pull()\n    # Like cache.swap(), or '#' cache.halt()\n"
+            "    x = '#' + cache.peek()\n    return cache.")
+    assert set(_likely(left)[1]) == {"pull", "peek"}  # a `#` in a string before a use is no comment
+
+
 def test_the_name_begun_at_the_cursor_is_no_use_of_it_and_no_dot_means_no_likely_names():
     assert set(_likely(POOL + "clo")[1]) == {"closed"}
     assert _likely(POOL.removesuffix("self.")) is None

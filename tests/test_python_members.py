@@ -510,3 +510,33 @@ def test_a_receiver_whose_type_the_file_narrows_is_not_judged():
     assert judged(left, "func", "\n    return func\n") == "complete"
     unnarrowed = left.replace("while isinstance(func, partial)", "while func is not None")
     assert judged(unnarrowed, "func", "\n    return func\n") == "incomplete"  # not a member: no end after it
+
+
+RELATED = """class Store:
+    def __init__(self):
+        self.rows = []
+
+
+class Journal:
+    def __init__(self):
+        self.rows = []
+
+    def flush(self):
+        self.rows.sync()
+
+
+class Pool(Store):
+    def drain(self):
+        """
+
+
+@pytest.mark.parametrize("right, verdict", [
+    ("\n", "incomplete"),  # only an unrelated class writes `sync` after self.rows: no evidence for Pool's
+    ("\n        # self.rows.sync() would save them\n", "incomplete"),  # nor a comment
+    ("\n        '''self.rows.sync()'''\n", "incomplete"),  # nor a string
+    ("\n\n\nclass Logged(Pool, Journal):\n    pass\n", "complete"),  # a subclass mixes Journal in: its self may be
+    ("\n        return f'{self.rows.sync()}'\n", "complete"),  # an f-string's field is code
+])
+def test_what_self_is_in_the_class_is_judged_by_the_file_s_related_classes_code(right, verdict):
+    assert judged(RELATED, "self.rows.sync", right) == verdict
+    assert judged(RELATED, "self.rows.append", right) == "complete"

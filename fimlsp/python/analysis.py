@@ -14,8 +14,10 @@ of a list (`__slots__` names, attributes stored from anywhere) are here, beside 
 
 from __future__ import annotations
 
+import io
 import re
 import threading
+import tokenize
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -33,6 +35,8 @@ _SUBSCRIPT_BEFORE = re.compile(r"[\w)\]][ \t]*\[[ \t]*\Z")
 _SUBSCRIPT_AFTER = re.compile(r"[ \t]*\]")
 # A quoted name: what hasattr/getattr guards test (`hasattr(_curses, "COLORS")`, set only at run time).
 _STRING_WORD = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
+_STRING_PREFIX = re.compile(r"\w*")
+_NOT_LINE_BREAKS = re.compile(r"[^\r\n]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +85,38 @@ def after_receiver(receiver: str) -> re.Pattern:
 def used_after(receiver: str, text: str) -> set[str]:
     """The names written after `receiver.` anywhere in `text` (attributes that some code sets or reads there)."""
     return set(after_receiver(receiver).findall(text))
+
+
+def without_prose(code: str) -> str:
+    """`code` with its comments and its strings but f-strings (whose fields are code) blanked, line breaks kept, as
+    far as CPython's tokenizer reads it (the rest as it is where it stops: a text cut at the cursor need not
+    tokenize): a comment's `self._cache.swap(...)` is no use of a member."""
+    lines: list[str] = []
+    reader = io.StringIO(code).readline
+
+    def readline() -> str:
+        lines.append(reader())
+        return lines[-1]
+
+    spans = []
+    try:
+        for token in tokenize.generate_tokens(readline):
+            if token.type == tokenize.COMMENT or (
+                    token.type == tokenize.STRING and "f" not in _STRING_PREFIX.match(token.string).group().lower()):
+                spans.append((token.start, token.end))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    if not spans:
+        return code
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    pieces, done = [], 0
+    for (row, column), (end_row, end_column) in spans:
+        start, end = starts[row - 1] + column, starts[end_row - 1] + end_column
+        pieces += [code[done:start], _NOT_LINE_BREAKS.sub(" ", code[start:end])]
+        done = end
+    return "".join(pieces) + code[done:]
 
 
 class _Worker:

@@ -31,12 +31,18 @@ def class_lines(code: str, line: int) -> tuple[int, int] | None:
             depth = min(depth, len(_INDENT.match(text).group()))
     else:
         return None
-    indent = len(_CLASS_LINE.match(lines[start]).group(1))
+    return start, _block_end(lines, start)
+
+
+def _block_end(lines: list[str], start: int) -> int:
+    """The line (0-based) after the block whose header is `lines[start]`: the first line of code indented no deeper
+    than its header."""
+    indent = len(_INDENT.match(lines[start]).group())
     end = start + 1
     while end < len(lines) and (not lines[end].strip() or lines[end].lstrip().startswith("#")
                                 or len(_INDENT.match(lines[end]).group()) > indent):
         end += 1
-    return start, end
+    return end
 
 
 def subclass_names(code: str, line: int) -> set[str]:
@@ -49,8 +55,7 @@ def subclass_names(code: str, line: int) -> set[str]:
         return set()
     lines = code.split("\n")
     family = {_CLASS_NAME.match(lines[span[0]]).group(2)}
-    heads = [(match.group(2), set(re.findall(r"\w+", match.group(3) or "")), code.count("\n", 0, match.start()))
-             for match in _CLASS_HEAD.finditer(code)]
+    heads = _class_heads(code)
     names: set[str] = set()
     grew = True
     while grew:
@@ -59,13 +64,39 @@ def subclass_names(code: str, line: int) -> set[str]:
             if name not in family and bases & family:
                 family.add(name)
                 grew = True
-                indent = len(_INDENT.match(lines[start]).group())
-                end = start + 1
-                while end < len(lines) and (not lines[end].strip() or len(_INDENT.match(lines[end]).group()) > indent):
-                    end += 1
-                for statement in _BODY_BINDING.finditer("\n".join(lines[start + 1:end])):
+                for statement in _BODY_BINDING.finditer("\n".join(lines[start + 1:_block_end(lines, start)])):
                     names.update(part.strip() for part in (statement.group(1) or statement.group(2)).split(","))
     return names
+
+
+def related_classes(code: str, line: int) -> str | None:
+    """The text of the classes of `code` that inheritance within it ties to the innermost class around `line`
+    (1-based), the class itself among them: its bases and subclasses in the file, theirs, and so on (a mixin that
+    a subclass combines it with too). What `self` is there is an instance of one of them, never of a class of the
+    file that none of them inherits from or passes to. None where no class holds `line`."""
+    span = class_lines(code, line)
+    if span is None:
+        return None
+    lines = code.split("\n")
+    heads = _class_heads(code)
+    defined = {name for name, _bases, _start in heads}
+    family = {_CLASS_NAME.match(lines[span[0]]).group(2)}
+    grew = True
+    while grew:
+        grew = False
+        for name, bases, _start in heads:
+            linked = {name} | (bases & defined)
+            if family & linked and not linked <= family:
+                family |= linked
+                grew = True
+    return "\n".join("\n".join(lines[start:_block_end(lines, start)]) for name, _bases, start in heads
+                     if name in family)
+
+
+def _class_heads(code: str) -> list[tuple[str, set[str], int]]:
+    """Each class statement of `code`: its name, the words of its bases, and its line (0-based)."""
+    return [(match.group(2), set(re.findall(r"\w+", match.group(3) or "")), code.count("\n", 0, match.start()))
+            for match in _CLASS_HEAD.finditer(code)]
 
 
 def in_plain_class(code: str, line: int) -> bool:

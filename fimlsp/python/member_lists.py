@@ -40,8 +40,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from fimlsp.python.analysis import (Analysis, Lookup, judges_jedi, quoted_names, slot_names, stored_attributes,
-                                    used_after)
-from fimlsp.python.class_text import class_around, class_lines, in_plain_class, subclass_names
+                                    used_after, without_prose)
+from fimlsp.python.class_text import class_around, class_lines, in_plain_class, related_classes, subclass_names
 from fimlsp.python.literal_attributes import literal_type
 from fimlsp.python.syntax import parsed
 
@@ -213,8 +213,10 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
         if owed - names:  # a base meant to be subclassed (_markupbase.ParserBase calls self.handle_comment)
             return Lookup(None, f"the class loads attributes on {receiver} that it does not define "
                                 f"({', '.join(sorted(owed - names)[:3])})")
-    if receiver:
-        names |= used_after(receiver, code)
+    if receiver:  # the code's uses, not a comment's or a string's; on self or cls, in a class self may be of
+        code_alone = without_prose(code)
+        related = related_classes(code_alone, line) if receiver.split(".")[0] in _SELF else None
+        names |= used_after(receiver, code_alone if related is None else related)
     return Lookup(frozenset(names), "", frozenset(kinds), from_stub, star)
 
 

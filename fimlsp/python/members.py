@@ -68,6 +68,8 @@ _SELF = frozenset({"self", "cls"})
 # How near the cursor a use of a member counts (`MemberSource.nearby_uses`): code repeats itself locally.
 _NEARBY_LINES = 30
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+# A line's start up to a comment's `#` (code and one-line strings before it).
+_COMMENTED = re.compile(r"""(?:[^#'"\n]|'[^'\n]*'|"[^"\n]*")*#""")
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
 # A string the lexer still holds but that is closed (`"path"`, `""`): the text after it is code.
 _CLOSED_STRINGS = frozenset(parts[part] for parts in lx.S_STRING.values() for part in ("end", "empty"))
@@ -126,6 +128,9 @@ class MemberSource:
                 for match in pattern.finditer(text):
                     if before and match.end() == len(text):
                         continue  # the name being written at the cursor is no use of it
+                    if _COMMENTED.match(text, text.rfind("\n", 0, match.start()) + 1, match.start()):
+                        continue  # a comment's `self._cache.swap(...)` is no use (this only ranks: a docstring's
+                        # use is kept, and one after a `#` in a string with escaped quotes dropped)
                     line = bisect.bisect_left(breaks, match.start())
                     lines = len(breaks) - line if before else line
                     found[match.group(1)] = found.get(match.group(1), 0.0) + math.exp(-lines / _NEARBY_LINES)
