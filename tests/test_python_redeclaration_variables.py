@@ -95,6 +95,13 @@ CASES = {
         'x: str = ""', "y: str = ''", True),
     "Final (another rule)": ("from typing import Final\n\nx: Final = 1\nz: int = 0\n@@\nprint(x, z)\n",
                              'z: str = ""', "y: Final[int] = 2", True),
+    "literal values": (
+        "from typing import Literal\n\nx: Literal['a', 'b'] = 'a'\ny: Literal[1] = 1\n@@\nprint(x, y)\n",
+        "y: Literal[True] = True", "x: Literal['b', 'a'] = 'b'", True),
+    # held out: uvicorn's _types.py, a middle that writes a TypedDict's items again with other tags and types
+    "a TypedDict's literal tag and qualified item": (
+        "from typing import Literal, NotRequired, TypedDict\n\n\nclass Event(TypedDict):\n    @@\n"
+        "    type: Literal['close']\n    code: NotRequired[int]\n", "type: Literal['open']", "code: int", True),
     # what pyright reports but the true code writes
     "two arms of an if or try": (
         "def f(c: bool) -> None:\n    if c:\n        x: int = 1\n    else:\n        @@\n    try:\n"

@@ -15,10 +15,11 @@ attribute that its scope declares elsewhere with another type: pyright reports e
 whose declared type is not the same as its last typed declaration's (`Declaration "x" is obscured by a declaration of
 the same name`), a symbol being a name of a module, function or class (a class's also holds the attributes its
 methods declare on their first parameter). Refused only where the two types differ for certain (`_Types`: builtin
-classes, `typing`'s names for them, `Optional`, unions and the file's own classes, read as pyright reads them, a bare
-generic class unlike one with certain arguments, `list` and `list[str]`; a name the file binds otherwise may alias
-anything, and `Any` is taken to be the same as anything, as the true code refines an `Any` it declared: pyparsing's
-`_tokdict`). Never refused, though pyright reports some: `Final` and `TypeAlias`
+classes, `typing`'s names for them, `Optional`, unions, `Literal` values (each a type of its own: `1` is not `True`),
+TypedDict items' qualifiers (`NotRequired[int]` declares `int`) and the file's own classes, read as pyright reads
+them, a bare generic class unlike one with certain arguments, `list` and `list[str]`; a name the file binds otherwise
+may alias anything, and `Any` is taken to be the same as anything, as the true code refines an `Any` it declared:
+pyparsing's `_tokdict`). Never refused, though pyright reports some: `Final` and `TypeAlias`
 (other rules), declarations in different arms of one statement (an `if` and its `else`, a `try` and its handler:
 transformers, llama_cpp), a parameter or a function of the same name (common in real code: torch, jinja2), and a
 declaration pyright may find unreachable (under `TYPE_CHECKING`, a version or platform check; after a `return`).
@@ -220,7 +221,9 @@ def _exclusive(arms: tuple, other_arms: tuple) -> bool:
 # `typing`'s names for builtin classes, and the forms that only wrap the declared type
 _TYPING_ALIASES = {"List": "list", "Dict": "dict", "Set": "set", "FrozenSet": "frozenset", "Tuple": "tuple",
                    "Type": "type", "Text": "str"}
-_WRAPPERS = frozenset({"ClassVar", "Annotated"})
+# What pyright reads through to the type it wraps (a TypedDict's item qualifiers among them: `NotRequired[int]` is
+# declared `int`).
+_WRAPPERS = frozenset({"ClassVar", "Annotated", "NotRequired", "Required", "ReadOnly"})
 _UNCOMPARABLE = frozenset({"Final", "TypeAlias"})
 _TYPING_MODULES = frozenset({"typing", "typing_extensions"})
 _BUILTIN_CLASSES = frozenset(name for name, value in vars(builtins).items() if isinstance(value, type))
@@ -282,6 +285,8 @@ class _Types:
         if not isinstance(node, ast.Subscript):
             return None if name is None or name in _WRAPPERS or name in ("Any", "Optional", "Union") else (name, None)
         elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if name == "Literal":
+            return _union(*(self._literal(element) for element in elements))
         arguments = [self._term(element) for element in elements]
         if _SKIP in arguments:
             return _SKIP
@@ -294,6 +299,18 @@ class _Types:
         if name is None or name == "Any":
             return None
         return (name, tuple(arguments))
+
+    def _literal(self, node: ast.expr):
+        """The type of one value of `Literal[...]`, a type of its own (`Literal["a"]` is not `Literal["b"]`, nor `1`
+        `True`): a nested `Literal`'s values, or None where the value is no plain constant (an enum's member)."""
+        if isinstance(node, ast.Subscript):
+            term = self._term(node)
+            return None if term is _SKIP else term
+        try:
+            value = ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+        return ("None", None) if value is None else (f"Literal[{value!r}: {type(value).__name__}]", None)
 
     def _name(self, node: ast.expr) -> str | None:
         """The certain meaning of a name or `typing.name`: a builtin class's name, `file.` and a class of the file,
@@ -320,7 +337,7 @@ _SKIP = object()
 def _typing_meaning(name: str) -> str | None:
     if name in _TYPING_ALIASES:
         return _TYPING_ALIASES[name]
-    if name in _WRAPPERS or name in _UNCOMPARABLE or name in ("Any", "Optional", "Union"):
+    if name in _WRAPPERS or name in _UNCOMPARABLE or name in ("Any", "Optional", "Union", "Literal"):
         return name
     return None
 
