@@ -27,6 +27,7 @@ from fimlsp.python.block_scope import BlockScope
 from fimlsp.python.blocks import Blocks
 from fimlsp.python.grammar import python_quotients
 from fimlsp.lines import normalize
+from fimlsp.python.callers import broken_callers
 from fimlsp.python.calls import Calls
 from fimlsp.python.collection import no_cycle_collection
 from fimlsp.python.signatures import SignatureSource
@@ -364,6 +365,9 @@ class FimState:
                 self._complete = not self._unbound and not self.names.file.redeclared(whole)
             if self._complete and self.members is not None:
                 self._complete = not self.members.source.attribute_debt(self.text + self.context.right)
+            if self._complete and self.calls is not None:  # a header it rewrote still fits the file's calls of it
+                whole = self.text + self.context.right
+                self._complete = not broken_callers(whole, len(self.calls.source.left), len(self.text))
         return self._complete
 
     def unbound_names(self) -> frozenset[str]:
