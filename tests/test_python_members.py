@@ -512,14 +512,19 @@ def test_a_receiver_whose_type_the_file_narrows_is_not_judged():
     assert judged(unnarrowed, "func", "\n    return func\n") == "incomplete"  # not a member: no end after it
 
 
-RELATED = """class Store:
+RELATED = """class Rows:
+    def append(self, row):
+        pass
+
+
+class Store:
     def __init__(self):
-        self.rows = []
+        self.rows = Rows()
 
 
 class Journal:
     def __init__(self):
-        self.rows = []
+        self.rows = Rows()
 
     def flush(self):
         self.rows.sync()
@@ -540,3 +545,13 @@ class Pool(Store):
 def test_what_self_is_in_the_class_is_judged_by_the_file_s_related_classes_code(right, verdict):
     assert judged(RELATED, "self.rows.sync", right) == verdict
     assert judged(RELATED, "self.rows.append", right) == "complete"
+
+
+def test_a_built_in_types_instance_takes_no_new_attribute():
+    """A set has no instance dict: `self.tasks.add_done_ = 0` (the shipped model, after `self.tasks.a`, kept to a store
+    once `add_done_callback` was refused) raises AttributeError, while `self` takes new attributes."""
+    left = "class Server:\n    def __init__(self):\n        self.tasks = set()\n\n    def run(self, task):\n        "
+    assert judged(left, "self.tasks.add_done_ = 0", "\n") == "refused"
+    assert judged(left, "self.tasks.add_done_: int", "\n") == "refused"
+    assert judged(left, "self.tasks.add(task)", "\n") == "complete"
+    assert judged(left, "self.task_count = 0", "\n") == "complete"

@@ -50,6 +50,9 @@ class Lookup:
     # A module whose source star-imports (os: `from posix import *`): the platform's constants there, which jedi
     # reads on this platform alone and stubs may leave out (ctypes's `_os.RTLD_MEMBER`, AIX's), are not judged.
     open_constants: bool = False
+    # An instance of a built-in type without an instance dict (a set, a str, ...): it takes no new attribute, so a
+    # name that is not a member is refused even where a store could make it one (`self.tasks.add_done_ = 0`).
+    fixed: bool = False
 
 
 def slot_names(text: str) -> set[str]:

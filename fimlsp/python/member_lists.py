@@ -55,6 +55,9 @@ _MODULE_GLOBALS = re.compile(r"\bglobals\s*\(\s*\)\s*(?:\.\s*update\b|\[)|\b_con
 _OPERATIONS = frozenset({"expr", "xor_expr", "and_expr", "shift_expr", "arith_expr", "term", "power"})
 _TRAILING_QUOTED = re.compile(r"""['"][A-Za-z_]\w*['"][ \t]*\Z""")
 _SELF = ("self", "cls")
+# Built-in types whose instances have no `__dict__`: storing a new attribute on one raises AttributeError.
+_FIXED_TYPES = frozenset(f"builtins.{name}" for name in ("set", "frozenset", "list", "dict", "tuple", "str", "bytes",
+                                                         "bytearray", "int", "float", "complex", "bool"))
 _LITERAL = "a literal value inferred (one assignment's, not the receiver's type)"
 _UNKNOWN_ROOTS = ("unittest.mock", "mock.", "typing.Any", "typing_extensions.Any")
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
@@ -217,7 +220,8 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
         code_alone = without_prose(code)
         related = related_classes(code_alone, line) if receiver.split(".")[0] in _SELF else None
         names |= used_after(receiver, code_alone if related is None else related)
-    return Lookup(frozenset(names), "", frozenset(kinds), from_stub, star)
+    fixed = kinds == {"instance"} and all(each.full_name in _FIXED_TYPES for each in inferred)
+    return Lookup(frozenset(names), "", frozenset(kinds), from_stub, star, fixed)
 
 
 def _narrowed(code: str, receiver: str) -> bool:

@@ -15,6 +15,8 @@ refused:
 - a store (`self.x = ...`, `obj.y: int = 0`, tuple and `for`/`with` targets): where the chain begins a target, a
   name that is not a member is decided by the next terminal (`=`, `:`, `,`, `)`, `]`, `in` make it a store), and
   is a member of that receiver for the rest of the middle (`self.vbar = Scrollbar()` then `self.vbar.pack()`);
+  but not on an instance of a built-in type without an instance dict (a set, a str: `Lookup.fixed`), which takes
+  no new attribute;
 - `import`, `from`, `global`, `nonlocal` and `del` lines.
 Receivers are asked of `fimlsp.python.member_lists` once per document and receiver (the cursor's line cut back, so
 the keystrokes on a line share one jedi query), the one before the cursor ahead of the prompt's reading, and each
@@ -202,7 +204,7 @@ class Members:
         if not self.dotted or not begun or begun.startswith("__"):
             return True  # `__` may begin a dunder, which every object has (`__class__`, `__doc__`)
         allowed = self._allowed()
-        if allowed is None or self.target or self._private_open(begun):
+        if allowed is None or (self.target and not self._fixed()) or self._private_open(begun):
             return True
         at = bisect.bisect_left(allowed, begun)
         return at < len(allowed) and allowed[at].startswith(begun)
@@ -228,7 +230,7 @@ class Members:
         allowed, name = dotted._allowed(), after.group(1)
         if allowed is None or name in allowed or dotted._private_open(name) or _is_dunder(name):
             return True
-        return self.target and _STORE_AFTER.match(rest, after.end()) is not None
+        return self.target and not dotted._fixed() and _STORE_AFTER.match(rest, after.end()) is not None
 
     def likely(self, begun: str) -> dict[str, float] | None:
         """Where a member is being written (`begun` so far), the names the file writes after the same receiver
@@ -260,6 +262,11 @@ class Members:
             return False
         found = self.source.lookup(".".join(self.chain))
         return (name.startswith("_") and found.from_stub) or (found.open_constants and _CONSTANT.match(name) is not None)
+
+    def _fixed(self) -> bool:
+        """The receiver takes no new attribute (an instance of a built-in type without an instance dict): a store
+        cannot make a name one of its members."""
+        return self.chain != (_LITERAL,) and self.source.lookup(".".join(self.chain)).fixed
 
     def _allowed(self) -> list[str] | None:
         """The receiver's members, sorted; None where any name goes."""
@@ -305,7 +312,7 @@ class Members:
                 allowed = self._allowed()
                 if (allowed is not None and text not in allowed and not self._private_open(text)
                         and not _is_dunder(text)):
-                    if not self.target:
+                    if not self.target or self._fixed():
                         return None
                     changes["pending"] = True
                 if self.target:
