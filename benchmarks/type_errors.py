@@ -10,7 +10,8 @@ all in one run. A middle *adds* an error when the file with it has an error (key
 more often than the true file has it.
 
     python benchmarks/type_errors.py --out runs/type-errors \\
-        --setting "editors=--names strict --members strict --no-invented-finish" --setting "names off=--names off"
+        --setting "editors=--names strict --members strict --calls strict --no-invented-finish" \\
+        --setting "names off=--names off"
 
 (`fimlsp eval` keeps the library's defaults: the editors' judges and their policy on invented finishes are flags.)
 
@@ -36,7 +37,7 @@ PACKAGES = ("fastapi", "starlette", "uvicorn", "pyflakes", "diskcache", "gguf")
 KINDS = ("randspan", "boundary", "line", "node")
 # The decoding of every setting: the editors' block scope, greedy, one attempt, at most 128 tokens.
 COMMON = "--scope block --max-tokens 128 --attempts 1"
-EDITORS = "editors=--names strict --members strict --no-invented-finish"  # the setting the editors' judges make, by default
+EDITORS = "editors=--names strict --members strict --calls strict --no-invented-finish"  # the editors' judges, by default
 # pyright rules of the errors fimlsp's judges are meant to prevent (issue 49).
 COVERED = {
     "attribute access": {"reportAttributeAccessIssue", "reportOptionalMemberAccess", "reportFunctionMemberAccess"},

@@ -189,8 +189,8 @@ def test_the_commands_values_that_are_not_the_editors_come_from_one_function():
     header = evaluate.decoding_header(parsed(evaluate, ["--names", "strict"]))
     assert header.startswith("decoding: max_tokens=500, top_k=50, time_budget=None, scope=file, ")
     assert header.endswith("; not the editors' defaults: max_tokens (editors: 128), time_budget (editors: 0.6), "
-                           "scope (editors: block), search_budget (editors: None), members (editors: strict), "
-                           "context (editors: auto), invented_finish (editors: False)")
+                           "scope (editors: block), search_budget (editors: None), calls (editors: strict), "
+                           "members (editors: strict), context (editors: auto), invented_finish (editors: False)")
 
 
 def test_a_runs_defaults_are_the_declarations():
