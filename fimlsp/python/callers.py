@@ -17,10 +17,9 @@ import ast
 import re
 
 from fimlsp.python.signatures import Signature
-from fimlsp.python.syntax import module_or_error
+from fimlsp.python.syntax import module_or_error, node_offsets
 
 _DEFINES = re.compile(r"(?<![.\w])def\s")
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # the lines as CPython numbers them
 _KEEPING = frozenset({"staticmethod", "classmethod"})
 
 
@@ -33,15 +32,7 @@ def broken_callers(text: str, middle_start: int, middle_end: int, tree: ast.Modu
     tree = tree or module_or_error(text)
     if not isinstance(tree, ast.Module):
         return frozenset()
-    lines = _LINE.findall(text)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-
-    def offset(line: int, column: int) -> int:
-        """The character offset of a node's (1-based line, UTF-8 byte column)."""
-        return starts[line - 1] + len(lines[line - 1].encode("utf-8")[:column].decode("utf-8", "replace"))
-
+    offset = node_offsets(text)
     bound = _bindings(tree)
     broken = set()
     for holder, function in _definitions(tree):
@@ -71,7 +62,8 @@ def _definitions(tree: ast.Module):
 
 
 def _bindings(tree: ast.Module) -> dict[str, int]:
-    """How often the file binds each name that a `def` or `class` binds, in any scope, or assigns to one."""
+    """How often the file binds each name, in any scope: a `def`, a `class`, a target, an import, a parameter, and
+    an attribute's name where it is stored (`self.run = ...` puts another callable before a method)."""
     counts: dict[str, int] = {}
     for node in ast.walk(tree):
         names = []
@@ -80,7 +72,7 @@ def _bindings(tree: ast.Module) -> dict[str, int]:
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             names = [node.id]
         elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-            names = [node.attr]  # `self.run = ...` replaces a method on the instance
+            names = [node.attr]
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [(alias.asname or alias.name).split(".")[0] for alias in node.names]
         elif isinstance(node, ast.arg):
@@ -96,15 +88,13 @@ def _signature(function: ast.FunctionDef | ast.AsyncFunctionDef, holder: ast.Cla
     if any(name not in _KEEPING for name in decorators) or (holder is None and decorators):
         return None
     arguments = function.args
-    positional = [each.arg for each in arguments.posonlyargs + arguments.args]
-    only = len(arguments.posonlyargs)
+    every = [each.arg for each in arguments.posonlyargs + arguments.args]
+    positional, only = every, len(arguments.posonlyargs)
     if holder is not None and "staticmethod" not in decorators:
-        if not positional:
+        if not every:
             return None  # a method with no first parameter: every call through self fails anyway
-        positional, only = positional[1:], max(only - 1, 0)
-    defaults = len(arguments.defaults)
-    all_positional = [each.arg for each in arguments.posonlyargs + arguments.args]
-    required = set(all_positional[:len(all_positional) - defaults]) & set(positional)
+        positional, only = every[1:], max(only - 1, 0)
+    required = set(every[:len(every) - len(arguments.defaults)]) & set(positional)
     required |= {each.arg for each, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is None}
     return Signature(tuple(positional), only, frozenset(each.arg for each in arguments.kwonlyargs),
                      frozenset(required), arguments.vararg is not None, arguments.kwarg is not None)

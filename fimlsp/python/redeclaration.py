@@ -33,13 +33,12 @@ import re
 import warnings
 from dataclasses import dataclass
 
-from fimlsp.python.syntax import module_or_error
+from fimlsp.python.syntax import module_or_error, node_offsets
 
 _DEFINES = re.compile(r"(?<![.\w])(?:def|class)\s")
 # a line (or a statement after `;`) that may begin an annotated declaration: `x:`, `self.x:`, `(x):`
 _ANNOTATES = re.compile(r"(?:^|;)[ \t]*\(?[ \t]*(?!(?:else|try|except|finally|lambda)\b)[^\W\d]\w*"
                         r"(?:[ \t]*\.[ \t]*[^\W\d]\w*)?[ \t]*\)?[ \t]*:(?!=)", re.MULTILINE)
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # the lines as CPython numbers them
 _EXEMPT_DECORATORS = frozenset({"overload", "setter", "getter", "deleter", "register"})
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -57,15 +56,7 @@ def redeclared(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
     tree = module_or_error(text)
     if not isinstance(tree, ast.Module):
         return frozenset()
-    lines = _LINE.findall(text)
-    line_starts = [0]
-    for line in lines:
-        line_starts.append(line_starts[-1] + len(line))
-
-    def offset(line_number: int, column: int) -> int:
-        """The character offset of a node's (1-based line, UTF-8 byte column) position."""
-        line = lines[line_number - 1] if line_number - 1 < len(lines) else ""
-        return line_starts[line_number - 1] + len(line.encode("utf-8")[:column].decode("utf-8", "replace"))
+    offset = node_offsets(text)
 
     def position(node: ast.AST) -> int:
         return offset(node.lineno, node.col_offset)

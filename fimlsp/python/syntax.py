@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import ast
 import warnings
+from collections.abc import Callable
+from itertools import accumulate
+
+from fimlsp.lines import split_lines
 
 
 def parsed(source: str) -> ast.Module:
@@ -19,6 +23,19 @@ def parsed(source: str) -> ast.Module:
             if attempt == 2:
                 raise SyntaxError("the syntax tree could not be built") from None
     raise AssertionError("unreachable")
+
+
+def node_offsets(source: str) -> Callable[[int, int], int]:
+    """What turns a syntax tree node's place in `source` (its 1-based line and its column in UTF-8 bytes, as `ast`
+    gives them) into a character offset."""
+    lines = split_lines(source)
+    starts = list(accumulate((len(line) for line in lines), initial=0))
+
+    def offset(line: int, column: int) -> int:
+        text = lines[line - 1] if line - 1 < len(lines) else ""
+        return starts[line - 1] + len(text.encode("utf-8")[:column].decode("utf-8", "replace"))
+
+    return offset
 
 
 def module_or_error(source: str) -> ast.Module | Exception:
