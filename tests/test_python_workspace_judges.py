@@ -238,3 +238,17 @@ def test_a_module_in_nested_namespace_packages_is_not_judged_and_breaks_nothing(
     (project / "space" / "inner" / "mod.py").write_text("X = 1\n")
     assert accepts("import sys\n", "from space.inner.mod import Y", "\nprint(sys)\n",
                    (str(project / "scripts" / "run.py"), str(project)))
+
+
+def test_opening_a_document_gets_its_projects_analysis_ready_once(project):
+    """The first judge to ask in a fresh server would wait for jedi's import and the builtins' stubs (about a
+    second, inside a completion's time budget): an opened document starts that work in the background."""
+    main = project / "pkg" / "main.py"
+    analysis = analysis_for(str(main))
+    PYTHON.document_text(main, main.read_text())
+    warming = analysis.warm()
+    assert warming.result(timeout=120) is None  # (the timeout only guards a hang)
+    jobs = analysis.jobs
+    PYTHON.document_text(main, main.read_text() + "\nx = 1\n")
+    assert analysis.warm() is warming and analysis.jobs == jobs
+    PYTHON.document_text(main, None)

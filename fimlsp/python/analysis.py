@@ -176,6 +176,7 @@ class Analysis:
         self._lock = threading.Lock()
         self.jobs = 0  # work run on its thread, the judges' and the context's
         self.waited = 0.0  # seconds callers spent waiting on answers
+        self._warming: Future | None = None
 
     @property
     def project(self):
@@ -194,11 +195,27 @@ class Analysis:
         self.jobs += 1
         return self._worker.submit(work, *args, background=background)
 
+    def warm(self) -> Future:
+        """Have jedi ready before the first question (a document opened): its import, the project, the builtins'
+        stubs and a standard module read on the analysis's thread, in the background. Without it the first judge
+        to ask in a fresh server waits for all of that (about a second), inside the completion's time, and a
+        judged token's check (a finish search's) runs out of its share of it."""
+        with self._lock:
+            if self._warming is None:
+                self._warming = self.run(_warm_up, self, background=True)
+            return self._warming
+
     def roots(self) -> tuple[str, ...]:
         """Where the project's own modules are found: its root (and a `src` folder in it)."""
         if self.root is None:
             return ()
         return tuple(str(folder) for folder in (self.root, self.root / "src") if folder.is_dir())
+
+
+def _warm_up(analysis: Analysis) -> None:
+    script = judges_jedi().Script("import os\n\nos.path.join('a').upper()", project=analysis.project)
+    script.infer(3, 24)
+    script.get_signatures(3, 13)
 
 
 _ANALYSES: dict[Path | None, Analysis] = {}

@@ -90,6 +90,8 @@ class Python(Language):
 
     def document_text(self, path: str | os.PathLike, text: str | None) -> None:
         set_unsaved(path, text)
+        if text is not None:  # the document's judges will ask its project's analysis: jedi gets ready meanwhile
+            analysis_for(path).warm()
 
 
 def _file_names(left: str, right: str, path: str | None, project: str | None) -> FileNames:
