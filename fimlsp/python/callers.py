@@ -3,7 +3,8 @@ a middle that gives `def _unsupported_upgrade_warning(self)` a parameter `msg` b
 none (uvicorn's h11_impl.py, held out: pyright's reportCallIssue).
 
 Checked on the whole file at the middle's end, with the call judge (`fimlsp.python.calls` judges the calls the
-middle writes; these are the right and left contexts'). Judged only where which function a call reaches is certain
+middle writes; these are the right and left contexts'), and not where the promise covers a region of a big file
+(its text is not the file's). Judged only where which function a call reaches is certain
 from the text: a function of the module or a method of a class of it whose name the file binds once (a method's
 name defined in no other class of the file: an override may take other arguments), not decorated (but
 `staticmethod` and `classmethod`), called as `name(...)` (a function) or `self.name(...)`/`cls.name(...)` in a

@@ -365,7 +365,8 @@ class FimState:
                 self._complete = not self._unbound and not self.names.file.redeclared(whole)
             if self._complete and self.members is not None:
                 self._complete = not self.members.source.attribute_debt(self.text + self.context.right)
-            if self._complete and self.calls is not None:  # a header it rewrote still fits the file's calls of it
+            if self._complete and self.calls is not None and self.text.startswith(self.calls.source.left):
+                # a header the middle rewrote still fits the file's calls of it (not judged in a region's text)
                 whole = self.text + self.context.right
                 self._complete = not broken_callers(whole, len(self.calls.source.left), len(self.text))
         return self._complete
