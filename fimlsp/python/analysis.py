@@ -4,8 +4,8 @@
 
 It holds a `jedi.Project`: imports resolve through the workspace and the environment, and nothing of the project is
 executed (jedi reads source and stubs; compiled modules of the environment are introspected in jedi's own
-subprocess). jedi is not thread-safe, so all its work runs on the analysis's one thread (`run`), a judge's query
-(urgent, inside a completion's time) before the context's background resolving.
+subprocess). jedi is not thread-safe, so all its work runs on one thread, every analysis's (`run`), a judge's
+query (urgent, inside a completion's time) before the context's background resolving and a warm-up.
 
 The members of a receiver before a dot, for the member judge, are asked of it by `fimlsp.python.member_lists`
 (what a member list holds, when a receiver is unknown, the cache per document and receiver); the text-level pieces
@@ -156,6 +156,10 @@ class _Worker:
                 future.set_exception(error)
 
 
+# jedi is not thread-safe, whatever project it reads: every analysis's work runs on this one thread.
+_JEDI_THREAD = _Worker("fimlsp-analysis")
+
+
 def judges_jedi():
     """jedi as the judges ask it: a parameter's type is never guessed from the function's callers (jedi's
     `dynamic_params`): a guess from one call site refused tokenize's `find_cookie(line)`'s true `line.decode`.
@@ -167,12 +171,12 @@ def judges_jedi():
 
 
 class Analysis:
-    """jedi over one project root; queries run one at a time on its worker thread (jedi is not thread-safe)."""
+    """jedi over one project root; queries run one at a time on the analyses' one thread (jedi is not
+    thread-safe)."""
 
     def __init__(self, root: str | Path | None):
         self.root = None if root is None else Path(root)
         self._project = None
-        self._worker = _Worker("fimlsp-analysis")
         self._lock = threading.Lock()
         self.jobs = 0  # work run on its thread, the judges' and the context's
         self.waited = 0.0  # seconds callers spent waiting on answers
@@ -193,7 +197,7 @@ class Analysis:
         """Run `work(*args)` where this project's jedi work runs, after the urgent work queued (and, `background`,
         after all other work)."""
         self.jobs += 1
-        return self._worker.submit(work, *args, background=background)
+        return _JEDI_THREAD.submit(work, *args, background=background)
 
     def warm(self) -> Future:
         """Have jedi ready before the first question (a document opened): its import, the project, the builtins'
