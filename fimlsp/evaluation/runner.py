@@ -83,8 +83,8 @@ class RunSettings:
     def header(self) -> dict:
         held = {"model": self.model_name, **{name: getattr(self, name) for name in DECODING},
                 "model_server": self.model_server}
-        if self.members == "off":
-            held["member_usage"] = 0.0  # it weighs nothing without the member judge: any value decodes the same
+        if self.members == "off" and self.names == "off":
+            held["member_usage"] = 0.0  # it weighs nothing without the member and name judges: any value decodes alike
         return {"type": "run", **{_HEADER_KEYS.get(name, name): value for name, value in held.items()}}
 
     def decoding_options(self, mode: str) -> decoding.DecodingOptions:

@@ -89,6 +89,15 @@ def _found_module(level: int, module: str, folder: str | None, roots: tuple[str,
     return _module_file(level, module, folder, roots, search)
 
 
+def module_found(module: str, folder: str | None, roots: tuple[str, ...]) -> bool:
+    """Whether `import <module>` finds it in a file of `folder`: a builtin module, or one with a file in the folder,
+    the project's `roots` or the project's environment (compiled ones too)."""
+    if module.split(".")[0] in sys.builtin_module_names:
+        return True
+    found = _found_module(0, module, folder, roots, _environment_path(folder, roots, _epoch()), _epoch())
+    return not isinstance(found, str) or found != "the module is not found"
+
+
 def imported_names(level: int, module: str, folder: str | None, roots: tuple[str, ...]) -> frozenset[str] | None:
     """The names `from <level dots><module> import NAME` may import in a file of `folder`, where the module is one of
     the project's (a relative import, or found in `roots`) or of the project's environment (whose search path is
