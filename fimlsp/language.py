@@ -58,8 +58,9 @@ class State(Protocol):
 
     def likely_names(self) -> tuple[str, dict[str, float]] | None:
         """Where the text fed so far is writing a name that the file's own text makes likely (Python: a member
-        after a dot that the file writes after the same receiver), what of the name is written and each likely
-        name with its weight, for decoding to rank by; None elsewhere (a language without such names: always)."""
+        after a dot that the file writes after the same receiver; an import's or a parameter's name that the code
+        around the cursor loads and nothing binds), what of the name is written and each likely name with its
+        weight, for decoding to rank by; None elsewhere (a language without such names: always)."""
 
     def expected(self) -> tuple[str, ...]:
         """What may come next, in the language's own terms (its tokens), for a message that says why a text was

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fimlsp.python.names import FileNames, _tree, _undefined_places_in
+from fimlsp.python.names import FileNames, _undefined_places_in, syntax_tree
 from fimlsp.python.relaxation import spelt_out
 from harness.corpus import STDLIB, package_files, stdlib_files
 from tests.test_python_members import HELD_OUT
@@ -34,7 +34,7 @@ def _clean(path: str, text: str) -> bool:
     a name nothing binds (ctypes' test_strings.py's disabled c_wstring), a middle that could bind it owes it, with
     or without star imports (`fimlsp.python.debt`); that the names read are all a star import brings is
     `test_the_names_read_are_those_a_star_import_brings_at_run_time`'s."""
-    tree = _tree(text)
+    tree = syntax_tree(text)
     with spelt_out(tree, str(Path(path).parent), ()) as known:
         return known is False or not _undefined_places_in(tree)
 

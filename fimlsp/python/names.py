@@ -80,10 +80,11 @@ def undefined_names(text: str) -> set[str] | None:
 def undefined_loads(text: str) -> list[tuple[str, int]] | None:
     """The loads pyflakes reports of undefined names in `text`, with their lines (1-based); None without pyflakes
     or where `text` does not parse."""
-    return _undefined_loads_in(_tree(text))
+    return undefined_loads_in(syntax_tree(text))
 
 
-def _tree(text: str) -> ast.Module | None:
+def syntax_tree(text: str) -> ast.Module | None:
+    """The syntax tree of `text`; None where it does not parse (its warnings silenced)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -92,7 +93,7 @@ def _tree(text: str) -> ast.Module | None:
             return None
 
 
-def _undefined_loads_in(tree: ast.Module | None) -> list[tuple[str, int]] | None:
+def undefined_loads_in(tree: ast.Module | None) -> list[tuple[str, int]] | None:
     found = _undefined_places_in(tree)
     return None if found is None else [(name, line) for name, line, _column in found]
 
@@ -220,7 +221,7 @@ class FileNames:
         if ((self.folder is None and not self.roots) or not text.startswith(self.left)
                 or "import" not in text[text.rfind("\n", 0, start) + 1:text.find("\n", end) % (len(text) + 1)]):
             return frozenset()
-        tree = tree or _tree(text)
+        tree = tree or syntax_tree(text)
         if tree is None:
             return frozenset()
         lines = text.splitlines(keepends=True)
@@ -284,7 +285,7 @@ class FileNames:
         its imports are."""
         if not text.startswith(self.left):
             return frozenset()
-        tree = _tree(text)
+        tree = syntax_tree(text)
         missing = self.missing_imports(text, tree)
         if self.relaxed is not None:
             return missing

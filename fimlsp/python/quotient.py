@@ -33,7 +33,7 @@ from fimlsp.python.collection import no_cycle_collection
 from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.members import Members, MemberSource, ends_in_code, likely_names
 from fimlsp.python.names import FileNames
-from fimlsp.python.owed_imports import likely_imports
+from fimlsp.python.owed_names import likely_bindings
 from fimlsp.python.middle_names import Names
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token
 from fimlsp.python.meaning import is_own_prose, prose_limit, runs_on_as_prose
@@ -296,9 +296,9 @@ class FimState:
 
     def likely_names(self) -> tuple[str, dict[str, float]] | None:
         """The member being written after a dot and the names the file writes there (`members.likely_names`), or
-        the import being written and the owed names it may bring (`owed_imports.likely_imports`)."""
+        a name the middle may bind (an import's, a parameter's) and the owed names it may be (`likely_bindings`)."""
         found = None if self.members is None else likely_names(self.members, self.lexer)
-        return found or (None if self.names is None else likely_imports(self.names, self.lexer))
+        return found or (None if self.names is None else likely_bindings(self.names, self.lexer))
 
     def expected(self) -> tuple[str, ...]:
         """The terminals that may come next: after the token being written when it can only be one terminal,
