@@ -360,18 +360,19 @@ class FimState:
                 after_cut = self._text(whole=self.headers is None)
                 self._complete = (self.context.valid_in_windows(self.headers, after_cut, boundary)
                                   and self.context.valid(self.text))
-            if self._complete and self.names is not None:
-                whole = self.text + self.context.right
+            judged = self._complete and (self.names, self.members, self.calls) != (None, None, None)
+            text = self.text if judged else ""  # the judges read the whole file: built once for all of them
+            whole = text + self.context.right if judged else ""
+            if judged and self.names is not None:
                 file = self.names.file  # a judge the middle turned off still judges the modules it imports
                 self._unbound = file.missing_imports(whole) if self.names.off else file.unbound(whole)
                 # a function, class or annotated variable the file declares again in the same scope (issue 49)
-                self._complete = not self._unbound and not self.names.file.redeclared(whole)
+                self._complete = not self._unbound and not file.redeclared(whole)
             if self._complete and self.members is not None:
-                self._complete = not self.members.source.attribute_debt(self.text + self.context.right)
-            if self._complete and self.calls is not None and self.text.startswith(self.calls.source.left):
+                self._complete = not self.members.source.attribute_debt(whole)
+            if self._complete and self.calls is not None and text.startswith(self.calls.source.left):
                 # a header the middle rewrote still fits the file's calls of it (not judged in a region's text)
-                whole = self.text + self.context.right
-                self._complete = not broken_callers(whole, len(self.calls.source.left), len(self.text))
+                self._complete = not broken_callers(whole, len(self.calls.source.left), len(text))
         return self._complete
 
     def unbound_names(self) -> frozenset[str]:
