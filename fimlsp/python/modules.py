@@ -40,6 +40,7 @@ _MODULE_SUFFIXES = tuple(sorted(set(all_suffixes()) | {".pyi"}, key=len, reverse
 _MOST_DEPTH = 8  # star imports followed through this many modules
 _FOUND_SECONDS = 10  # how long where a module was found is kept
 _MOST_BYTES = 2_000_000  # larger modules are not read
+_NOT_FOUND = "the module is not found"  # why `_module_file` found none: no module of that name anywhere searched
 # What every module has that its text need not bind (`from email import __file__`).
 _MODULE_ATTRIBUTES = frozenset({"__file__", "__doc__", "__name__", "__spec__", "__loader__", "__package__",
                                 "__path__", "__cached__", "__builtins__", "__dict__", "__annotations__", "__all__"})
@@ -95,7 +96,7 @@ def module_found(module: str, folder: str | None, roots: tuple[str, ...]) -> boo
     if module.split(".")[0] in sys.builtin_module_names:
         return True
     found = _found_module(0, module, folder, roots, _environment_path(folder, roots, _epoch()), _epoch())
-    return not isinstance(found, str) or found != "the module is not found"
+    return not isinstance(found, str) or found != _NOT_FOUND
 
 
 def imported_names(level: int, module: str, folder: str | None, roots: tuple[str, ...]) -> frozenset[str] | None:
@@ -232,7 +233,7 @@ def _module_file(level: int, module: str, folder: str | None, roots: tuple[str, 
         except Exception:  # a namespace package's path reads its parent in sys.modules (KeyError), and the like
             spec = None
         if spec is None:
-            return "the module is not found"
+            return _NOT_FOUND
         locations = list(spec.submodule_search_locations or [])
     if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
         return "a namespace package or a module without a source file"
@@ -242,7 +243,7 @@ def _module_file(level: int, module: str, folder: str | None, roots: tuple[str, 
 def _source(path: Path) -> Path | str:
     if path.suffix != ".py":
         return "a compiled module"
-    return path if path.is_file() else "the module is not found"
+    return path if path.is_file() else _NOT_FOUND
 
 
 @functools.lru_cache(maxsize=8)

@@ -52,7 +52,7 @@ def _owed(left: str, right: str) -> tuple[dict[str, int], dict[str, int]]:
     if len(left) + len(right) > _MOST_CHARS:
         return {}, {}
     before, after = left[:left.rfind("\n") + 1], (right[right.find("\n") + 1:] if "\n" in right else "")
-    line = left[left.rfind("\n") + 1:] + right.split("\n", 1)[0]
+    line = left[left.rfind("\n") + 1:] + _first_line(right)
     number = before.count("\n") + 1  # the cursor's line
     header = _FUNCTION_START.match(line)
     text = before + (header.group(1) + "def _():\n" if header else "") + after
@@ -134,17 +134,22 @@ def likely_imports(names: Names, lexer: LexerState) -> tuple[str, dict[str, floa
         remaining = {name: count for name, count in remaining.items()
                      if name in defined and not _is_module(names.file, name)}
     else:  # an `import` line: the owed names that are modules
-        remaining = {name: count for name, count in remaining.items()
-                     if name.startswith(begun) and _is_module(names.file, name)}
+        remaining = {name: count for name, count in remaining.items() if _is_module(names.file, name)}
     likely = {name: float(count) for name, count in remaining.items() if name.startswith(begun)}
     if names.importing and begun and (begun == "," or begun in defined):
         if remaining:  # the name may end here: a comma and the next owed one
             after = "," if begun == "," else begun + ","
             likely.update({after + " " + name: float(count) for name, count in remaining.items()})
-        elif begun != "," and not names.calls and not names.file.right.split("\n", 1)[0].strip():
+        elif begun != "," and not names.calls and not _first_line(names.file.right).strip():
             likely[begun + "\n"] = 1.0  # every owed name M defines is written: the line ends (the right's is blank)
     return (begun, likely) if likely else None
 
 
 def _is_module(file: FileNames, name: str) -> bool:
     return module_found(name, file.folder, file.roots)
+
+
+def _first_line(text: str) -> str:
+    """`text` up to its first line break, without copying the rest (the right context, read at every step)."""
+    end = text.find("\n")
+    return text if end < 0 else text[:end]
