@@ -175,9 +175,10 @@ def test_a_big_document_is_read_in_a_window_of_top_level_statements_that_typing_
     assert Document(SMALL, SOURCE, 1, "").around(13, 8, budget=len(SOURCE)).window is None
 
 
-def test_a_name_bound_outside_a_big_documents_window_is_not_refused(tiny_model_path):
+def test_a_name_bound_outside_a_big_documents_window_is_not_refused(tiny_model_path, monkeypatch):
     """A document over the size budget is decoded in a window around the cursor, which does not show every name
     the document binds: the name judge must not refuse a name bound outside it (the true middle here)."""
+    from fimlsp.decoding.steering import UNTIMED_SEARCH_BUDGET
     from fimlsp.model import load_model
     from fimlsp.server.completion import CompletionEngine, NoSuggestion, Request
     from fimlsp.server.config import Settings
@@ -192,10 +193,13 @@ def test_a_name_bound_outside_a_big_documents_window_is_not_refused(tiny_model_p
     tiny = load_model(tiny_model_path, "cpu")
     script = [byte_token(tiny, byte) for byte in b"far_helper()"]
     model = dataclasses.replace(tiny, model=ScriptedModel(script, min(tiny.stop_ids), len(tiny.token_bytes)))
-    # calls off: the call judge's first question of jedi in a fresh process (about a second, which a server takes
-    # off the first completion when a document opens: `Analysis.warm`) would use up the finish search's share here
     settings = Settings(model=str(tiny_model_path), device="cpu", size_budget=budget, names="strict", attempts=1,
-                        time_budget=60, max_tokens=16, calls="off")
+                        time_budget=60, max_tokens=16)
+    # the finish searches counted, not timed (as eval's are): a busy machine, or the call judge's first question
+    # of jedi in a fresh process (about a second), would otherwise use up a search's share of the clock
+    timed = Settings.decoding_options
+    monkeypatch.setattr(Settings, "decoding_options",
+                        lambda self, **given: timed(self, **given, search_budget=UNTIMED_SEARCH_BUDGET))
     request = Request("file:///big.py", cursor.left, cursor.right, single_line=True, where="big.py",
                       window=cursor.window)
     engine = CompletionEngine(settings)
