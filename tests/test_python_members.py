@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import importlib.util
 import random
+import threading
 from pathlib import Path
 
 import pytest
 
-from fimlsp.python.analysis import Analysis, analysis_for
+from fimlsp.python.analysis import Analysis, _Worker, analysis_for
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.member_lists import member_lists
 from fimlsp.python.attribute_debt import attribute_debt
@@ -388,6 +389,51 @@ def test_the_receiver_before_the_cursor_is_asked_ahead():
     state = quotient(PRINTER + "x = os.", "\n").judging_members(MemberSource(analysis, PRINTER + "x = os.", "\n"))
     assert analysis.jobs == 1  # queued before the middle's first token
     assert state.feed("unlink(text)").complete and member_lists(analysis).queries == 1
+
+
+CLIENT = """import queue
+from http.client import HTTPConnection
+
+
+class Client:
+    def __init__(self, host):
+        self.client = HTTPConnection(host)
+        self.transport = queue.Queue()
+        self.closed = False
+
+    def close(self):
+        self.transport.put(None)
+        self.client.close()
+        self.closed = True
+
+    def send(self, data):
+        """
+
+
+def test_the_receivers_the_file_writes_after_the_cursors_one_are_asked_ahead_in_the_background():
+    """At `self.`, the chains the file writes a dot after (`self.client.`) are asked behind the cursor's receiver,
+    the nearest first; a middle that writes one then finds it answered (counted: jedi queries)."""
+    analysis = Analysis(None)
+    left = CLIENT + "self."
+    source = MemberSource(analysis, left, "\n", seconds=None)
+    assert source.next_receivers("self") == ["client", "transport"]  # `closed` is no receiver
+    assert source.next_receivers("self", "tr") == ["transport"]
+    state = quotient(left, "\n").judging_members(source)
+    assert analysis.jobs == 3
+    assert state.feed("client.request('POST', '/', data)").complete
+    assert state.feed("client.requst('POST', '/', data)") is None
+    assert member_lists(analysis).queries == 3
+
+
+def test_work_asked_for_now_runs_before_the_background_work_queued_ahead_of_it():
+    worker, ran, gate = _Worker("test"), [], threading.Event()
+    worker.submit(gate.wait)
+    first = worker.submit(ran.append, "background 1", background=True)
+    second = worker.submit(ran.append, "background 2", background=True)
+    worker.hurry(second)
+    gate.set()
+    first.result(10)
+    assert ran == ["background 2", "background 1"]
 
 
 def test_a_method_other_than_init_owes_no_attribute():

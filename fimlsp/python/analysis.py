@@ -143,6 +143,15 @@ class _Worker:
             self._wake.notify()
         return future
 
+    def hurry(self, future: Future) -> None:
+        """Move `future`'s work, where it still waits among the background work, to the urgent work's end."""
+        with self._wake:
+            for entry in self._background:
+                if entry[0] is future:
+                    self._background.remove(entry)
+                    self._urgent.append(entry)
+                    return
+
     def _loop(self) -> None:
         while True:
             with self._wake:
@@ -198,6 +207,10 @@ class Analysis:
         after all other work)."""
         self.jobs += 1
         return _JEDI_THREAD.submit(work, *args, background=background)
+
+    def hurry(self, future: Future) -> None:
+        """Run `future`'s work (asked with `background`) before the background work, where it has not begun."""
+        _JEDI_THREAD.hurry(future)
 
     def warm(self) -> Future:
         """Have jedi ready before the first question (a document opened): its import, the project, the builtins'

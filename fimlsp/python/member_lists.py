@@ -93,18 +93,22 @@ class MemberLists:
         self._lock = threading.Lock()
         self.queries = 0  # jedi queries made (counted bound: at most one per document and receiver)
 
-    def prefetch(self, left: str, right: str, receiver: str, path: str | None) -> Future:
-        """Start the question about `receiver` at the end of `left` (a chain before a dot), without waiting."""
+    def prefetch(self, left: str, right: str, receiver: str, path: str | None, background: bool = False) -> Future:
+        """Start the question about `receiver` at the end of `left` (a chain before a dot), without waiting;
+        `background`: after every question a judge waits on (one the middle may write later)."""
         code, line, column = query_code(left, right, receiver)
         key = (hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest(), receiver, path)
         with self._lock:
             future = self._answers.get(key)
             if future is None:
-                future = self._answers[key] = self.analysis.run(self._ask, code, line, column, path, receiver)
+                future = self._answers[key] = self.analysis.run(self._ask, code, line, column, path, receiver,
+                                                                background=background)
                 while len(self._answers) > _CACHED:
                     self._answers.popitem(last=False)
             else:
                 self._answers.move_to_end(key)
+                if not background:
+                    self.analysis.hurry(future)
         return future
 
     def forget(self) -> None:

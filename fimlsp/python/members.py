@@ -69,6 +69,7 @@ _STORED_LATER = re.compile(r"[^\n]*(?:=|\bin\b|\\\n)")
 _SELF = frozenset({"self", "cls"})
 # How near the cursor a use of a member counts (`MemberSource.nearby_uses`): code repeats itself locally.
 _NEARBY_LINES = 30
+_RECEIVERS_AHEAD = 4  # the chains the file writes after the cursor's receiver asked ahead (`next_receivers`)
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 # A line's start up to a comment's `#` (code and one-line strings before it).
 _COMMENTED = re.compile(r"""(?:[^#'"\n]|'[^'\n]*'|"[^"\n]*")*#""")
@@ -140,12 +141,26 @@ class MemberSource:
         return found
 
     def prefetch(self) -> None:
-        """Ask ahead about the receiver the left context ends with before a dot (`os.path.`), so that jedi works
-        while the prompt is read."""
-        chain = _TRAILING_CHAIN.search(self.left).group()
-        receiver = chain[:-1]
-        if self.in_code and chain.endswith(".") and _judgeable(receiver.split(".")):
-            member_lists(self.analysis).prefetch(self.left, self.right, receiver, self.path)
+        """Ask ahead about the receiver the left context ends with before a dot and a member begun or not
+        (`os.path.`, `os.path.jo`), so that jedi works while the prompt is read, and in the background about the
+        receivers the middle may write next (`next_receivers`)."""
+        receiver, dot, begun = _TRAILING_CHAIN.search(self.left).group().rpartition(".")
+        if self.in_code and dot and _judgeable(receiver.split(".")) and (not begun or begun.isidentifier()):
+            lists = member_lists(self.analysis)
+            lists.prefetch(self.left, self.right, receiver, self.path)
+            for name in self.next_receivers(receiver, begun):
+                lists.prefetch(self.left, self.right, f"{receiver}.{name}", self.path, background=True)
+
+    def next_receivers(self, receiver: str, begun: str = "") -> list[str]:
+        """The members after `receiver`, begun with `begun`, that the file itself writes a dot after (`client`
+        for `self.`, where it writes `self.client.send`), the likeliest first (`nearby_uses`), at most
+        `_RECEIVERS_AHEAD`: the receivers the middle is likeliest to write next, asked in the background so that
+        they are answered when it writes them, or a keystroke later."""
+        after = re.compile(after_receiver(receiver).pattern + r"\s*\.\s*[A-Za-z_]")
+        dotted = {name for text in (self.left, self.right) for name in after.findall(text)
+                  if name.startswith(begun) and not _is_dunder(name)}
+        uses = self.nearby_uses(receiver)
+        return sorted(dotted, key=lambda name: (-uses.get(name, 0.0), name))[:_RECEIVERS_AHEAD]
 
     def attribute_debt(self, text: str) -> frozenset[str]:
         """The attributes that the class around the cursor loads on `self`/`cls` outside the middle and that
