@@ -9,11 +9,13 @@ middle is the rest of the line. Each cursor is completed by the shipped model, c
 `member_usage` 0 (the judge's mask alone) and strict with `--usage` (the option's default unless given).
 Reported: next-identifier match (the first identifier written is the true one), whole-line exact match, validity,
 and time: the model's (prompt and tokens) next to what the member judge added (its waits on the analysis, and the
-whole completion's time with it on less off, median and p95), at the cursor (the first completion of that
-document) and a keystroke later (the true middle's first character typed: the same line, after the first
-completion). And why the setting changes little or much: how many receivers the judge judged (and why the others
-relaxed), and how often the identifier written with members off is not a member (the only cursors where the
-judge's mask can change the first identifier).
+whole completion's time with it on less off, median and p95, over all cursors and over those where both settings
+write the same middle: there the difference is the judges' own cost, not a longer or shorter middle), at the
+cursor (the first completion of that document) and a keystroke later (the true middle's first character typed: the
+same line, `--typing-gap` after the first completion: the analysis asks ahead then, as between keystrokes). And why
+the setting changes little or much: how many receivers the judge judged (and why the others relaxed), and how often
+the identifier written with members off is not a member (the only cursors where the judge's mask can change the
+first identifier).
 
     python benchmarks/dot_prompts.py --count 60
 """
@@ -104,6 +106,8 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--usage", type=float, default=DecodingOptions().member_usage,
                         help="member_usage of the last setting")
+    parser.add_argument("--typing-gap", type=float, default=0.2,
+                        help="seconds between a completion and the keystroke after it (a typist's 5 a second)")
     parser.add_argument("--show", action="store_true")
     args = parser.parse_args()
     manifest = (args.model / CORPUS_MANIFEST).read_text(encoding="utf-8")
@@ -116,7 +120,7 @@ def main() -> None:
                 ("strict", args.usage)}
     strict = list(settings)[-1]
     rows = {setting: {"identifier": 0, "line": 0, "valid": 0, "model": [], "total": [], "judge": [], "next": [],
-                      "next_judge": []} for setting in settings}
+                      "next_judge": [], "written": [], "next_written": []} for setting in settings}
     judged, off_not_member, truth_refused, relaxed = 0, 0, 0, {}
     caches = Caches()
     analysis = analysis_for(None)  # the one the completions' member judge asks (no project: the environment)
@@ -147,12 +151,16 @@ def main() -> None:
             row["model"].append(stages.get("prompt", 0.0) + stages.get("tokens", 0.0))
             row["total"].append(total)
             row["judge"].append(analysis.waited - waited)
+            row["written"].append(result.middle)
             if setting == "off" and members is not None and first_identifier(written) not in members:
                 off_not_member += 1
+            time.sleep(args.typing_gap)
             clock, waited = time.perf_counter(), analysis.waited  # a keystroke later, on the same line
-            complete_middles(model, left + middle[:1], right, options, 1, caches=caches)
+            typed = complete_middles(model, left + middle[:1], right, options, 1, caches=caches)[0]
             row["next"].append(time.perf_counter() - clock)
+            row["next_written"].append(typed.middle)
             row["next_judge"].append(analysis.waited - waited)
+            analysis.run(lambda: None, background=True).result()  # what it asks ahead is no other setting's time
             if args.show:
                 print(f"{setting:16} {Path(path).name}: {middle!r} -> {written!r}", flush=True)
     count = len(chosen)
@@ -167,15 +175,18 @@ def main() -> None:
               f"({row['line']}) | {row['valid'] / count:.1%} | {1000 * statistics.median(row['model']):.0f} / "
               f"{1000 * percentile(row['model'], 0.95):.0f} | {1000 * statistics.median(row['total']):.0f} / "
               f"{1000 * percentile(row['total'], 0.95):.0f} |")
-    for label, key, total in (("at the cursor (first completion)", "judge", "total"),
-                              ("a keystroke later (same line)", "next_judge", "next")):
+    for label, key, total, written in (("at the cursor (first completion)", "judge", "total", "written"),
+                                       ("a keystroke later (same line)", "next_judge", "next", "next_written")):
         waits = rows[strict][key]
         added = [on - off for on, off in zip(rows[strict][total], rows["off"][total])]
+        same = [on - off for on, off, kept, free in zip(rows[strict][total], rows["off"][total],
+                                                        rows[strict][written], rows["off"][written]) if kept == free]
         model_time = statistics.median(rows["off"][total])
         print(f"{label}: member judge's waits on the analysis median {1000 * statistics.median(waits):.1f} ms, p95 "
               f"{1000 * percentile(waits, 0.95):.1f} ms; completion strict less off median "
-              f"{1000 * statistics.median(added):.0f} ms, p95 {1000 * percentile(added, 0.95):.0f} ms (off's median "
-              f"{1000 * model_time:.0f} ms)")
+              f"{1000 * statistics.median(added):.0f} ms, p95 {1000 * percentile(added, 0.95):.0f} ms, where both "
+              f"write the same middle ({len(same)}) median {1000 * statistics.median(same or [0.0]):.0f} ms, p95 "
+              f"{1000 * percentile(same, 0.95):.0f} ms (off's median {1000 * model_time:.0f} ms)")
     print(f"receivers judged: {judged} of {count} (true identifier not a member: {truth_refused}); relaxed: "
           + ", ".join(f"{reason} {number}" for reason, number in sorted(relaxed.items(), key=lambda x: -x[1])))
     print(f"identifier written with members off is not a member of a judged receiver: {off_not_member} of {count}")

@@ -10,9 +10,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from fimlsp.decoding import DecodingOptions, complete_middle
+from fimlsp.decoding import DecodingOptions, complete_middle, complete_middles
 from fimlsp.decoding.likely_names import weighed
 from fimlsp.python.analysis import analysis_for
+from fimlsp.python.member_lists import member_lists
 from fimlsp.python.members import MemberSource
 from fimlsp.python.quotient import quotient
 from tests.decoding_fixtures import branching
@@ -93,6 +94,17 @@ def test_the_file_s_member_outranks_the_model_s_choice_in_proportion_to_the_shar
     assert chosen[0.0].middle == "closed"
     assert chosen[0.5].middle == "lock"
     assert all(result.valid for result in chosen.values())
+
+
+def test_once_written_a_completion_has_the_receivers_the_next_keystrokes_may_write_asked_ahead(tiny, tmp_path):
+    """The file writes `self.lock.` twice: a keystroke later, a middle that writes `self.lock.` finds it answered
+    (counted: jedi queries, the cursor's receiver and `self.lock`)."""
+    options = DecodingOptions(members="strict", token_healing=False, attempts=1, max_tokens=8)
+    complete_middles(branching(tiny, "closed", "lock"), POOL, "\n", options, place=(None, str(tmp_path)))
+    analysis = analysis_for(None, tmp_path)
+    assert analysis.jobs == 2
+    member_lists(analysis).lookup(POOL, "\n", "self.lock", None, seconds=None)
+    assert analysis.jobs == 2 and member_lists(analysis).queries == 2
 
 
 def test_without_the_member_judge_the_model_s_choice_stands(tiny):

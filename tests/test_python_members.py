@@ -411,14 +411,17 @@ class Client:
 
 
 def test_the_receivers_the_file_writes_after_the_cursors_one_are_asked_ahead_in_the_background():
-    """At `self.`, the chains the file writes a dot after (`self.client.`) are asked behind the cursor's receiver,
-    the nearest first; a middle that writes one then finds it answered (counted: jedi queries)."""
+    """At `self.`, once a completion is written, the chains the file writes a dot after (`self.client.`) are asked
+    in the background, the nearest first; a middle that writes one then finds it answered (counted: jedi
+    queries)."""
     analysis = Analysis(None)
     left = CLIENT + "self."
     source = MemberSource(analysis, left, "\n", seconds=None)
     assert source.next_receivers("self") == ["client", "transport"]  # `closed` is no receiver
     assert source.next_receivers("self", "tr") == ["transport"]
     state = quotient(left, "\n").judging_members(source)
+    assert analysis.jobs == 1  # the cursor's receiver, while the prompt is read; nothing beside the decoding
+    source.ask_ahead()
     assert analysis.jobs == 3
     assert state.feed("client.request('POST', '/', data)").complete
     assert state.feed("client.requst('POST', '/', data)") is None
@@ -430,10 +433,26 @@ def test_work_asked_for_now_runs_before_the_background_work_queued_ahead_of_it()
     worker.submit(gate.wait)
     first = worker.submit(ran.append, "background 1", background=True)
     second = worker.submit(ran.append, "background 2", background=True)
+    third = worker.submit(ran.append, "background 3", background=True)
     worker.hurry(second)
+    assert worker.drop(third) and not worker.drop(second)  # hurried: a judge may be waiting on it
     gate.set()
     first.result(10)
-    assert ran == ["background 2", "background 1"]
+    assert ran == ["background 2", "background 1"] and third.cancelled()
+
+
+def test_what_was_asked_ahead_at_an_earlier_keystroke_and_has_not_begun_is_dropped():
+    analysis = Analysis(None)
+    lists = member_lists(analysis)
+    gate = threading.Event()
+    analysis.run(gate.wait)  # the analysis is busy: what is asked ahead waits
+    lists.ask_ahead(CLIENT + "self.", "\n", ["self.client", "self.transport"], None)
+    earlier = list(lists._ahead)
+    lists.ask_ahead(CLIENT + "self.tr", "\n", ["self.transport"], None)
+    gate.set()
+    assert [future.cancelled() for _key, future in earlier] == [True, False]  # the one asked again is kept
+    assert lists.lookup(CLIENT + "self.", "\n", "self.client", None, seconds=None).names is not None
+    assert lists.queries == 2
 
 
 def test_a_method_other_than_init_owes_no_attribute():

@@ -122,6 +122,8 @@ def complete_middles(
     if names_retry and not (first.valid and first.middle) and first.stop != "cancelled" and (
             budget_end is None or time.perf_counter() < budget_end):
         results = _without_names(run, left, right, options, plain, budget_end)
+    if members is not None:
+        members.ask_ahead()
     for judge in (members, calls):
         if judge is not None and judge.reason:
             for result in results:

@@ -5,7 +5,9 @@
 It holds a `jedi.Project`: imports resolve through the workspace and the environment, and nothing of the project is
 executed (jedi reads source and stubs; compiled modules of the environment are introspected in jedi's own
 subprocess). jedi is not thread-safe, so all its work runs on one thread, every analysis's (`run`), a judge's
-query (urgent, inside a completion's time) before the context's background resolving and a warm-up.
+query (urgent, inside a completion's time) before the background work: the context's resolving, a warm-up, the
+member judge's questions asked ahead once a completion is written (which a judge that then needs one hurries, and
+the next keystroke's drops where they have not begun).
 
 The members of a receiver before a dot, for the member judge, are asked of it by `fimlsp.python.member_lists`
 (what a member list holds, when a receiver is unknown, the cache per document and receiver); the text-level pieces
@@ -152,6 +154,15 @@ class _Worker:
                     self._urgent.append(entry)
                     return
 
+    def drop(self, future: Future) -> bool:
+        """Cancel `future`'s work where it still waits among the background work; whether it did."""
+        with self._wake:
+            for entry in self._background:
+                if entry[0] is future:
+                    self._background.remove(entry)
+                    return future.cancel()
+        return False
+
     def _loop(self) -> None:
         while True:
             with self._wake:
@@ -211,6 +222,11 @@ class Analysis:
     def hurry(self, future: Future) -> None:
         """Run `future`'s work (asked with `background`) before the background work, where it has not begun."""
         _JEDI_THREAD.hurry(future)
+
+    def drop(self, future: Future) -> bool:
+        """Cancel `future`'s work (asked with `background`) where it has not begun nor been hurried; whether it
+        did."""
+        return _JEDI_THREAD.drop(future)
 
     def warm(self) -> Future:
         """Have jedi ready before the first question (a document opened): its import, the project, the builtins'

@@ -84,6 +84,13 @@ def query_code(left: str, right: str, receiver: str) -> tuple[str, int, int]:
     return code, prefix.count("\n") + 1, len(prefix) - line_start
 
 
+def _question(left: str, right: str, receiver: str, path: str | None) -> tuple[tuple, str, int, int, str | None, str]:
+    """What asks about `receiver` at the end of `left`: the answer's key, and jedi's document, line and column."""
+    code, line, column = query_code(left, right, receiver)
+    key = (hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest(), receiver, path)
+    return key, code, line, column, path, receiver
+
+
 class MemberLists:
     """The answers of one analysis, per (document, receiver), the latest `_CACHED` kept."""
 
@@ -91,13 +98,28 @@ class MemberLists:
         self.analysis = analysis
         self._answers: OrderedDict[tuple, Future] = OrderedDict()
         self._lock = threading.Lock()
+        self._ahead: list[tuple[tuple, Future]] = []  # the questions `ask_ahead` asked last
         self.queries = 0  # jedi queries made (counted bound: at most one per document and receiver)
 
     def prefetch(self, left: str, right: str, receiver: str, path: str | None, background: bool = False) -> Future:
         """Start the question about `receiver` at the end of `left` (a chain before a dot), without waiting;
         `background`: after every question a judge waits on (one the middle may write later)."""
-        code, line, column = query_code(left, right, receiver)
-        key = (hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest(), receiver, path)
+        return self._asked(*_question(left, right, receiver, path), background=background)
+
+    def ask_ahead(self, left: str, right: str, receivers: list[str], path: str | None) -> None:
+        """Ask in the background about `receivers` at the end of `left`, dropping the questions asked ahead before
+        that have not begun and are not asked again (typing has moved on from where they were asked)."""
+        questions = [_question(left, right, receiver, path) for receiver in receivers]
+        with self._lock:
+            kept = {key for key, *_ in questions}
+            for key, future in self._ahead:
+                if key not in kept and self.analysis.drop(future) and self._answers.get(key) is future:
+                    del self._answers[key]
+        self._ahead = [(question[0], self._asked(*question, background=True)) for question in questions]
+
+    def _asked(self, key: tuple, code: str, line: int, column: int, path: str | None, receiver: str,
+               background: bool = False) -> Future:
+        """The question's answer to come, asked now where it was not asked before."""
         with self._lock:
             future = self._answers.get(key)
             if future is None:

@@ -19,7 +19,8 @@ refused:
   no new attribute;
 - `import`, `from`, `global`, `nonlocal` and `del` lines.
 Receivers are asked of `fimlsp.python.member_lists` once per document and receiver (the cursor's line cut back, so
-the keystrokes on a line share one jedi query), the one before the cursor ahead of the prompt's reading, and each
+the keystrokes on a line share one jedi query), the one before the cursor ahead of the prompt's reading, the ones
+the file writes after it in the background once a completion is written (`MemberSource.ask_ahead`), and each
 answer is kept per completion (`MemberSource`), so a finish search reads a cached answer; where the cursor is in a
 string or a comment, the receiver could not stand there, and is not judged. Dunders (`self.__class__`) and chains
 through them are never judged.
@@ -142,20 +143,34 @@ class MemberSource:
 
     def prefetch(self) -> None:
         """Ask ahead about the receiver the left context ends with before a dot and a member begun or not
-        (`os.path.`, `os.path.jo`), so that jedi works while the prompt is read, and in the background about the
-        receivers the middle may write next (`next_receivers`)."""
+        (`os.path.`, `os.path.jo`), so that jedi works while the prompt is read."""
+        found = self._cursor_receiver()
+        if found is not None:
+            member_lists(self.analysis).prefetch(self.left, self.right, found[0], self.path)
+
+    def ask_ahead(self) -> None:
+        """Ask in the background about the receivers the next keystrokes' middles may write (`next_receivers`), once
+        this completion is written: jedi is Python, and run beside the model's decoding it slowed the decoding
+        (the GIL) more than its answers saved."""
+        found = self._cursor_receiver()
+        if found is not None:
+            receiver, begun = found
+            member_lists(self.analysis).ask_ahead(
+                self.left, self.right, [f"{receiver}.{name}" for name in self.next_receivers(receiver, begun)],
+                self.path)
+
+    def _cursor_receiver(self) -> tuple[str, str] | None:
+        """The judgeable chain that the left context ends with before a dot, and the member begun after it."""
         receiver, dot, begun = _TRAILING_CHAIN.search(self.left).group().rpartition(".")
         if self.in_code and dot and _judgeable(receiver.split(".")) and (not begun or begun.isidentifier()):
-            lists = member_lists(self.analysis)
-            lists.prefetch(self.left, self.right, receiver, self.path)
-            for name in self.next_receivers(receiver, begun):
-                lists.prefetch(self.left, self.right, f"{receiver}.{name}", self.path, background=True)
+            return receiver, begun
+        return None
 
     def next_receivers(self, receiver: str, begun: str = "") -> list[str]:
         """The members after `receiver`, begun with `begun`, that the file itself writes a dot after (`client`
         for `self.`, where it writes `self.client.send`), the likeliest first (`nearby_uses`), at most
         `_RECEIVERS_AHEAD`: the receivers the middle is likeliest to write next, asked in the background so that
-        they are answered when it writes them, or a keystroke later."""
+        a keystroke later finds them answered."""
         after = re.compile(after_receiver(receiver).pattern + r"\s*\.\s*[A-Za-z_]")
         dotted = {name for text in (self.left, self.right) for name in after.findall(text)
                   if name.startswith(begun) and not _is_dunder(name)}
