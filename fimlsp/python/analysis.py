@@ -148,20 +148,22 @@ class _Worker:
     def hurry(self, future: Future) -> None:
         """Move `future`'s work, where it still waits among the background work, to the urgent work's end."""
         with self._wake:
-            for entry in self._background:
-                if entry[0] is future:
-                    self._background.remove(entry)
-                    self._urgent.append(entry)
-                    return
+            entry = self._waiting_in_background(future)
+            if entry is not None:
+                self._urgent.append(entry)
 
     def drop(self, future: Future) -> bool:
         """Cancel `future`'s work where it still waits among the background work; whether it did."""
         with self._wake:
-            for entry in self._background:
-                if entry[0] is future:
-                    self._background.remove(entry)
-                    return future.cancel()
-        return False
+            return self._waiting_in_background(future) is not None and future.cancel()
+
+    def _waiting_in_background(self, future: Future) -> tuple | None:
+        """`future`'s entry, taken out of the background work where it waits there (the lock held)."""
+        for entry in self._background:
+            if entry[0] is future:
+                self._background.remove(entry)
+                return entry
+        return None
 
     def _loop(self) -> None:
         while True:

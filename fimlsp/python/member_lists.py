@@ -109,13 +109,14 @@ class MemberLists:
     def ask_ahead(self, left: str, right: str, receivers: list[str], path: str | None) -> None:
         """Ask in the background about `receivers` at the end of `left`, dropping the questions asked ahead before
         that have not begun and are not asked again (typing has moved on from where they were asked)."""
-        questions = [_question(left, right, receiver, path) for receiver in receivers]
+        asked = [(question[0], self._asked(*question, background=True))
+                 for question in (_question(left, right, receiver, path) for receiver in receivers)]
         with self._lock:
-            kept = {key for key, *_ in questions}
-            for key, future in self._ahead:
+            earlier, self._ahead = self._ahead, asked
+            kept = {key for key, _future in asked}
+            for key, future in earlier:
                 if key not in kept and self.analysis.drop(future) and self._answers.get(key) is future:
                     del self._answers[key]
-        self._ahead = [(question[0], self._asked(*question, background=True)) for question in questions]
 
     def _asked(self, key: tuple, code: str, line: int, column: int, path: str | None, receiver: str,
                background: bool = False) -> Future:

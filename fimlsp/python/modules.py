@@ -96,7 +96,7 @@ def module_found(module: str, folder: str | None, roots: tuple[str, ...]) -> boo
     if module.split(".")[0] in sys.builtin_module_names:
         return True
     found = _found_module(0, module, folder, roots, _environment_path(folder, roots, _epoch()), _epoch())
-    return not isinstance(found, str) or found != _NOT_FOUND
+    return found != _NOT_FOUND  # a file, or a reason that is not the absence of one
 
 
 def imported_names(level: int, module: str, folder: str | None, roots: tuple[str, ...]) -> frozenset[str] | None:
