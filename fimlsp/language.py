@@ -15,6 +15,7 @@ import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
@@ -180,6 +181,12 @@ class Language(ABC):
         right context needs unbound: the name judge's verdict on a whole middle, for ends it did not see being
         written. True in a language without a name judge, and where the judge is off."""
         return True
+
+    def completing(self) -> AbstractContextManager:
+        """Held while a completion decodes: a language whose analysis works in the background between completions
+        (answers its judges may need later) holds that work back meanwhile, so that it takes no time from the
+        decoding (a thread of Python code shares one interpreter lock with it). Nothing, in a language without."""
+        return nullcontext()
 
     def workspace_analysis(self, root: str | os.PathLike | None) -> object | None:
         """The language's one analysis of the project at `root` (None: of the environment alone), which its judges

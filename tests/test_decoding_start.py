@@ -1,13 +1,15 @@
 """The start's finish (`fimlsp.decoding.start_finish.start_with_finish`): is the end reachable from the empty middle at all, and by
 what shortest text. An editor asks at every keystroke at one cursor, where the right context stays the same: the
-finish the last request found is taken again, or its rest where the character typed began it, without a search."""
+finish the last request found is taken again, or its rest where the character typed began it, or else the rest of
+the middle it wrote, without a search."""
 
 from __future__ import annotations
 
 import pytest
 
-from fimlsp.decoding import DecodingOptions, start_finish
+from fimlsp.decoding import DecodingOptions, complete_middles, start_finish
 from fimlsp.language import named
+from tests.decoding_fixtures import scripted_text
 
 LEFT, RIGHT = "def area(width, height):\n    return wid", "\n"
 OPTIONS = DecodingOptions(scope="block", names="strict", max_tokens=64)
@@ -47,3 +49,34 @@ def test_a_known_finish_the_judges_now_refuse_is_searched_again():
     assert start(LEFT) == ("th", 1)
     other = DecodingOptions(scope="block", names="off", max_tokens=64)
     assert start(LEFT + "t", options=other)[1] == 1
+
+
+def test_a_character_typed_that_began_the_middle_written_leaves_the_middle_s_rest_without_a_search():
+    """`return ` ends there (its finish is empty); the completion wrote `width * height`: its `w` typed, the rest is
+    the finish, where a search would look for the shortest one again."""
+    left = "def area(width, height):\n    return "
+    assert start(left) == ("", 1)
+    start_finish.remember_middle(left, RIGHT, OPTIONS, "width * height")
+    assert start(left + "w") == ("idth * height", 0)
+    assert start(left + "wi") == ("dth * height", 0)
+    start_finish.remember_middle(left + "wi", RIGHT, OPTIONS, "dth")
+    assert start(left + "wid") == ("th * height", 0)  # the finish first, where it began with the character
+
+
+def test_a_middle_written_that_the_judges_refuse_now_is_searched_again():
+    left = "def area(width, height):\n    return "
+    assert start(left) == ("", 1)
+    start_finish.remember_middle(left, RIGHT, OPTIONS, "width * heigt")  # `heigt`: no name binds it
+    finish, searches = start(left + "w")
+    assert searches == 1 and finish != "idth * heigt"
+
+
+def test_the_middle_a_completion_writes_is_the_next_keystroke_s_start_finish(tiny):
+    """Through `complete_middles`: the model writes `width * height`, and typing its first character starts the
+    next completion from its rest (no finish search at all: the model writes that rest again)."""
+    left = "def area(width, height):\n    return "
+    options = DecodingOptions(scope="block", names="strict", max_tokens=32, attempts=1, token_healing=False)
+    first = complete_middles(scripted_text(tiny, "width * height"), left, RIGHT, options)[0]
+    assert first.middle == "width * height" and first.valid and first.finish_searches == 1
+    typed = complete_middles(scripted_text(tiny, "idth * height"), left + "w", RIGHT, options)[0]
+    assert typed.middle == "idth * height" and typed.valid and typed.finish_searches == 0

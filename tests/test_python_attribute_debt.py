@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import random
 
+from fimlsp.python import attribute_debt as attribute_debt_module
 from fimlsp.python.attribute_debt import AttributeDebt
 from harness.corpus import package_files, stdlib_files
 from tests.test_python_members import HELD_OUT, judged
@@ -118,3 +119,73 @@ def test_no_true_middle_owes_an_attribute():
     owing = [(left[-60:], middle[:60], sorted(owed)) for left, middle, right in _class_cuts(files, 2000, seed=49)
              if (owed := AttributeDebt(left, right).owed(left + middle + right))]
     assert owing == []
+
+
+def test_the_class_around_a_line_is_read_once_for_every_keystroke_on_it(monkeypatch):
+    """What a middle of one line owes whatever it is is kept by the text outside its line: typing on the line reads
+    the class no more (counted), and owes what a fresh reading owes."""
+    monkeypatch.setattr(attribute_debt_module, "_OUTSIDE", type(attribute_debt_module._OUTSIDE)())
+    readings = []
+    real = attribute_debt_module.attribute_debt
+    monkeypatch.setattr(attribute_debt_module, "attribute_debt",
+                        lambda *args, **kwargs: readings.append(args[1]) or real(*args, **kwargs))
+    left = "class Popen:\n    def __init__(self, cmd):\n        self.ar"
+    right = "\n\n    def wait(self):\n        return self._cmd\n"
+    assert AttributeDebt(left, right).owed(left + "gs = cmd" + right) == {"_cmd"}
+    assert AttributeDebt(left + "g", right).owed(left + "gs = cmd" + right) == {"_cmd"}
+    assert AttributeDebt(left + "g", right).owed(left + "g._cmd = cmd" + right) == frozenset()
+    assert len(readings) == 1
+
+
+def _stores_in_init(files, count: int, seed: int):
+    """`count` lines of plain classes' `__init__` of `files` that store an attribute on `self`, cut inside the
+    attribute's name: (left, true middle, the middle storing another name, right)."""
+    rng = random.Random(seed)
+    found = []
+    for _name, text in files:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        lines = text.split("\n")
+        offsets = [0]
+        for line in lines:
+            offsets.append(offsets[-1] + len(line) + 1)
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.ClassDef) and not node.bases and not node.decorator_list):
+                continue
+            for method in node.body:
+                if isinstance(method, ast.FunctionDef) and method.name == "__init__":
+                    for store in ast.walk(method):
+                        if (isinstance(store, ast.Attribute) and isinstance(store.ctx, ast.Store)
+                                and isinstance(store.value, ast.Name) and store.value.id == "self"
+                                and store.lineno == store.end_lineno and len(store.attr) > 1):
+                            start = offsets[store.lineno - 1] + len(
+                                lines[store.lineno - 1].encode()[:store.end_col_offset].decode("utf-8", "replace"))
+                            line_end = offsets[store.lineno] - 1
+                            found.append((text, start - len(store.attr) + 1, line_end))
+    for text, start, line_end in rng.sample(found, min(count, len(found))):
+        middle = text[start:line_end]
+        yield text[:start], middle, "_elsewhere" + middle, text[line_end:]
+
+
+def test_a_line_s_debt_kept_across_keystrokes_is_what_each_middle_owes_read_afresh():
+    """Over `__init__` stores of the standard library and the held-out packages, a middle that stores the true
+    attribute and one that stores another, judged one after the other on the line (either first), owe what each
+    owes with nothing kept."""
+    files = [each for each in stdlib_files() if "test" not in each[0]]
+    files += [each for name in HELD_OUT for each in package_files(name)]
+    cases = list(_stores_in_init(files, 300, seed=49))
+    assert len(cases) == 300
+    owing = 0
+    for left, true, other, right in cases:
+        fresh = []
+        for middle in (true, other):
+            attribute_debt_module._OUTSIDE.clear()
+            fresh.append(AttributeDebt(left, right).owed(left + middle + right))
+        owing += bool(fresh[1])
+        for order in ((0, 1), (1, 0)):
+            attribute_debt_module._OUTSIDE.clear()
+            kept = [AttributeDebt(left, right).owed(left + (true, other)[index] + right) for index in order]
+            assert kept == [fresh[index] for index in order], (left[-80:], true, other)
+    assert owing > 0  # (the other name leaves what the class loads unassigned somewhere)

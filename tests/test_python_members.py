@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import importlib.util
 import random
+import sys
 import threading
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
 import pytest
 
-from fimlsp.python.analysis import Analysis, _Worker, analysis_for
+from fimlsp.python.analysis import HELD_SWITCH_INTERVAL, Analysis, _Worker, analysis_for
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.member_lists import member_lists
 from fimlsp.python.attribute_debt import attribute_debt
@@ -439,6 +441,37 @@ def test_work_asked_for_now_runs_before_the_background_work_queued_ahead_of_it()
     gate.set()
     first.result(10)
     assert ran == ["background 2", "background 1"] and third.cancelled()
+
+
+def test_background_work_waits_while_the_worker_is_held_back_and_urgent_work_does_not():
+    worker, ran, gate = _Worker("test"), [], threading.Event()
+    with worker.hold_back():
+        worker.submit(gate.wait)  # the worker is busy while the work below is queued
+        background = worker.submit(ran.append, "background", background=True)
+        hurried = worker.submit(ran.append, "hurried", background=True)
+        worker.hurry(hurried)
+        urgent = worker.submit(ran.append, "urgent")
+        gate.set()
+        urgent.result(10)
+        hurried.result(10)
+        with pytest.raises(FutureTimeout):  # (held back: not begun however long it waits)
+            background.result(0.2)
+        assert ran == ["hurried", "urgent"]
+    background.result(10)
+    assert ran == ["hurried", "urgent", "background"]
+
+
+def test_background_work_begun_yields_the_interpreter_sooner_while_held_back_and_urgent_work_does_not():
+    worker, begun, gate = _Worker("test"), threading.Event(), threading.Event()
+    normal = sys.getswitchinterval()
+    running = worker.submit(lambda: begun.set() or gate.wait(10), background=True)
+    begun.wait(10)
+    with worker.hold_back():
+        assert sys.getswitchinterval() == pytest.approx(min(normal, HELD_SWITCH_INTERVAL))
+        gate.set()
+        running.result(10)
+        assert worker.submit(sys.getswitchinterval).result(10) == normal  # a judge's: jedi at its own pace
+    assert sys.getswitchinterval() == normal
 
 
 def test_what_was_asked_ahead_at_an_earlier_keystroke_and_has_not_begun_is_dropped():

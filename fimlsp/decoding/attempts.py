@@ -29,7 +29,7 @@ from fimlsp.decoding.partial_middle import PartialMiddle
 from fimlsp.decoding.prompts import PromptOnDemand, steady, steady_contexts
 from fimlsp.decoding.results import Completion, preference
 from fimlsp.decoding.side_by_side import StepsClock, decode_side_by_side
-from fimlsp.decoding.start_finish import start_with_finish
+from fimlsp.decoding.start_finish import remember_middle, start_with_finish
 from fimlsp.language import FILE, NONE, REGION, Caches, Guarantee, named
 from fimlsp.lines import with_line_breaks_of
 from fimlsp.model import FimModel, Snippet
@@ -89,46 +89,47 @@ def complete_middles(
     time) poll it, and a stopped request runs no fallback, no final check and no retry."""
     if n < 1:
         raise ValueError("n must be at least 1")
-    stages = {} if stages is None else stages
-    started = time.perf_counter()
-    budget_end = None if options.time_budget is None else started + options.time_budget
-    mode, plain, names_reason, setup_seconds, members = options.mode, guarantee, "", 0.0, None
-    calls = None
-    if mode == "constrained":
-        language = named(options.language)
-        if guarantee is None:
-            setup_deadline = started + options.setup_timeout
-            plain = language.constrain(left, right, options.size_budget,
-                                       min(setup_deadline, budget_end or setup_deadline), caches)
-        if options.members == "strict":
-            plain, members = language.judging_members(plain, left, right, *place)
-        if options.calls == "strict":
-            plain, calls = language.judging_calls(plain, left, right, *place)
-        guarantee = plain  # the retry without the name judge keeps the member and call judges
-        if options.names != "off":
-            guarantee, names_reason = language.judging_names(plain, left, right, *place)
-        if guarantee.state is None:
-            mode = "unconstrained"
-        setup_seconds = time.perf_counter() - started
-    _add(stages, setup=setup_seconds)
-    names_retry = mode == "constrained" and options.names != "off" and not names_reason
-    deadline = budget_end
-    if names_retry and deadline is not None:
-        now = time.perf_counter()
-        deadline = now + NAMES_SHARE * max(0.0, deadline - now)
-    run = _Run(model, left, right, n, should_stop, stages, tuple(extra), tuple(place))
-    results = run.attempts(options, mode, guarantee, deadline, setup_seconds, names_reason)
-    first = results[0]
-    if names_retry and not (first.valid and first.middle) and first.stop != "cancelled" and (
-            budget_end is None or time.perf_counter() < budget_end):
-        results = _without_names(run, left, right, options, plain, budget_end)
-    if members is not None:
-        members.ask_ahead()
-    for judge in (members, calls):
-        if judge is not None and judge.reason:
-            for result in results:
-                result.reason = "; ".join(reason for reason in (result.reason, judge.reason) if reason)
-    return results
+    with named(options.language).completing():  # the language's background work waits meanwhile
+        stages = {} if stages is None else stages
+        started = time.perf_counter()
+        budget_end = None if options.time_budget is None else started + options.time_budget
+        mode, plain, names_reason, setup_seconds, members = options.mode, guarantee, "", 0.0, None
+        calls = None
+        if mode == "constrained":
+            language = named(options.language)
+            if guarantee is None:
+                setup_deadline = started + options.setup_timeout
+                plain = language.constrain(left, right, options.size_budget,
+                                           min(setup_deadline, budget_end or setup_deadline), caches)
+            if options.members == "strict":
+                plain, members = language.judging_members(plain, left, right, *place)
+            if options.calls == "strict":
+                plain, calls = language.judging_calls(plain, left, right, *place)
+            guarantee = plain  # the retry without the name judge keeps the member and call judges
+            if options.names != "off":
+                guarantee, names_reason = language.judging_names(plain, left, right, *place)
+            if guarantee.state is None:
+                mode = "unconstrained"
+            setup_seconds = time.perf_counter() - started
+        _add(stages, setup=setup_seconds)
+        names_retry = mode == "constrained" and options.names != "off" and not names_reason
+        deadline = budget_end
+        if names_retry and deadline is not None:
+            now = time.perf_counter()
+            deadline = now + NAMES_SHARE * max(0.0, deadline - now)
+        run = _Run(model, left, right, n, should_stop, stages, tuple(extra), tuple(place))
+        results = run.attempts(options, mode, guarantee, deadline, setup_seconds, names_reason)
+        first = results[0]
+        if names_retry and not (first.valid and first.middle) and first.stop != "cancelled" and (
+                budget_end is None or time.perf_counter() < budget_end):
+            results = _without_names(run, left, right, options, plain, budget_end)
+        if members is not None:
+            members.ask_ahead()
+        for judge in (members, calls):
+            if judge is not None and judge.reason:
+                for result in results:
+                    result.reason = "; ".join(reason for reason in (result.reason, judge.reason) if reason)
+        return results
 
 
 def _without_names(run: _Run, left: str, right: str, options: DecodingOptions, plain: Guarantee,
@@ -214,6 +215,8 @@ class _Run:
                        results, setup_seconds, scope, scope_reason, names_reason)
         results.sort(key=preference, reverse=True)
         first = results[0]
+        if mode == "constrained" and first.valid and first.middle:
+            remember_middle(self.left, self.right, options, first.middle)
         first.model_seconds += prompt_pass.seconds + steps_clock.seconds
         first.prompt_tokens = len(prompt)
         _add(self.stages, tokens=steps_clock.seconds, start=start_seconds, prompt=prompt_pass.reading_seconds)

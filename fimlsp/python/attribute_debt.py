@@ -7,14 +7,16 @@ keyword, no dynamic attributes in the file. And then only by a middle in `__init
 sets up its state (a method may load what subclasses define), or anywhere in a typed class (every method outside
 the middle annotates its return), whose loads a type checker holds to the class's own definitions: uvicorn's
 BaseReload.run calls `self.startup()`, and a middle that drops `def startup` owes it.
-For a middle of one line the class is parsed once per completion; a file whose context loads no attribute that
-nothing around the middle stores owes nothing, unparsed.
+For a middle of one line the class is parsed once per line, whatever is typed on it (`_outside_line`); a file
+whose context loads no attribute that nothing around the middle stores owes nothing, unparsed.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from fimlsp.python.analysis import slot_names, stored_attributes
@@ -23,6 +25,8 @@ from fimlsp.python.class_text import class_lines, in_plain_class, subclass_names
 from fimlsp.python.syntax import parsed
 
 _DYNAMIC_ATTRIBUTES = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__setattr__\b")
+# What may say on a line that subclasses complete the class (`meant_for_subclasses`).
+_SUBCLASSES_MEANT = re.compile(r"NotImplementedError|subclass", re.IGNORECASE)
 _QUOTED_NAME = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
 # An attribute loaded on `self` or `cls` (not stored), where a typed class may owe it wherever it is.
 _SELF_LOADED = re.compile(r"(?<![\w.])(?:self|cls)[ \t]*\.[ \t]*([A-Za-z_]\w*)(?![ \t]*(?::[^=\n]*)?=(?!=))")
@@ -48,14 +52,17 @@ class AttributeDebt:
         middle = text[len(self.left):len(text) - len(self.right)]
         if not self._possibly or not self._possibly - stored_attributes(middle):
             return frozenset()  # the whole file's parse below only where the middle may leave something unassigned
-        if "\n" in middle or _CLASS_WORD.search(middle):
-            return attribute_debt(text, len(self.left), len(text) - len(self.right)) & self._possibly
-        if self._outside is None:  # the same for every middle of one line: a class parsed once a completion
-            self._outside = attribute_debt(text, len(self.left), len(text) - len(self.right), outside=True)
-        owed = self._outside
         # The middle's whole line: a middle that begins or ends in a name stores what the line's text says.
-        line_end = text.find("\n", len(text) - len(self.right))
-        line = text[text.rfind("\n", 0, len(self.left)) + 1:len(text) if line_end < 0 else line_end]
+        line_start, line_end = text.rfind("\n", 0, len(self.left)) + 1, text.find("\n", len(text) - len(self.right))
+        line_end = len(text) if line_end < 0 else line_end
+        line = text[line_start:line_end]
+        if "\n" in middle or _CLASS_WORD.search(line):  # (on a class header's line, its bases are the middle's)
+            return attribute_debt(text, len(self.left), len(text) - len(self.right)) & self._possibly
+        if _DYNAMIC_ATTRIBUTES.search(line) or _SUBCLASSES_MEANT.search(line):
+            return frozenset()  # (what the whole file's `attribute_debt` reads on the line: owed nothing)
+        if self._outside is None:
+            self._outside = _outside_line(text, len(self.left), len(text) - len(self.right), line_start, line_end)
+        owed = self._outside
         if not owed or not (owed.typed or owed.set_up or owed.init_receiver and re.search(
                 r"(?<![\w.])" + owed.init_receiver + r"[ \t]*\.[ \t]*\w+[ \t]*(?::[^=\n]*)?=(?!=)", line)):
             return frozenset()  # no state set up in __init__ (but by the middle): a base meant to be subclassed
@@ -77,6 +84,32 @@ class _Owed:
     set_up: bool
     init_receiver: str | None
     typed: bool = False
+
+
+# What a middle of one line owes whatever it is (`attribute_debt(outside=True)`), by the file's text outside that
+# line: the same for every middle of the line, and so for every keystroke on it (`_outside_line`).
+_OUTSIDE_LINES = 8
+_OUTSIDE: OrderedDict[tuple[str, str], _Owed | frozenset] = OrderedDict()
+_OUTSIDE_LOCK = threading.Lock()
+
+
+def _outside_line(text: str, start: int, end: int, line_start: int, line_end: int) -> _Owed | frozenset:
+    """`attribute_debt(text, start, end, outside=True)` for a middle of one line on no class header's line,
+    remembered by the text outside the middle's line, which is all it reads (the line's own stores are
+    `_stored_in(line)`'s, its dynamic attributes `AttributeDebt.owed`'s): the class is parsed once a line, not once
+    a keystroke."""
+    key = (text[:line_start], text[line_end:])
+    with _OUTSIDE_LOCK:
+        found = _OUTSIDE.get(key)
+        if found is not None:
+            _OUTSIDE.move_to_end(key)
+            return found
+    found = attribute_debt(text, start, end, outside=True)
+    with _OUTSIDE_LOCK:
+        _OUTSIDE[key] = found
+        while len(_OUTSIDE) > _OUTSIDE_LINES:
+            _OUTSIDE.popitem(last=False)
+    return found
 
 
 _CLASS_WORD = re.compile(r"\bclass\b")
@@ -113,12 +146,13 @@ def attribute_debt(text: str, start: int, end: int, outside: bool = False):
     and that no string of the file names (`getattr(self, "x")` guards). Classes whose attributes may come from
     elsewhere owe nothing: bases other than `object`, decorators, keywords (a metaclass), and files that set
     attributes dynamically (`setattr`, `__dict__`, `__getattr__`, `__setattr__`). `outside`, for a middle of one
-    line: `_Owed`, what the middle's line outside it and the rest of the file leave unassigned, whatever the middle
-    (the middle's own stores not counted, nor those of the code beside it on its line, which the file's stores found
-    by pattern count)."""
-    if _DYNAMIC_ATTRIBUTES.search(text):
-        return frozenset()
+    line: `_Owed`, what the rest of the file leaves unassigned, whatever the middle's line (its stores not counted,
+    which `AttributeDebt.owed` finds by pattern)."""
     first_line, last_line = text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1
+    line_start, line_end = text.rfind("\n", 0, start) + 1, text.find("\n", end) % (len(text) + 1)
+    around = text[:line_start] + "\n" + text[line_end:] if outside else text
+    if _DYNAMIC_ATTRIBUTES.search(around):
+        return frozenset()
     tree = _class_tree(text, first_line)
     if tree is None:
         return frozenset()
@@ -130,13 +164,12 @@ def attribute_debt(text: str, start: int, end: int, outside: bool = False):
     if holder is None or holder.decorator_list or holder.keywords or any(
             not (isinstance(base, ast.Name) and base.id == "object") for base in holder.bases):
         return frozenset()
+    left_out = first_line if outside else 0  # the line whose statements are the middle's
     typed = _typed(holder, first_line, last_line)
-    if not typed and meant_for_subclasses(holder):
+    if not typed and meant_for_subclasses(holder, left_out):
         return frozenset()
-    around = text[:start] + "\n" + text[end:] if outside else text
     assigned = stored_attributes(around) | slot_names(around) | set(_QUOTED_NAME.findall(around)) | set(dir(object))
     assigned |= subclass_names(text, holder.lineno + 1)  # a base's method may load what its subclasses define
-    left_out = first_line if outside else 0  # the line whose statements are the middle's
     for statement in holder.body:  # the class body's names, in conditional blocks too (`if os.name != "nt": def`)
         for node in ast.walk(statement):
             if getattr(node, "lineno", 0) == left_out:

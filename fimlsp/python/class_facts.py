@@ -23,15 +23,16 @@ def sets_up_state(holder: ast.ClassDef, left_out: int = 0) -> bool:
     return False
 
 
-def meant_for_subclasses(holder: ast.ClassDef) -> bool:
+def meant_for_subclasses(holder: ast.ClassDef, left_out: int = 0) -> bool:
     """The class says that subclasses complete it (idlelib's `SearchDialogBase`, whose docstring says
     `default_command: set in subclasses`): its name, a docstring of it that names subclasses, or a method that
-    raises NotImplementedError."""
+    raises NotImplementedError; not on line `left_out`."""
     docstrings = [ast.get_docstring(node) or "" for node in [holder, *holder.body]
-                  if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]
+                  if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and (not node.body or node.body[0].lineno != left_out)]
     return bool(_SUBCLASSED_NAME.search(holder.name) or any("subclass" in text.lower() for text in docstrings)
-                or any(isinstance(node, ast.Raise) and "NotImplementedError" in ast.unparse(node.exc or node)
-                       for node in ast.walk(holder)))
+                or any(isinstance(node, ast.Raise) and node.lineno != left_out
+                       and "NotImplementedError" in ast.unparse(node.exc or node) for node in ast.walk(holder)))
 
 
 def binds_receiver(decorator: ast.expr) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from fimlsp.language import DEFAULT_BUDGET, Caches, Guarantee, Language
 from fimlsp.python.finish import comma_spaced, ends_a_comma
-from fimlsp.python.analysis import Analysis, analysis_for
+from fimlsp.python.analysis import Analysis, analysis_for, background_held_back
 from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.members import MemberSource
 from fimlsp.python.names import FileNames, undefined_names
@@ -84,6 +84,8 @@ class Python(Language):
     def spaces_after_comma(self, state) -> bool:
         return ends_a_comma(state) and comma_spaced(state.text)
 
+    def completing(self):
+        return background_held_back()
 
     def workspace_analysis(self, root: str | os.PathLike | None) -> Analysis:
         return analysis_for(None, root)
