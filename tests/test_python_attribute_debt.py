@@ -9,6 +9,7 @@ import random
 
 from fimlsp.python import attribute_debt as attribute_debt_module
 from fimlsp.python.attribute_debt import AttributeDebt
+from fimlsp.python.syntax import node_offsets
 from harness.corpus import package_files, stdlib_files
 from tests.test_python_members import HELD_OUT, judged
 
@@ -86,18 +87,28 @@ def test_a_middle_that_begins_inside_a_name_stores_what_its_line_says():
     assert AttributeDebt(left, right).owed(left + "dx = cmd" + right) == {"_cmd"}
 
 
-def _class_cuts(files, count: int, seed: int):
-    """`count` random spans inside plain classes (no base, no decorator) of `files`, of up to 30 lines: as
-    (left, middle, right)."""
-    rng = random.Random(seed)
-    classes = []
+def _corpus() -> list[tuple[str, str]]:
+    """The standard library's files but its tests, and the held-out packages'."""
+    files = [each for each in stdlib_files() if "test" not in each[0]]
+    return files + [each for name in HELD_OUT for each in package_files(name)]
+
+
+def _plain_classes(files):
+    """(text, class) for the classes without a base or a decorator of the `files` that parse."""
     for _name, text in files:
         try:
             tree = ast.parse(text)
         except SyntaxError:
             continue
-        classes += [(text, node) for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and not node.bases
-                    and not node.decorator_list and (node.end_lineno or 0) > node.lineno + 1]
+        yield from ((text, node) for node in ast.walk(tree)
+                    if isinstance(node, ast.ClassDef) and not node.bases and not node.decorator_list)
+
+
+def _class_cuts(files, count: int, seed: int):
+    """`count` random spans inside plain classes (no base, no decorator) of `files`, of up to 30 lines: as
+    (left, middle, right)."""
+    rng = random.Random(seed)
+    classes = [(text, node) for text, node in _plain_classes(files) if (node.end_lineno or 0) > node.lineno + 1]
     for _ in range(count):
         text, node = rng.choice(classes)
         lines = text.split("\n")
@@ -114,9 +125,7 @@ def _class_cuts(files, count: int, seed: int):
 def test_no_true_middle_owes_an_attribute():
     """2,000 spans of classes of the standard library and the held-out packages (typed ones among them): the true
     file owes nothing."""
-    files = [each for each in stdlib_files() if "test" not in each[0]]
-    files += [each for name in HELD_OUT for each in package_files(name)]
-    owing = [(left[-60:], middle[:60], sorted(owed)) for left, middle, right in _class_cuts(files, 2000, seed=49)
+    owing = [(left[-60:], middle[:60], sorted(owed)) for left, middle, right in _class_cuts(_corpus(), 2000, seed=49)
              if (owed := AttributeDebt(left, right).owed(left + middle + right))]
     assert owing == []
 
@@ -141,29 +150,18 @@ def _stores_in_init(files, count: int, seed: int):
     """`count` lines of plain classes' `__init__` of `files` that store an attribute on `self`, cut inside the
     attribute's name: (left, true middle, the middle storing another name, right)."""
     rng = random.Random(seed)
-    found = []
-    for _name, text in files:
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
-        lines = text.split("\n")
-        offsets = [0]
-        for line in lines:
-            offsets.append(offsets[-1] + len(line) + 1)
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.ClassDef) and not node.bases and not node.decorator_list):
-                continue
-            for method in node.body:
-                if isinstance(method, ast.FunctionDef) and method.name == "__init__":
-                    for store in ast.walk(method):
-                        if (isinstance(store, ast.Attribute) and isinstance(store.ctx, ast.Store)
-                                and isinstance(store.value, ast.Name) and store.value.id == "self"
-                                and store.lineno == store.end_lineno and len(store.attr) > 1):
-                            start = offsets[store.lineno - 1] + len(
-                                lines[store.lineno - 1].encode()[:store.end_col_offset].decode("utf-8", "replace"))
-                            line_end = offsets[store.lineno] - 1
-                            found.append((text, start - len(store.attr) + 1, line_end))
+    found, read, offset = [], None, None
+    for text, node in _plain_classes(files):
+        if text is not read:  # (a file's classes come one after another)
+            read, offset = text, node_offsets(text)
+        for method in node.body:
+            if isinstance(method, ast.FunctionDef) and method.name == "__init__":
+                for store in ast.walk(method):
+                    if (isinstance(store, ast.Attribute) and isinstance(store.ctx, ast.Store)
+                            and isinstance(store.value, ast.Name) and store.value.id == "self"
+                            and store.lineno == store.end_lineno and len(store.attr) > 1):
+                        start = offset(store.end_lineno, store.end_col_offset) - len(store.attr) + 1
+                        found.append((text, start, text.find("\n", start) % (len(text) + 1)))
     for text, start, line_end in rng.sample(found, min(count, len(found))):
         middle = text[start:line_end]
         yield text[:start], middle, "_elsewhere" + middle, text[line_end:]
@@ -173,9 +171,7 @@ def test_a_line_s_debt_kept_across_keystrokes_is_what_each_middle_owes_read_afre
     """Over `__init__` stores of the standard library and the held-out packages, a middle that stores the true
     attribute and one that stores another, judged one after the other on the line (either first), owe what each
     owes with nothing kept."""
-    files = [each for each in stdlib_files() if "test" not in each[0]]
-    files += [each for name in HELD_OUT for each in package_files(name)]
-    cases = list(_stores_in_init(files, 300, seed=49))
+    cases = list(_stores_in_init(_corpus(), 300, seed=49))
     assert len(cases) == 300
     owing = 0
     for left, true, other, right in cases:

@@ -89,14 +89,14 @@ def complete_middles(
     time) poll it, and a stopped request runs no fallback, no final check and no retry."""
     if n < 1:
         raise ValueError("n must be at least 1")
-    with named(options.language).completing():  # the language's background work waits meanwhile
+    language = named(options.language)
+    with language.completing():  # the language's background work waits meanwhile
         stages = {} if stages is None else stages
         started = time.perf_counter()
         budget_end = None if options.time_budget is None else started + options.time_budget
         mode, plain, names_reason, setup_seconds, members = options.mode, guarantee, "", 0.0, None
         calls = None
         if mode == "constrained":
-            language = named(options.language)
             if guarantee is None:
                 setup_deadline = started + options.setup_timeout
                 plain = language.constrain(left, right, options.size_budget,

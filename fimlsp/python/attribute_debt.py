@@ -49,19 +49,18 @@ class AttributeDebt:
             return frozenset()
         if self._possibly is None:
             self._possibly = _possibly_owed(self.left, self.right)
-        middle = text[len(self.left):len(text) - len(self.right)]
+        start, end = len(self.left), len(text) - len(self.right)
+        middle = text[start:end]
         if not self._possibly or not self._possibly - stored_attributes(middle):
             return frozenset()  # the whole file's parse below only where the middle may leave something unassigned
         # The middle's whole line: a middle that begins or ends in a name stores what the line's text says.
-        line_start, line_end = text.rfind("\n", 0, len(self.left)) + 1, text.find("\n", len(text) - len(self.right))
-        line_end = len(text) if line_end < 0 else line_end
-        line = text[line_start:line_end]
+        line = text[slice(*_line_bounds(text, start, end))]
         if "\n" in middle or _CLASS_WORD.search(line):  # (on a class header's line, its bases are the middle's)
-            return attribute_debt(text, len(self.left), len(text) - len(self.right)) & self._possibly
+            return attribute_debt(text, start, end) & self._possibly
         if _DYNAMIC_ATTRIBUTES.search(line) or _SUBCLASSES_MEANT.search(line):
             return frozenset()  # (what the whole file's `attribute_debt` reads on the line: owed nothing)
         if self._outside is None:
-            self._outside = _outside_line(text, len(self.left), len(text) - len(self.right), line_start, line_end)
+            self._outside = _outside_line(text, start, end)
         owed = self._outside
         if not owed or not (owed.typed or owed.set_up or owed.init_receiver and re.search(
                 r"(?<![\w.])" + owed.init_receiver + r"[ \t]*\.[ \t]*\w+[ \t]*(?::[^=\n]*)?=(?!=)", line)):
@@ -93,11 +92,12 @@ _OUTSIDE: OrderedDict[tuple[str, str], _Owed | frozenset] = OrderedDict()
 _OUTSIDE_LOCK = threading.Lock()
 
 
-def _outside_line(text: str, start: int, end: int, line_start: int, line_end: int) -> _Owed | frozenset:
+def _outside_line(text: str, start: int, end: int) -> _Owed | frozenset:
     """`attribute_debt(text, start, end, outside=True)` for a middle of one line on no class header's line,
     remembered by the text outside the middle's line, which is all it reads (the line's own stores are
     `_stored_in(line)`'s, its dynamic attributes `AttributeDebt.owed`'s): the class is parsed once a line, not once
     a keystroke."""
+    line_start, line_end = _line_bounds(text, start, end)
     key = (text[:line_start], text[line_end:])
     with _OUTSIDE_LOCK:
         found = _OUTSIDE.get(key)
@@ -110,6 +110,12 @@ def _outside_line(text: str, start: int, end: int, line_start: int, line_end: in
         while len(_OUTSIDE) > _OUTSIDE_LINES:
             _OUTSIDE.popitem(last=False)
     return found
+
+
+def _line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """Where the lines of `text[start:end]` begin and end (the end's line break excluded)."""
+    line_end = text.find("\n", end)
+    return text.rfind("\n", 0, start) + 1, len(text) if line_end < 0 else line_end
 
 
 _CLASS_WORD = re.compile(r"\bclass\b")
@@ -149,7 +155,7 @@ def attribute_debt(text: str, start: int, end: int, outside: bool = False):
     line: `_Owed`, what the rest of the file leaves unassigned, whatever the middle's line (its stores not counted,
     which `AttributeDebt.owed` finds by pattern)."""
     first_line, last_line = text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1
-    line_start, line_end = text.rfind("\n", 0, start) + 1, text.find("\n", end) % (len(text) + 1)
+    line_start, line_end = _line_bounds(text, start, end)
     around = text[:line_start] + "\n" + text[line_end:] if outside else text
     if _DYNAMIC_ATTRIBUTES.search(around):
         return frozenset()
