@@ -80,3 +80,20 @@ def test_the_middle_a_completion_writes_is_the_next_keystroke_s_start_finish(tin
     assert first.middle == "width * height" and first.valid and first.finish_searches == 1
     typed = complete_middles(scripted_text(tiny, "idth * height"), left + "w", RIGHT, options)[0]
     assert typed.middle == "idth * height" and typed.valid and typed.finish_searches == 0
+
+
+def test_where_the_model_writes_the_start_s_finish_the_file_is_read_for_names_once(tiny, monkeypatch):
+    """A keystroke later the start's finish is the last middle's rest, and the model writes it again: the end's check
+    judges the text the start's check judged, and takes its verdict (pyflakes reads a file once, not twice)."""
+    from fimlsp.python.names import FileNames
+
+    read: list[str] = []
+    reading = FileNames._unbound
+    monkeypatch.setattr(FileNames, "_unbound", lambda self, text: read.append(text) or reading(self, text))
+    left = "def area(width, height):\n    return "
+    options = DecodingOptions(scope="block", names="strict", max_tokens=32, attempts=1, token_healing=False)
+    complete_middles(scripted_text(tiny, "width * height"), left, RIGHT, options)
+    read.clear()
+    typed = complete_middles(scripted_text(tiny, "idth * height"), left + "w", RIGHT, options)[0]
+    assert typed.middle == "idth * height" and typed.valid
+    assert read == [left + "width * height" + RIGHT]

@@ -69,6 +69,7 @@ _IDENTIFIER = re.compile(r"(?<![.\w])(?!\d)\w+")
 _WALRUS_TARGET = re.compile(r"(?<![.\w])((?!\d)\w+)\s*:=")
 # The most left context lexed to read its names (more: every identifier counts).
 LEXED_CHARS = 1_000_000
+_VERDICTS_KEPT = 8  # whole texts whose verdicts a completion keeps (a finish search judges several)
 
 
 def undefined_names(text: str) -> set[str] | None:
@@ -181,6 +182,9 @@ class FileNames:
     import_context: tuple[str, ...] | None = ()
     # the names of the modules imported from, once a completion: a name being written asks at every character
     _imported: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    # the last whole texts' verdicts (`unbound`): a keystroke later, the start's finish is the last middle's rest,
+    # and where the model writes it on, the end's check reads the same file again (pyflakes: 40-100 ms on 60 kB)
+    _verdicts: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @staticmethod
     def of(left: str, right: str, folder: str | None = None, roots: tuple[str, ...] = ()) -> FileNames:
@@ -285,6 +289,14 @@ class FileNames:
         its imports are."""
         if not text.startswith(self.left):
             return frozenset()
+        found = self._verdicts.get(text)
+        if found is None:
+            found = self._verdicts[text] = self._unbound(text)
+            if len(self._verdicts) > _VERDICTS_KEPT:
+                del self._verdicts[next(iter(self._verdicts))]
+        return found
+
+    def _unbound(self, text: str) -> frozenset[str]:
         tree = syntax_tree(text)
         missing = self.missing_imports(text, tree)
         if self.relaxed is not None:
