@@ -18,6 +18,7 @@ import pytest
 
 from fimlsp.cases import line_cases
 from fimlsp.decoding import DecodingOptions, complete_middle
+from fimlsp.decoding.steering import UNTIMED_SEARCH_BUDGET
 from fimlsp.model import ModelError, load_model
 from fimlsp.model.formats import FIM_FORMAT_KEY
 from fimlsp.model.gguf_export import export_gguf
@@ -204,7 +205,8 @@ async def test_the_language_server_completes_with_a_gguf_model(gguf_path):
     from tests.test_server import (POSITIONS, SOURCE, inline_params, open_document, options_for, parses, serve,
                                    split)
 
-    async with serve(options_for(gguf_path)) as client:
+    # searches counted, not timed: a busy machine's 0.1 s searches failed and left (17, 6) without a middle
+    async with serve(options_for(gguf_path, searchBudget=UNTIMED_SEARCH_BUDGET)) as client:
         open_document(client, SOURCE)
         shown = 0
         for line, character in POSITIONS:

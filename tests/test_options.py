@@ -183,6 +183,18 @@ def test_the_servers_bounds_are_the_declarations_and_its_flags_check_them(capsys
         config.Settings(time_budget=float("inf"))
 
 
+def test_a_search_budget_a_client_sets_counts_the_searches_and_null_gives_the_clock_back():
+    """searchBudget: none by default (each search ends after its share of a second), a count of nodes when set."""
+    assert config.Settings().search_budget is None and config.Settings().decoding_options().search_budget is None
+    counted, problems = config.update(config.Settings(), {"searchBudget": 50})
+    assert problems == [] and counted.decoding_options().search_budget == 50
+    assert config.update(counted, {"searchBudget": None})[0].search_budget is None
+    for value in (0, -1, 2.5, "50", True):
+        kept, problems = config.update(counted, {"searchBudget": value})
+        assert kept.search_budget == 50 and problems == [
+            f"setting 'searchBudget' = {value!r} ignored: expected an integer from 1 to 1,000,000,000"], value
+
+
 def test_the_commands_values_that_are_not_the_editors_come_from_one_function():
     assert settings.differing_from_editors(settings.given(parsed(complete, ["f.py:1:1"]), complete.SETTINGS)) == {
         "time_budget": {"here": None, "editors": config.Settings().time_budget}}

@@ -58,8 +58,9 @@ def test_vscode_contributes_every_setting_with_the_servers_default_choices_and_b
         bounds = each.metadata["bounds"]
         schema = {word: declared[word] for word in ("minimum", "exclusiveMinimum", "maximum") if word in declared}
         assert schema == (bounds.schema() if bounds is not None else {}), each.name
-        if bounds is not None:
-            assert declared["type"] == ("integer" if bounds.integer else "number"), each.name
+        if bounds is not None:  # a number that may be none (searchBudget: the clock bounds the searches) or not
+            kind = "integer" if bounds.integer else "number"
+            assert declared["type"] == (kind if each.default is not None else [kind, "null"]), each.name
     # what a workspace may not choose: the program that runs, the model, where the code is sent
     restricted = package["capabilities"]["untrustedWorkspaces"]["restrictedConfigurations"]
     assert restricted == ["fimlsp.server.command", "fimlsp.model", "fimlsp.modelServer"]

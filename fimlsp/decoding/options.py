@@ -187,7 +187,7 @@ class DecodingOptions:
         None, "nodes a finish search of the token loop may expand (a fallback's and the start's, which may take "
               "longer, in proportion), with no clock but the completion's time budget: the middles are the same on a "
               "busy machine as on an idle one (eval's runs); none: searches end after their share of a second, for "
-              "an editor's latency", metavar="NODES", bounds=Bounds(1, 10**9))
+              "an editor's latency", metavar="NODES", setting="searchBudget", bounds=Bounds(1, 10**9))
     # auto: workspace where the model's window has room for it (fimlsp.context.WORKSPACE_WINDOW), else off
     context: str = option_field(
         CONTEXTS[0], "what other files put into the prompt: workspace: the declarations of the names the code around "

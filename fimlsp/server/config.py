@@ -57,7 +57,7 @@ class _Held:
     def __post_init__(self):
         for each in fields(self):
             bounds = each.metadata["bounds"]
-            if bounds is not None:
+            if bounds is not None and not (getattr(self, each.name) is None and each.default is None):
                 try:
                     bounds.check(getattr(self, each.name))
                 except ValueError:

@@ -21,6 +21,7 @@ export const SERVER_SETTINGS = [
   "members",
   "memberUsage",
   "calls",
+  "searchBudget",
   "context",
   "contextExclude",
 ] as const;
