@@ -398,6 +398,9 @@ class Declarations:
             except (SyntaxError, ValueError, MemoryError, RecursionError):
                 pass
             break
+        else:
+            if text is not None:  # three collisions: not the file's fault, so not kept as its tree
+                return None
         with self._lock:
             self._trees[source] = (text or "", tree)
         return tree

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from importlib.machinery import all_suffixes
 from pathlib import Path
 
+from fimlsp.python.syntax import parsed
+
 _RECHECK_SECONDS = 2.0  # how long a folder's listing is used before its mtime is read again
 _MODULE_SUFFIXES = tuple(sorted(set(all_suffixes()), key=len, reverse=True))  # importable files, the longest first
 # Modules of other Pythons' standard libraries than the one fimlsp runs on (removed since 3.6, added since 3.11, built
@@ -334,7 +336,7 @@ def _editables_redirector(path: str, mapped: dict[str, list[str]]) -> str | None
 
 def _parsed(path: str) -> ast.Module | None:
     try:
-        return ast.parse(Path(path).read_text(encoding="utf-8"))
+        return parsed(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, MemoryError, RecursionError):
         return None
 

@@ -43,7 +43,7 @@ from fimlsp.python.analysis import (Analysis, Lookup, judges_jedi, quoted_names,
                                     used_after, without_prose)
 from fimlsp.python.class_text import class_around, class_lines, in_plain_class, related_classes, subclass_names
 from fimlsp.python.literal_attributes import literal_type
-from fimlsp.python.syntax import parsed
+from fimlsp.python.syntax import TreeNotBuilt, parsed
 
 QUERY_SECONDS = 1.0  # the longest a judge waits on one receiver (jedi's first query in a workspace loads stubs)
 _CACHED = 512  # answers kept per analysis
@@ -388,6 +388,8 @@ def _parsed(file: str) -> tuple[ast.Module | None, str]:
         try:
             text = Path(file).read_text(encoding="utf-8", errors="replace")
             tree = parsed(text)
+        except TreeNotBuilt:
+            return None, ""
         except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
             tree, text = None, ""
         found = (stamp, tree, text)

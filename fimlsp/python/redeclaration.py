@@ -33,7 +33,7 @@ import re
 import warnings
 from dataclasses import dataclass
 
-from fimlsp.python.syntax import module_or_error, node_offsets
+from fimlsp.python.syntax import module_or_error, node_offsets, parsed
 
 _DEFINES = re.compile(r"(?<![.\w])(?:def|class)\s")
 # a line (or a statement after `;`) that may begin an annotated declaration: `x:`, `self.x:`, `(x):`
@@ -263,7 +263,7 @@ class _Types:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # a string in `Annotated` or `Literal` need not be code
                     try:
-                        return self._term(ast.parse(node.value.strip(), mode="eval").body)
+                        return self._term(parsed(node.value.strip(), mode="eval").body)
                     except (SyntaxError, ValueError, MemoryError, RecursionError):
                         return None
             return None
