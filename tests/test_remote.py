@@ -25,6 +25,7 @@ import pytest
 from lsprotocol import types
 
 from fimlsp.decoding import DecodingOptions, complete_middles
+from fimlsp.decoding.steering import UNTIMED_SEARCH_BUDGET
 from fimlsp.model import ModelError
 from fimlsp.model.backend import FimModel, PromptPass, Session, Snippet
 from fimlsp.model.remote import RemoteModel, connect
@@ -335,7 +336,9 @@ async def test_the_language_server_completes_through_the_model_server(server):
     from tests.test_server import SOURCE, inline_params, open_document, parses, serve
     from tests.test_server import split as split_document
 
-    async with serve({"fimlsp": {"modelServer": server, "maxTokens": 24, "timeBudget": 20}}) as client:
+    # searches counted, not timed: on a busy machine a 0.1 s search fails and the middle at a cursor with it
+    async with serve({"fimlsp": {"modelServer": server, "maxTokens": 24, "timeBudget": 20,
+                                 "searchBudget": UNTIMED_SEARCH_BUDGET}}) as client:
         status = await client.workspace_execute_command_async(
             types.ExecuteCommandParams(command="fimlsp.modelStatus", arguments=[]))
         assert status["ready"] and status["model"].endswith(f"on {server}"), status
