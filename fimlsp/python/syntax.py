@@ -16,7 +16,7 @@ from fimlsp.lines import split_lines
 # CPython 3.11 keeps the syntax tree conversion's recursion depth per interpreter, not per thread (gh-106905): a
 # conversion that another thread's interleaves with (a garbage collection's finalizer hands the interpreter's lock
 # over) fails with SystemError. fimlsp's threads (a completion's, jedi's analysis, the context's) convert one at a
-# time; a failure was cached as the file's (html/parser.py unread: its attributes unknown for the whole process).
+# time (a failure kept as a file's verdict leaves its classes' attributes unknown for the whole process).
 _CONVERTING = threading.RLock()
 
 
