@@ -206,14 +206,20 @@ class DecodingOptions:
             raise ValueError(f"unknown scope {self.scope!r}; choose one of {', '.join(SCOPES)}")
         if self.names not in NAMES:
             raise ValueError(f"unknown names setting {self.names!r}; choose one of {', '.join(NAMES)}")
-        for each in offered():
-            value, bounds = getattr(self, each.name), each.metadata["bounds"]
-            if bounds is not None and not (value is None and each.default is None):
-                try:
-                    bounds.check(value)
-                except ValueError:
-                    raise ValueError(f"{each.name} must be {bounds}, got {value!r}") from None
+        check_bounds(self, offered())
         named(self.language)
+
+
+def check_bounds(holder, declared: tuple[Field, ...]) -> None:
+    """Each of `holder`'s `declared` numbers within its declaration's bounds (a none that is the declared default is
+    no number: `search_budget`); ValueError naming the first that is not."""
+    for each in declared:
+        value, bounds = getattr(holder, each.name), each.metadata["bounds"]
+        if bounds is not None and not (value is None and each.default is None):
+            try:
+                bounds.check(value)
+            except ValueError:
+                raise ValueError(f"{each.name} must be {bounds}, got {value!r}") from None
 
 
 def offered() -> tuple[Field, ...]:

@@ -13,6 +13,7 @@ from dataclasses import field, fields, make_dataclass, replace
 from typing import Any
 
 from fimlsp.decoding import DecodingOptions
+from fimlsp.decoding.options import check_bounds
 from fimlsp.settings import server_settings
 
 SECTION = "fimlsp"
@@ -55,13 +56,7 @@ class _Held:
     """What `Settings` does with the values it holds."""
 
     def __post_init__(self):
-        for each in fields(self):
-            bounds = each.metadata["bounds"]
-            if bounds is not None and not (getattr(self, each.name) is None and each.default is None):
-                try:
-                    bounds.check(getattr(self, each.name))
-                except ValueError:
-                    raise ValueError(f"{each.name} must be {bounds}, got {getattr(self, each.name)!r}") from None
+        check_bounds(self, fields(self))
 
     def model_key(self) -> tuple[str | None, str | None, str | None]:
         """What loading a model depends on: a change of it reloads the model."""
