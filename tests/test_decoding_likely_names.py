@@ -44,12 +44,33 @@ def _likely(left: str, right: str = "\n", middle: str = ""):
     return state.likely_names()
 
 
+AT_LINE_START = POOL.removesuffix("return self.") + "self."  # no use follows a token the cursor's chain follows
+
+
 def test_after_a_dot_the_names_the_file_writes_after_the_receiver_are_likely_by_how_often():
-    begun, likely = _likely(POOL)
+    begun, likely = _likely(AT_LINE_START)
     assert begun == "" and set(likely) == {"lock", "closed"} and likely["lock"] > 2 * likely["closed"]
-    assert _likely(POOL, middle="lo")[0] == "lo" and set(_likely(POOL, middle="lo")[1]) == {"lock"}
-    assert set(_likely(POOL, middle="lock")[1]) == {"lock"}  # written whole: it may end here
-    assert set(_likely(POOL, middle="lock.")[1]) == {"locked", "release"}
+    assert _likely(AT_LINE_START, middle="lo")[0] == "lo" and set(_likely(AT_LINE_START, middle="lo")[1]) == {"lock"}
+    assert set(_likely(AT_LINE_START, middle="lock")[1]) == {"lock"}  # written whole: it may end here
+    assert set(_likely(AT_LINE_START, middle="lock.")[1]) == {"locked", "release"}
+
+
+def test_the_uses_that_follow_the_most_of_the_tokens_the_chain_follows_are_the_likely_ones():
+    """After `return self.` the file writes `self.lock` (`return self.lock.locked()`); after `return self.lock.`,
+    `locked`: the names it writes after other tokens (`self.closed = False`, `self.lock.release()`) fall back."""
+    begun, likely = _likely(POOL)
+    assert begun == "" and set(likely) == {"lock"}
+    assert set(_likely(POOL, middle="lock.")[1]) == {"locked"}
+    assert set(_likely(POOL, middle="c")[1]) == {"closed"}  # what the name begun leaves: backed off to fewer tokens
+
+
+def test_the_chain_s_context_is_what_the_middle_writes_before_it_on_its_logical_line():
+    """The middle writes `with self.`: only `with self.lock` follows `with`. Then `return (` and a line break in the
+    bracket, which ends no logical line: the chain follows `return (`, which no use shares the end of (`return
+    self.lock.locked()` ends in `return`), so every use counts."""
+    left = AT_LINE_START.removesuffix("self.")
+    assert set(_likely(left, middle="with self.")[1]) == {"lock"}
+    assert set(_likely(left, middle="return (\n            self.")[1]) == {"lock", "closed"}
 
 
 def test_a_use_near_the_cursor_counts_more_than_uses_far_from_it():

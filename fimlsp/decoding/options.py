@@ -169,8 +169,9 @@ class DecodingOptions:
         setting="members", editors="strict")  # held out, attribute errors in 8 of 121 shown middles, 15 of 122 without
     member_usage: float = option_field(
         0.5, "the share of the choice of a name that goes to the names the file makes likely there: with members "
-             "strict, after a dot, the names the file already writes after the same receiver, by how often and how "
-             "near the cursor it writes each; with names on, in an import the middle writes, the names the code "
+             "strict, after a dot, the names the file already writes after the same receiver, where it follows the "
+             "tokens the receiver follows here (backed off to fewer), by how often and how near the cursor it writes "
+             "each; with names on, in an import the middle writes, the names the code "
              "around the cursor loads and nothing binds (those the module defines), by how often it loads each; the "
              "rest is the model's own choice (a cache model's mixture: a small model seldom copies from the context "
              "what the file repeats or needs); 0: the model's alone", metavar="SHARE", setting="memberUsage",

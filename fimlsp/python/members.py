@@ -26,9 +26,9 @@ string or a comment, the receiver could not stand there, and is not judged. Dund
 through them are never judged.
 
 What the file itself writes after a receiver makes its members likely (`Members.likely`): the names written after
-the same chain elsewhere in the file, by how often and how near the cursor, for decoding to weigh against the
-model's choice (a cache model's, as code repeats itself locally: Tu, Su and Devanbu, "On the Localness of
-Software", FSE 2014). They only rank: what the judge admits is the same.
+the same chain elsewhere in the file where it follows the tokens that the chain follows here, by how often and how
+near the cursor (`fimlsp.python.member_uses`), for decoding to weigh against the model's choice. They only rank:
+what the judge admits is the same.
 
 Attribute debt (`fimlsp.python.attribute_debt`): a middle ends only where the attributes that the class around it
 loads on `self`/`cls` outside the middle are assigned somewhere, as the name judge's ends need the right context's
@@ -38,7 +38,6 @@ names bound.
 from __future__ import annotations
 
 import bisect
-import math
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -49,6 +48,7 @@ from fimlsp.python.attribute_debt import AttributeDebt
 from fimlsp.python.folding import fold
 from fimlsp.python.lexer import LexerState
 from fimlsp.python.member_lists import QUERY_SECONDS, member_lists
+from fimlsp.python.member_uses import CONTEXT_TOKENS, FileUses
 
 _FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del"})
 _DEFINING = frozenset({"def", "class", "lambda"})
@@ -68,12 +68,8 @@ _NAME_NEXT = re.compile(r"[ \t]*([A-Za-z_]\w*)")
 _MEMBER_NEXT = re.compile(r"[ \t]*\.[ \t]*([A-Za-z_]\w*)")
 _STORED_LATER = re.compile(r"[^\n]*(?:=|\bin\b|\\\n)")
 _SELF = frozenset({"self", "cls"})
-# How near the cursor a use of a member counts (`MemberSource.nearby_uses`): code repeats itself locally.
-_NEARBY_LINES = 30
 _RECEIVERS_AHEAD = 4  # the chains the file writes after the cursor's receiver asked ahead (`next_receivers`)
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*\Z")
-# A line's start up to a comment's `#` (code and one-line strings before it).
-_COMMENTED = re.compile(r"""(?:[^#'"\n]|'[^'\n]*'|"[^"\n]*")*#""")
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
 # A string the lexer still holds but that is closed (`"path"`, `""`): the text after it is code.
 _CLOSED_STRINGS = frozenset(parts[part] for parts in lx.S_STRING.values() for part in ("end", "empty"))
@@ -104,7 +100,7 @@ class MemberSource:
     # dict or set display (`{"path"` + `: self.path`), not what an attribute guard tests.
     in_braces: bool = False
     debt: AttributeDebt | None = None  # what the middle may owe, worked out at the first end asked about
-    uses: dict[str, dict[str, float]] = field(default_factory=dict)  # per receiver, the file's names after it
+    _uses: FileUses | None = None  # the file's names after receivers
 
     def lookup(self, receiver: str) -> Lookup:
         found = self.answers.get(receiver)
@@ -121,25 +117,12 @@ class MemberSource:
             self.waited += time.perf_counter() - clock
         return found
 
-    def nearby_uses(self, receiver: str) -> dict[str, float]:
-        """Each name the file writes after `receiver.` (`self.lock`), but at the cursor, with its uses weighed by
-        nearness: a use `d` lines from the cursor counts `exp(-d / _NEARBY_LINES)`."""
-        found = self.uses.get(receiver)
-        if found is None:
-            pattern, found = after_receiver(receiver), {}
-            for text, before in ((self.left, True), (self.right, False)):
-                breaks = [match.start() for match in re.finditer("\n", text)]
-                for match in pattern.finditer(text):
-                    if before and match.end() == len(text):
-                        continue  # the name being written at the cursor is no use of it
-                    if _COMMENTED.match(text, text.rfind("\n", 0, match.start()) + 1, match.start()):
-                        continue  # a comment's `self._cache.swap(...)` is no use (this only ranks: a docstring's
-                        # use is kept, and one after a `#` in a string with escaped quotes dropped)
-                    line = bisect.bisect_left(breaks, match.start())
-                    lines = len(breaks) - line if before else line
-                    found[match.group(1)] = found.get(match.group(1), 0.0) + math.exp(-lines / _NEARBY_LINES)
-            self.uses[receiver] = found
-        return found
+    @property
+    def uses(self) -> FileUses:
+        """The names the file writes after receivers, but at the cursor."""
+        if self._uses is None:
+            self._uses = FileUses(self.left, self.right)
+        return self._uses
 
     def prefetch(self) -> None:
         """Ask ahead about the receiver the left context ends with before a dot and a member begun or not
@@ -168,13 +151,13 @@ class MemberSource:
 
     def next_receivers(self, receiver: str, begun: str = "") -> list[str]:
         """The members after `receiver`, begun with `begun`, that the file itself writes a dot after (`client`
-        for `self.`, where it writes `self.client.send`), the likeliest first (`nearby_uses`), at most
+        for `self.`, where it writes `self.client.send`), the likeliest first (`FileUses.weights`), at most
         `_RECEIVERS_AHEAD`: the receivers the middle is likeliest to write next, asked in the background so that
         a keystroke later finds them answered."""
         after = re.compile(after_receiver(receiver).pattern + r"\s*\.\s*[A-Za-z_]")
         dotted = {name for text in (self.left, self.right) for name in after.findall(text)
                   if name.startswith(begun) and not _is_dunder(name)}
-        uses = self.nearby_uses(receiver)
+        uses = self.uses.weights(receiver)
         return sorted(dotted, key=lambda name: (-uses.get(name, 0.0), name))[:_RECEIVERS_AHEAD]
 
     def attribute_debt(self, text: str) -> frozenset[str]:
@@ -210,6 +193,8 @@ class Members:
     depth: int = 0  # brackets open, the left context's included
     previous: str = lx.NEWLINE
     root_previous: str = lx.NEWLINE  # the terminal before the chain's first name
+    line_tokens: tuple[str, ...] = ()  # the logical line's last tokens (`fimlsp.python.member_uses`)
+    chain_context: tuple[str, ...] = ()  # those before the chain's first name
 
     @staticmethod
     def start(source: MemberSource, statement: list[str] | None, depth: int) -> Members:
@@ -264,14 +249,17 @@ class Members:
 
     def likely(self, begun: str) -> dict[str, float] | None:
         """Where a member is being written (`begun` so far), the names the file writes after the same receiver
-        that begin with `begun` (or are it) and that the judge admits, weighed by how often and how near the cursor
-        it writes each (`MemberSource.nearby_uses`); None elsewhere."""
+        that begin with `begun` (or are it) and that the judge admits, those whose uses follow the most of the
+        tokens the chain follows here, weighed by how often and how near the cursor (`FileUses.in_context`); None
+        elsewhere."""
         if not self.dotted or self.line_free or not self.chain or not _judgeable(self.chain):
             return None
-        uses = self.source.nearby_uses(".".join(self.chain))
-        found = {name: count for name, count in uses.items()
-                 if name.startswith(begun) and self.admits(name)}
-        return found or None
+        uses = self.source.uses.in_context(".".join(self.chain), self.chain_context)
+        found = {name: use for name, use in uses.items() if name.startswith(begun) and self.admits(name)}
+        if not found:
+            return None
+        best = max(shared for shared, _weight in found.values())
+        return {name: weight for name, (shared, weight) in found.items() if shared == best}
 
     def first_member(self, begun: str = "", dot: bool = False) -> str | None:
         """The shortest member that `begun` begins, where a member must follow (`dot`: after the dot being
@@ -333,8 +321,10 @@ class Members:
                 self = replace(self, unstored=False)
         changes: dict = {"previous": terminal}
         text = getattr(terminal, "text", None)
+        if terminal != lx.INDENT and terminal != lx.DEDENT:
+            changes["line_tokens"] = (self.line_tokens + (text or terminal,))[-CONTEXT_TOKENS:]
         if terminal == lx.NEWLINE:
-            changes.update(line_free=False, chain=(), dotted=False)
+            changes.update(line_free=False, chain=(), dotted=False, line_tokens=())
         elif terminal in _FREE_LINES and self.previous in (lx.NEWLINE, lx.INDENT, lx.DEDENT, ";"):
             changes.update(line_free=True, chain=(), dotted=False)
         elif text is not None:
@@ -350,7 +340,7 @@ class Members:
                 changes.update(chain=self.chain + (text,), dotted=False)
             else:
                 changes.update(chain=(text,), dotted=False, root_previous=self.previous,
-                               target=self.previous in _TARGET_STARTS
+                               chain_context=self.line_tokens, target=self.previous in _TARGET_STARTS
                                or (self.previous in (",", "=") and not self.depth))
         elif terminal == "." and self.chain and not self.dotted:
             changes["dotted"] = True
