@@ -30,3 +30,20 @@ def test_the_middles_own_local_annotation_of_a_name_nothing_binds_is_owed():
     left = "def f():\n    "
     names = FileNames.of(left, "\n    return x\n")
     assert names.unbound(left + "x: Missing = 1" + "\n    return x\n") == {"Missing"}
+
+
+def test_a_name_the_middle_ends_in_a_local_annotation_is_the_middles_own():
+    """Held-out starlette _exception_handler.py: the left ends `status_handlers: StatusHandle` and the middle `r |
+    None` makes `StatusHandler`, which nothing binds; `rs` makes the module's `StatusHandlers`."""
+    left = "StatusHandlers = dict[int, str]\n\n\ndef wrap(conn):\n    status_handlers: StatusHandle"
+    right = "\n    status_handlers = conn.scope['handlers']\n    return status_handlers\n"
+    names = FileNames.of(left, right)
+    assert names.unbound(left + "rs" + right) == frozenset()
+    assert names.unbound(left + "r | None" + right) == {"StatusHandler"}
+    assert names.unbound(left + "" + right) == frozenset()  # an empty middle writes no name
+
+
+def test_a_name_the_left_context_ends_before_the_middle_is_not_the_middles():
+    left = "def wrap(conn):\n    handlers: Missing"
+    right = "\n    return handlers\n"
+    assert FileNames.of(left, right).unbound(left + " = {}" + right) == frozenset()

@@ -10,7 +10,10 @@ one too, and strict names then show nothing. A load is not owed:
   b` made to be compiled only: what the module would bind for it is not the middle's to guess);
 - where Python does not evaluate it or the code expects it to fail: a function's local annotation (`x: List[int]
   = []`), a `with` or a call that names `NameError` (`assertRaises(NameError, lambda: x)`; pyflakes itself lets
-  a `try` that catches it go).
+  a `try` that catches it go);
+- a function's local (a name it binds) where the middle is outside the function's own code: no binding there
+  reaches the load (a loop that loads a local before it binds it, which pyflakes finds undefined where no star
+  import hides it).
 A name with a load that is not owed is one the writer uses unbound (a local annotation's tells nothing of the
 name's other loads), and so is every name a function loads unbound where it loads such a name (test bodies of
 undefined names: `try: a() except: b()`): none of its loads is owed, the middle's own loads included. Dunder
@@ -56,7 +59,7 @@ def owed(text: str, tree: ast.Module, undefined: list[tuple[str, int, int]], mid
     for name, line, column in undefined:
         at = offset(line, column)
         load = loads.get((line, column)) or _Load(tree, (tree,), False)
-        in_middle = middle_start <= at < middle_end
+        in_middle = at < middle_end and at + len(name) > middle_start  # (a name the middle ends is its own)
         free = (line <= left_lines or load.excused
                 or (at >= middle_end and not any(scope in touched for scope in load.chain)))
         # a local annotation's load is not owed, but shows nothing of the name's other loads (io's BytesIO in
@@ -72,10 +75,21 @@ def owed(text: str, tree: ast.Module, undefined: list[tuple[str, int, int]], mid
         if more <= unbound_by_writer:
             break
         unbound_by_writer |= more
+    locals_of: dict[ast.AST, set[str]] = {}
+
+    def local_outside(name: str, load: _Load) -> bool:
+        """A local of the load's function, which the middle, outside that function's own code, cannot bind."""
+        if not isinstance(load.scope, _FUNCTIONS) or load.scope in touched:
+            return False
+        if load.scope not in locals_of:
+            locals_of[load.scope] = _function_locals(load.scope)
+        return name in locals_of[load.scope]
+
     return frozenset(name for name, in_middle, load, free, _telling in found
                      if name not in unbound_by_writer and not (free and not load.evaluated and not in_middle)
                      and not (name in module_bound and isinstance(load.scope, _FUNCTIONS))
-                     and not (name.startswith("__") and name.endswith("__")))
+                     and not (name.startswith("__") and name.endswith("__"))
+                     and not (not in_middle and local_outside(name, load)))
 
 
 def _line_offsets(text: str) -> list[int]:
@@ -203,10 +217,24 @@ def _nested_scopes(node: ast.AST):
 def _module_bindings(tree: ast.Module) -> set[str]:
     """The names code at module level binds (pyflakes finds them undefined in a function where the module deletes
     them later: it reads function bodies after the module's end)."""
+    return _bindings(tree.body)
+
+
+def _function_locals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names local to `function`: its parameters and what its own code binds, less what it declares global or
+    nonlocal. A load of one reads no binding outside the function, whatever pyflakes says (it finds a local that a
+    loop loads before it binds undefined where no star import hides it: tokenize's `_tokenize` and `strstart`)."""
+    declared = {name for node in _module_level(function.body) if isinstance(node, (ast.Global, ast.Nonlocal))
+                for name in node.names}
+    return ({argument.arg for argument in _arguments(function.args)} | _bindings(function.body)) - declared
+
+
+def _bindings(body: list[ast.stmt]) -> set[str]:
+    """The names the code of `body` binds, not counting the bodies of the functions and classes in it."""
     bound = set()
-    declared_only = {id(node.target) for node in _module_level(tree.body)
+    declared_only = {id(node.target) for node in _module_level(body)
                      if isinstance(node, ast.AnnAssign) and node.value is None}  # `main: int` binds nothing
-    for node in _module_level(tree.body):
+    for node in _module_level(body):
         if id(node) in declared_only:
             continue
         if isinstance(node, (*_SCOPES,)):

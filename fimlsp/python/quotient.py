@@ -40,6 +40,7 @@ from fimlsp.python.meaning import is_own_prose, prose_limit, runs_on_as_prose
 from fimlsp.python.right_context import boundary_marker, reversed_right_context_nfa
 from fimlsp.python.right_tokens import token_end
 from fimlsp.python.syntax import compiles, compiles_standing_in, parses_statements
+from fimlsp.python.uncalled import uncalled_classes
 from fimlsp.python.window import StatementStarts, left_window
 
 if TYPE_CHECKING:
@@ -371,8 +372,11 @@ class FimState:
             if self._complete and self.members is not None:
                 self._complete = not self.members.source.attribute_debt(whole)
             if self._complete and self.calls is not None and text.startswith(self.calls.source.left):
-                # a header the middle rewrote still fits the file's calls of it (not judged in a region's text)
-                self._complete = not broken_callers(whole, len(self.calls.source.left), len(text))
+                # a header the middle rewrote still fits the file's calls of it (not judged in a region's text),
+                # and the middle calls a built-in class that its annotation declares an instance of
+                start = len(self.calls.source.left)
+                self._complete = not (broken_callers(whole, start, len(text))
+                                      or uncalled_classes(whole, start, len(text)))
         return self._complete
 
     def unbound_names(self) -> frozenset[str]:
