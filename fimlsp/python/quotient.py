@@ -33,7 +33,9 @@ from fimlsp.python.collection import no_cycle_collection
 from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.members import Members, MemberSource, ends_in_code, likely_names
 from fimlsp.python.names import FileNames
+from fimlsp.python.optional_receivers import unnarrowed
 from fimlsp.python.owed_names import likely_bindings
+from fimlsp.python.rebound_receiver import rebound_members
 from fimlsp.python.middle_names import Names
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token
 from fimlsp.python.meaning import is_own_prose, prose_limit, runs_on_as_prose
@@ -370,7 +372,13 @@ class FimState:
                 # a function, class or annotated variable the file declares again in the same scope (issue 49)
                 self._complete = not self._unbound and not file.redeclared(whole)
             if self._complete and self.members is not None:
-                self._complete = not self.members.source.attribute_debt(whole)
+                # an attribute the class loads that the middle left unassigned; a receiver the middle rebound to a
+                # built-in value that lacks what the method loads on it later, or a member of an optional attribute
+                # it loads unnarrowed (neither judged in a region's text)
+                source = self.members.source
+                start = len(source.left)
+                self._complete = not (source.attribute_debt(whole) or text.startswith(source.left) and (
+                    rebound_members(whole, start, len(text)) or unnarrowed(whole, start, len(text))))
             if self._complete and self.calls is not None and text.startswith(self.calls.source.left):
                 # a header the middle rewrote still fits the file's calls of it (not judged in a region's text),
                 # and the middle calls a built-in class that its annotation declares an instance of
