@@ -71,7 +71,7 @@ def test_strings_comments_and_continuations_do_not_end_or_split_a_logical_line()
 def test_a_right_context_begins_inside_the_brackets_its_left_context_left_open():
     """Its own tokens are the context (the middle's are not known), but its line breaks inside them end no line."""
     uses = FileUses("x = call(\n    first,\n    ", "second,\n    self.send(),\n)\nself.close()\n")
-    assert [use.context for use in uses.uses("self")] == [("second", ","), ()]
+    assert [uses.context_of(use) for use in uses.uses("self")] == [("second", ","), ()]
 
 
 @pytest.fixture

@@ -184,9 +184,10 @@ class DecodingOptions:
                   "file's, the workspace's, the standard library's) must fit it: no extra positional argument, no "
                   "unknown or repeated keyword, no required one missing at its ); not judged with *args or "
                   "**kwargs, decorators that may change the signature, metaclasses, or a signature the analysis does "
-                  "not give in time; a function header it rewrites must still fit the file's own calls of it; and a "
+                  "not give in time; a function header it rewrites must still fit the file's own calls of it; a "
                   "built-in class it assigns where an annotation declares an instance is called (`x: set[str] = "
-                  "set()`) (the editors' default); off: any call (fimlsp eval's default)", choices=CALLS, setting="calls",
+                  "set()`); and no attribute of self that holds only literals (True, 0, '') is called (the editors' "
+                  "default); off: any call (fimlsp eval's default)", choices=CALLS, setting="calls",
         editors="strict")  # held out, 19 of 126 shown middles add a pyright error with it, 22 of 129 without
     search_budget: int | None = option_field(
         None, "nodes a finish search of the token loop may expand (a fallback's and the start's, which may take "

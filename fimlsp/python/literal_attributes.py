@@ -12,7 +12,10 @@ binds, a base class or decorator the attribute may come from) leaves the type un
 
 from __future__ import annotations
 
+import ast
 import re
+
+from fimlsp.python.syntax import module_or_error, node_offsets
 
 # The literals of each built-in type whose attributes are judged, as a whole assigned value (a comment may follow).
 _LITERALS = {
@@ -56,3 +59,31 @@ def literal_type(code: str, receiver: str, full_name: str, plain_class: bool) ->
         elif re.search(r"\b(?:for|as)\b", before) or re.match(r"[ \t]*\bin\b", after):
             return None  # a `for` or `with` target
     return kind if stores else None
+
+
+_SELF_CALL = re.compile(r"\bself[ \t]*\.[ \t]*([A-Za-z_]\w*)[ \t]*\(")
+
+
+def called_literals(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
+    """The attributes of `self` that a call the middle, `text[middle_start:middle_end]`, writes (in part) calls where
+    every store of them in the whole file `text` (which compiles) is a literal of a built-in type that is not
+    callable: `self.close_sent()` where the class stores only `True` and `False` there (held-out uvicorn
+    wsproto_impl.py: pyright's reportCallIssue). An instance attribute hides a base's method of its name, so a base
+    class does not make it callable (only a base's property or `__setattr__` could, which nothing here reads)."""
+    line_start = text.rfind("\n", 0, middle_start) + 1
+    line_end = text.find("\n", middle_end)
+    names = set(_SELF_CALL.findall(text, line_start, len(text) if line_end < 0 else line_end))
+    literal = {name for name in names if any(literal_type(text, "self." + name, full_name, True) is not None
+                                             for full_name in _LITERALS)}
+    if not literal:
+        return frozenset()
+    tree = module_or_error(text)
+    if not isinstance(tree, ast.Module):
+        return frozenset()
+    offset = node_offsets(text)
+    return frozenset(node.func.attr for node in ast.walk(tree)
+                     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                     and node.func.attr in literal and isinstance(node.func.value, ast.Name)
+                     and node.func.value.id == "self"
+                     and offset(node.lineno, node.col_offset) < middle_end
+                     and offset(node.end_lineno, node.end_col_offset) > middle_start)

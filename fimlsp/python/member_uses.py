@@ -47,7 +47,8 @@ _RECENT_LOCK = threading.Lock()
 class Use:
     name: str
     weight: float  # nearness to the cursor
-    context: tuple[str, ...]  # the last tokens before the receiver on its logical line
+    side: int  # 0: in the left context, 1: in the right
+    offset: int  # where the receiver begins in its side's text
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,6 @@ class FileUses:
 
     left: str
     right: str
-    _found_uses: dict[str, list[tuple[str, float, int, int]]] = field(default_factory=dict)
     _uses: dict[str, list[Use]] = field(default_factory=dict)
     _lines: tuple[LogicalLines, LogicalLines] | None = None
     _in_context: dict[tuple[str, tuple[str, ...]], dict[str, tuple[int, float]]] = field(default_factory=dict)
@@ -138,8 +138,8 @@ class FileUses:
     def weights(self, receiver: str) -> dict[str, float]:
         """Each name the file writes after `receiver.`, but at the cursor, with its uses' nearness summed."""
         found: dict[str, float] = {}
-        for name, weight, _side, _offset in self._found(receiver):
-            found[name] = found.get(name, 0.0) + weight
+        for use in self.uses(receiver):
+            found[use.name] = found.get(use.name, 0.0) + use.weight
         return found
 
     def in_context(self, receiver: str, context: tuple[str, ...]) -> dict[str, tuple[int, float]]:
@@ -150,24 +150,15 @@ class FileUses:
         if found is None:
             found = self._in_context[key] = {}
             for use in self.uses(receiver):
-                shared = shared_suffix(context, use.context)
+                shared = shared_suffix(context, self.context_of(use))
                 best, weight = found.get(use.name, (-1, 0.0))
                 if shared >= best:
                     found[use.name] = (shared, use.weight + (weight if shared == best else 0.0))
         return found
 
     def uses(self, receiver: str) -> list[Use]:
+        """Each use of a name after `receiver.`, but the name being written at the cursor and uses in comments."""
         found = self._uses.get(receiver)
-        if found is None:
-            lines = self._logical_lines()
-            found = self._uses[receiver] = [Use(name, weight, lines[side].context_before(offset))
-                                            for name, weight, side, offset in self._found(receiver)]
-        return found
-
-    def _found(self, receiver: str) -> list[tuple[str, float, int, int]]:
-        """(name, nearness, 0 for left or 1 for right, offset of the receiver) of each use after `receiver.`, but
-        the name being written at the cursor and uses in comments."""
-        found = self._found_uses.get(receiver)
         if found is None:
             pattern, found = after_receiver(receiver), []
             for side, text in enumerate((self.left, self.right)):
@@ -180,9 +171,13 @@ class FileUses:
                         # use is kept, and one after a `#` in a string with escaped quotes dropped)
                     line = bisect.bisect_left(breaks, match.start())
                     lines = len(breaks) - line if side == 0 else line
-                    found.append((match.group(1), math.exp(-lines / NEARBY_LINES), side, match.start()))
-            self._found_uses[receiver] = found
+                    found.append(Use(match.group(1), math.exp(-lines / NEARBY_LINES), side, match.start()))
+            self._uses[receiver] = found
         return found
+
+    def context_of(self, use: Use) -> tuple[str, ...]:
+        """The last tokens before the use's receiver on its logical line (the logical lines read at the first ask)."""
+        return self._logical_lines()[use.side].context_before(use.offset)
 
     def _logical_lines(self) -> tuple[LogicalLines, LogicalLines]:
         if self._lines is None:

@@ -38,6 +38,7 @@ from fimlsp.python.owed_names import likely_bindings
 from fimlsp.python.rebound_receiver import rebound_members
 from fimlsp.python.middle_names import Names
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token
+from fimlsp.python.literal_attributes import called_literals
 from fimlsp.python.meaning import is_own_prose, prose_limit, runs_on_as_prose
 from fimlsp.python.right_context import boundary_marker, reversed_right_context_nfa
 from fimlsp.python.right_tokens import token_end
@@ -381,10 +382,11 @@ class FimState:
                     rebound_members(whole, start, len(text)) or unnarrowed(whole, start, len(text))))
             if self._complete and self.calls is not None and text.startswith(self.calls.source.left):
                 # a header the middle rewrote still fits the file's calls of it (not judged in a region's text),
-                # and the middle calls a built-in class that its annotation declares an instance of
+                # the middle calls a built-in class that its annotation declares an instance of, and it calls no
+                # attribute that holds only literals (`self.close_sent()`, a bool)
                 start = len(self.calls.source.left)
-                self._complete = not (broken_callers(whole, start, len(text))
-                                      or uncalled_classes(whole, start, len(text)))
+                self._complete = not (broken_callers(whole, start, len(text)) or uncalled_classes(whole, start, len(text))
+                                      or called_literals(whole, start, len(text)))
         return self._complete
 
     def unbound_names(self) -> frozenset[str]:
