@@ -5,16 +5,12 @@ of a method through `self` in real code is refused."""
 from __future__ import annotations
 
 import ast
-import re
-import warnings
 
 import pytest
 
 from fimlsp.python.literal_attributes import called_literals
-from fimlsp.python.quotient import quotient
-from fimlsp.python.signatures import SignatureSource
-from fimlsp.python.syntax import node_offsets
 from harness.corpus import package_files, stdlib_files
+from tests.end_checks import at_marker, ends_at_marker, true_spans_refused
 from tests.test_python_members import HELD_OUT
 
 # uvicorn's wsproto_impl.py, cut down around the held-out boundary cut: the shipped model called the flag
@@ -25,10 +21,7 @@ PROTOCOL = ("import asyncio\n\n\nclass WSProtocol(asyncio.Protocol):\n    def __
 
 
 def _called(source: str, middle: str) -> frozenset[str]:
-    left, right = source.split("@@")
-    text = left + middle + right
-    compile(text, "<test>", "exec")
-    return called_literals(text, len(left), len(left) + len(middle))
+    return at_marker(called_literals, source, middle)
 
 
 @pytest.mark.parametrize("middle, called", [
@@ -57,10 +50,8 @@ def test_a_call_the_user_wrote_before_the_middle_is_not_the_middles():
 
 
 def test_the_call_judges_end_refuses_the_middle_and_accepts_another():
-    left, right = PROTOCOL.split("@@")
-    state = quotient(left, right).judging_calls(SignatureSource(left, right))
-    assert state.feed("self.send_close()").complete
-    assert not state.feed("self.close_sent()").complete
+    assert ends_at_marker("calls", PROTOCOL, "self.send_close()")
+    assert not ends_at_marker("calls", PROTOCOL, "self.close_sent()")
 
 
 @pytest.mark.slow
@@ -69,19 +60,7 @@ def test_no_call_through_self_in_real_code_is_refused():
     the middle (about 9,800; all 75,942 of the whole standard library and the typed packages the tests install
     refuse none either)."""
     files = list(stdlib_files())[::10] + [each for name in HELD_OUT for each in package_files(name, 10**9)]
-    judged, refused = 0, []
-    for path, text in files:
-        if not re.search(r"\bself\s*\.\s*\w+\s*\(", text):
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-        offset = node_offsets(text)
-        for node in ast.walk(tree):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"):
-                judged += 1
-                start, end = offset(node.lineno, node.col_offset), offset(node.end_lineno, node.end_col_offset)
-                if called_literals(text, start, end):
-                    refused.append(f"{path}:{node.lineno}")
+    refused, judged = true_spans_refused(called_literals, files, r"\bself\s*\.\s*\w+\s*\(", lambda node: (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"))
     assert refused == [] and judged > 8_000

@@ -6,17 +6,12 @@ packages is refused."""
 from __future__ import annotations
 
 import ast
-import re
-import warnings
 
 import pytest
 
-from fimlsp.python.analysis import analysis_for
-from fimlsp.python.members import MemberSource
 from fimlsp.python.optional_receivers import unnarrowed
-from fimlsp.python.quotient import quotient
-from fimlsp.python.syntax import node_offsets
 from harness.corpus import package_files
+from tests.end_checks import at_marker, ends_at_marker, true_spans_refused
 from tests.test_python_members import HELD_OUT
 
 # starlette's requests.py, cut down around the held-out boundary cut: the shipped model wrote `._form.close`
@@ -28,10 +23,7 @@ REQUEST = ("class Request:\n    def __init__(self) -> None:\n        self._form:
 
 
 def _unnarrowed(source: str, middle: str) -> frozenset[str]:
-    left, right = source.split("@@")
-    text = left + middle + right
-    compile(text, "<test>", "exec")
-    return unnarrowed(text, len(left), len(left) + len(middle))
+    return at_marker(unnarrowed, source, middle)
 
 
 def test_a_member_of_an_optional_attribute_nothing_narrowed_is_refused():
@@ -74,37 +66,25 @@ def test_an_optional_attribute_declared_in_the_class_body_is_read():
 
 
 def test_the_member_judges_end_refuses_the_middle_and_accepts_another():
-    left, right = REQUEST.split("@@")
-    state = quotient(left, right).judging_members(MemberSource(analysis_for(None, None), left, right, None))
-    assert state.feed("._is_disconnected").complete
-    assert not state.feed("._form.close").complete
+    assert ends_at_marker("members", REQUEST, "._is_disconnected")
+    assert not ends_at_marker("members", REQUEST, "._form.close")
 
 
 @pytest.mark.slow
 def test_no_true_load_of_the_held_out_and_typed_packages_is_refused():
-    """Every load of a member of an attribute of `self` that a class of its file may declare optional, in the
-    held-out packages and the typed packages the tests install, its member's name as the middle (about 220; all
-    2,900 loads of a member of an attribute of `self` there refuse none either, nor the 3,584 such loads of the
-    standard library, transformers and torch too: transformers' configurations, whose `__post_init__` converts
-    their optional fields, and torch's loads under `# pyrefly: ignore` were the ones refused before the rules that
-    let them go)."""
+    """Every load of a member of an attribute of `self` in the files of the held-out packages and the typed
+    packages the tests install that may declare something optional, its member's name as the middle (over 1,000;
+    nor are the 3,584 loads of the standard library, transformers and torch too where a class of the file declares
+    the attribute optional: transformers' configurations, whose `__post_init__` converts their optional fields, and
+    torch's loads under `# pyrefly: ignore` were the ones refused before the rules that let them go)."""
     names = (*HELD_OUT, "pydantic", "lsprotocol", "hypothesis", "jedi")
     files = [each for name in names for each in package_files(name, 10**9)]
-    judged, refused = 0, []
-    for path, text in files:
-        optional = set(re.findall(r"^[ \t]*(?:self[ \t]*\.[ \t]*)?(\w+)[ \t]*:[^=\n]*(?:None|Optional)", text, re.MULTILINE))
-        if not optional:
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-        offset = node_offsets(text)
-        for node in ast.walk(tree):
-            if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)
-                    and isinstance(node.value, ast.Attribute) and isinstance(node.value.value, ast.Name)
-                    and node.value.value.id == "self" and node.value.attr in optional):
-                judged += 1
-                end = offset(node.end_lineno, node.end_col_offset)
-                if unnarrowed(text, end - len(node.attr), end):
-                    refused.append(f"{path}:{node.lineno}")
-    assert refused == [] and judged > 150
+    refused, judged = true_spans_refused(
+        unnarrowed, files, r"^[ \t]*(?:self[ \t]*\.[ \t]*)?\w+[ \t]*:[^=\n]*(?:None|Optional)", _member_of_self_attribute,
+        lambda node: (node.end_lineno, node.end_col_offset - len(node.attr), node.end_lineno, node.end_col_offset))
+    assert refused == [] and judged > 1_000
+
+
+def _member_of_self_attribute(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Attribute)
+            and isinstance(node.value.value, ast.Name) and node.value.value.id == "self")

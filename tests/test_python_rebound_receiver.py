@@ -5,17 +5,12 @@ may run without the rebinding, and no rebinding of `self` or `cls` in real code 
 from __future__ import annotations
 
 import ast
-import re
-import warnings
 
 import pytest
 
-from fimlsp.python.analysis import analysis_for
-from fimlsp.python.members import MemberSource
-from fimlsp.python.quotient import quotient
 from fimlsp.python.rebound_receiver import rebound_members
-from fimlsp.python.syntax import node_offsets
 from harness.corpus import package_files, stdlib_files
+from tests.end_checks import at_marker, ends_at_marker, true_spans_refused
 from tests.test_python_members import HELD_OUT
 
 # uvicorn's zttp_impl.py, cut down around the held-out node cut: the shipped model wrote `self` for `headers`
@@ -25,10 +20,7 @@ ZTTP = ("class Protocol:\n    def send(self, headers, bodyless):\n        if bod
 
 
 def _rebound(source: str, middle: str) -> frozenset[str]:
-    left, right = source.split("@@")
-    text = left + middle + right
-    compile(text, "<test>", "exec")
-    return rebound_members(text, len(left), len(left) + len(middle))
+    return at_marker(rebound_members, source, middle)
 
 
 def test_a_receiver_rebound_to_a_list_before_loads_of_its_attributes_is_refused():
@@ -60,10 +52,8 @@ def test_a_statement_the_middle_did_not_write_is_not_the_middles():
 
 
 def test_the_member_judges_end_refuses_the_middle_and_accepts_the_true_one():
-    left, right = ZTTP.split("@@")
-    state = quotient(left, right).judging_members(MemberSource(analysis_for(None, None), left, right, None))
-    assert state.feed("headers").complete
-    assert not state.feed("self").complete
+    assert ends_at_marker("members", ZTTP, "headers")
+    assert not ends_at_marker("members", ZTTP, "self")
 
 
 @pytest.mark.slow
@@ -72,19 +62,7 @@ def test_no_rebinding_of_self_or_cls_in_real_code_is_refused():
     tests install, as the middle (about 200; with torch's, 339, none refused either)."""
     names = (*HELD_OUT, "pydantic", "lsprotocol", "hypothesis", "transformers", "jedi")
     files = list(stdlib_files()) + [each for name in names for each in package_files(name, 10**9)]
-    judged, refused = 0, []
-    for path, text in files:
-        if not re.search(r"^[ \t]*(?:self|cls)[ \t]*=(?!=)", text, re.MULTILINE):
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-        offset = node_offsets(text)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and any(isinstance(target, ast.Name) and target.id in ("self", "cls")
-                                                    for target in node.targets):
-                judged += 1
-                start, end = offset(node.lineno, node.col_offset), offset(node.end_lineno, node.end_col_offset)
-                if rebound_members(text, start, end):
-                    refused.append(f"{path}:{node.lineno}")
+    refused, judged = true_spans_refused(
+        rebound_members, files, r"^[ \t]*(?:self|cls)[ \t]*=(?!=)", lambda node: isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id in ("self", "cls") for target in node.targets))
     assert refused == [] and judged > 150

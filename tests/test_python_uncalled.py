@@ -5,15 +5,12 @@ annotated assignment of the standard library or the held-out packages is refused
 from __future__ import annotations
 
 import ast
-import warnings
 
 import pytest
 
-from fimlsp.python.quotient import quotient
-from fimlsp.python.signatures import SignatureSource
-from fimlsp.python.syntax import node_offsets
 from fimlsp.python.uncalled import uncalled_classes
 from harness.corpus import package_files, stdlib_files
+from tests.end_checks import at_marker, ends_at_marker, true_spans_refused
 from tests.test_python_members import HELD_OUT
 
 # uvicorn's proxy_headers.py, cut down around the held-out cut: the shipped model wrote `= set`
@@ -23,10 +20,7 @@ PROXY = ("class _TrustedHosts:\n    def __init__(self, trusted_hosts: list[str] 
 
 
 def _uncalled(source: str, middle: str) -> frozenset[str]:
-    left, right = source.split("@@")
-    text = left + middle + right
-    compile(text, "<test>", "exec")
-    return uncalled_classes(text, len(left), len(left) + len(middle))
+    return at_marker(uncalled_classes, source, middle)
 
 
 @pytest.mark.parametrize("middle, uncalled", [
@@ -57,10 +51,8 @@ def test_what_may_not_be_the_builtin_or_is_not_the_middles_is_not_judged(source,
 
 
 def test_the_call_judges_end_refuses_the_middle_and_accepts_the_called_class():
-    left, right = PROXY.split("@@")
-    state = quotient(left, right).judging_calls(SignatureSource(left, right))
-    assert state.feed("self.trusted_hosts: set[str] = set()").complete
-    assert not state.feed("self.trusted_hosts: set[str] = set").complete
+    assert ends_at_marker("calls", PROXY, "self.trusted_hosts: set[str] = set()")
+    assert not ends_at_marker("calls", PROXY, "self.trusted_hosts: set[str] = set")
 
 
 @pytest.mark.slow
@@ -71,16 +63,6 @@ def test_no_true_annotated_assignment_of_the_standard_library_or_the_held_out_pa
     typed = [each for name in ("pydantic", "lsprotocol", "hypothesis") for each in package_files(name, 10**9)]
     files = (list(stdlib_files()) + [each for name in HELD_OUT for each in package_files(name, 10**9)] + typed
              + list(package_files("transformers", 10**9)[::4]))
-    judged, refused = 0, []
-    for path, text in files:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-        offset = node_offsets(text)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.AnnAssign) and node.value is not None:
-                judged += 1
-                start, end = offset(node.lineno, node.col_offset), offset(node.end_lineno, node.end_col_offset)
-                if uncalled_classes(text, start, end):
-                    refused.append(f"{path}:{node.lineno}")
+    refused, judged = true_spans_refused(uncalled_classes, files, r":", lambda node: (
+        isinstance(node, ast.AnnAssign) and node.value is not None))
     assert refused == [] and judged > 8_000
