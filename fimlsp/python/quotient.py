@@ -27,23 +27,19 @@ from fimlsp.python.block_scope import BlockScope
 from fimlsp.python.blocks import Blocks
 from fimlsp.python.grammar import python_quotients
 from fimlsp.lines import normalize
-from fimlsp.python.callers import broken_callers
 from fimlsp.python.calls import Calls
 from fimlsp.python.collection import no_cycle_collection
 from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.members import Members, MemberSource, ends_in_code, likely_names
 from fimlsp.python.names import FileNames
-from fimlsp.python.optional_receivers import unnarrowed
 from fimlsp.python.owed_names import likely_bindings
-from fimlsp.python.rebound_receiver import rebound_members
 from fimlsp.python.middle_names import Names
 from fimlsp.python.lexer import LexerState, advance, block_start, close_token
-from fimlsp.python.literal_attributes import called_literals
 from fimlsp.python.meaning import is_own_prose, prose_limit, runs_on_as_prose
 from fimlsp.python.right_context import boundary_marker, reversed_right_context_nfa
 from fimlsp.python.right_tokens import token_end
 from fimlsp.python.syntax import compiles, compiles_standing_in, parses_statements
-from fimlsp.python.uncalled import uncalled_classes
+from fimlsp.python.whole_file_ends import calls_refuse, members_refuse
 from fimlsp.python.window import StatementStarts, left_window
 
 if TYPE_CHECKING:
@@ -372,21 +368,10 @@ class FimState:
                 self._unbound = file.missing_imports(whole) if self.names.off else file.unbound(whole)
                 # a function, class or annotated variable the file declares again in the same scope (issue 49)
                 self._complete = not self._unbound and not file.redeclared(whole)
-            if self._complete and self.members is not None:
-                # an attribute the class loads that the middle left unassigned; a receiver the middle rebound to a
-                # built-in value that lacks what the method loads on it later, or a member of an optional attribute
-                # it loads unnarrowed (neither judged in a region's text)
-                source = self.members.source
-                start = len(source.left)
-                self._complete = not (source.attribute_debt(whole) or text.startswith(source.left) and (
-                    rebound_members(whole, start, len(text)) or unnarrowed(whole, start, len(text))))
-            if self._complete and self.calls is not None and text.startswith(self.calls.source.left):
-                # a header the middle rewrote still fits the file's calls of it (not judged in a region's text),
-                # the middle calls a built-in class that its annotation declares an instance of, and it calls no
-                # attribute that holds only literals (`self.close_sent()`, a bool)
-                start = len(self.calls.source.left)
-                self._complete = not (broken_callers(whole, start, len(text)) or uncalled_classes(whole, start, len(text))
-                                      or called_literals(whole, start, len(text)))
+            if self._complete and self.members is not None:  # (`fimlsp.python.whole_file_ends`)
+                self._complete = not members_refuse(self.members.source, text, whole)
+            if self._complete and self.calls is not None:
+                self._complete = not calls_refuse(self.calls.source, text, whole)
         return self._complete
 
     def unbound_names(self) -> frozenset[str]:

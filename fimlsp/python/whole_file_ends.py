@@ -1,0 +1,38 @@
+"""The member and call judges' checks of the whole file at a middle's end (issue 49): what no token-by-token judge
+sees, because it hangs on code on both sides of the middle or on the whole of what the middle wrote. Each check
+reads the file only where a pattern on the middle's lines makes a refusal possible. None is judged in a region's
+text (a big file's or a broken one's), which is not the file: the text must begin with the left context."""
+
+from __future__ import annotations
+
+from fimlsp.python.callers import broken_callers
+from fimlsp.python.literal_attributes import called_literals
+from fimlsp.python.members import MemberSource
+from fimlsp.python.optional_receivers import unnarrowed
+from fimlsp.python.rebound_receiver import rebound_members
+from fimlsp.python.signatures import SignatureSource
+from fimlsp.python.uncalled import uncalled_classes
+
+
+def members_refuse(source: MemberSource, text: str, whole: str) -> bool:
+    """Whether the member judge refuses the middle that makes `text` (the file up to the right context; `whole`
+    with it) at its end: an attribute the class loads left unassigned (`attribute_debt`), a receiver rebound to a
+    built-in value that lacks what the method loads on it later, or a member of an optional attribute loaded where
+    nothing narrowed it."""
+    if source.attribute_debt(whole):
+        return True
+    if not text.startswith(source.left):
+        return False
+    start, end = len(source.left), len(text)
+    return bool(rebound_members(whole, start, end) or unnarrowed(whole, start, end))
+
+
+def calls_refuse(source: SignatureSource, text: str, whole: str) -> bool:
+    """Whether the call judge refuses the middle that makes `text` at its end: a function header it rewrote that the
+    file's own calls no longer fit, a built-in class it assigns uncalled where an annotation declares an instance,
+    or a call of an attribute that holds only literals (`self.close_sent()`, a bool)."""
+    if not text.startswith(source.left):
+        return False
+    start, end = len(source.left), len(text)
+    return bool(broken_callers(whole, start, end) or uncalled_classes(whole, start, end)
+                or called_literals(whole, start, end))
