@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import re
 
+from fimlsp.lines import split_lines
 from fimlsp.python.syntax import module_or_error, node_offsets
 
 _MEMBER_OF_SELF_ATTRIBUTE = re.compile(r"\bself[ \t]*\.[ \t]*\w+[ \t]*\.[ \t]*\w")
@@ -43,7 +44,7 @@ def unnarrowed(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
     if not isinstance(tree, ast.Module):
         return frozenset()
     offset = node_offsets(text)
-    lines = text.splitlines()
+    lines = split_lines(text)  # as the tokenizer counts them (a form feed ends none)
     found, narrowed, outside = set(), set(), False
     for holder in ast.walk(tree):
         if not isinstance(holder, ast.ClassDef):
@@ -56,7 +57,7 @@ def unnarrowed(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
                 continue
             for access, tested, set_up in _member_loads(method, optional):
                 start = offset(access.lineno, access.col_offset)
-                ignored = _IGNORED.search("\n".join(lines[max(0, access.lineno - 2):access.lineno]))
+                ignored = _IGNORED.search("".join(lines[max(0, access.lineno - 2):access.lineno]))
                 if start < middle_end and offset(access.end_lineno, access.end_col_offset) > middle_start:
                     if not (tested or set_up or ignored):
                         found.add(access.value.attr)
