@@ -40,6 +40,12 @@ def line_end(text: str, starts: list[int], line: int) -> int:
     return len(text)
 
 
+def line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """Where the lines of `text[start:end]` begin and end (the end's line break excluded)."""
+    found = text.find("\n", end)
+    return text.rfind("\n", 0, start) + 1, len(text) if found < 0 else found
+
+
 def line_start(text: str, line: int, start: int = 0) -> int:
     """The offset at which 1-based `line` of `text[start:]` starts (the length of `text` past its last line)."""
     return line_offsets(text, [line], start)[0]

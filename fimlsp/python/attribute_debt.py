@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from fimlsp.lines import line_bounds
 from fimlsp.python.analysis import slot_names, stored_attributes
 from fimlsp.python.class_facts import binds_receiver, meant_for_subclasses, sets_up_state
 from fimlsp.python.class_text import class_lines, in_plain_class, subclass_names
@@ -54,7 +55,7 @@ class AttributeDebt:
         if not self._possibly or not self._possibly - stored_attributes(middle):
             return frozenset()  # the whole file's parse below only where the middle may leave something unassigned
         # The middle's whole line: a middle that begins or ends in a name stores what the line's text says.
-        line = text[slice(*_line_bounds(text, start, end))]
+        line = text[slice(*line_bounds(text, start, end))]
         if "\n" in middle or _CLASS_WORD.search(line):  # (on a class header's line, its bases are the middle's)
             return attribute_debt(text, start, end) & self._possibly
         if _DYNAMIC_ATTRIBUTES.search(line) or _SUBCLASSES_MEANT.search(line):
@@ -97,7 +98,7 @@ def _outside_line(text: str, start: int, end: int) -> _Owed | frozenset:
     remembered by the text outside the middle's line, which is all it reads (the line's own stores are
     `_stored_in(line)`'s, its dynamic attributes `AttributeDebt.owed`'s): the class is parsed once a line, not once
     a keystroke."""
-    line_start, line_end = _line_bounds(text, start, end)
+    line_start, line_end = line_bounds(text, start, end)
     key = (text[:line_start], text[line_end:])
     with _OUTSIDE_LOCK:
         found = _OUTSIDE.get(key)
@@ -110,12 +111,6 @@ def _outside_line(text: str, start: int, end: int) -> _Owed | frozenset:
         while len(_OUTSIDE) > _OUTSIDE_LINES:
             _OUTSIDE.popitem(last=False)
     return found
-
-
-def _line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
-    """Where the lines of `text[start:end]` begin and end (the end's line break excluded)."""
-    line_end = text.find("\n", end)
-    return text.rfind("\n", 0, start) + 1, len(text) if line_end < 0 else line_end
 
 
 _CLASS_WORD = re.compile(r"\bclass\b")
@@ -155,7 +150,7 @@ def attribute_debt(text: str, start: int, end: int, outside: bool = False):
     line: `_Owed`, what the rest of the file leaves unassigned, whatever the middle's line (its stores not counted,
     which `AttributeDebt.owed` finds by pattern)."""
     first_line, last_line = text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1
-    line_start, line_end = _line_bounds(text, start, end)
+    line_start, line_end = line_bounds(text, start, end)
     around = text[:line_start] + "\n" + text[line_end:] if outside else text
     if _DYNAMIC_ATTRIBUTES.search(around):
         return frozenset()

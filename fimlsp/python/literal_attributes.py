@@ -15,7 +15,8 @@ from __future__ import annotations
 import ast
 import re
 
-from fimlsp.python.syntax import module_or_error, node_offsets
+from fimlsp.lines import line_bounds
+from fimlsp.python.syntax import module_or_error, node_offsets, overlaps
 
 # The literals of each built-in type whose attributes are judged, as a whole assigned value (a comment may follow).
 _LITERALS = {
@@ -70,9 +71,7 @@ def called_literals(text: str, middle_start: int, middle_end: int) -> frozenset[
     callable: `self.close_sent()` where the class stores only `True` and `False` there (held-out uvicorn
     wsproto_impl.py: pyright's reportCallIssue). An instance attribute hides a base's method of its name, so a base
     class does not make it callable (only a base's property or `__setattr__` could, which nothing here reads)."""
-    line_start = text.rfind("\n", 0, middle_start) + 1
-    line_end = text.find("\n", middle_end)
-    names = set(_SELF_CALL.findall(text, line_start, len(text) if line_end < 0 else line_end))
+    names = set(_SELF_CALL.findall(text, *line_bounds(text, middle_start, middle_end)))
     literal = {name for name in names if any(literal_type(text, "self." + name, full_name, True) is not None
                                              for full_name in _LITERALS)}
     if not literal:
@@ -85,5 +84,4 @@ def called_literals(text: str, middle_start: int, middle_end: int) -> frozenset[
                      if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                      and node.func.attr in literal and isinstance(node.func.value, ast.Name)
                      and node.func.value.id == "self"
-                     and offset(node.lineno, node.col_offset) < middle_end
-                     and offset(node.end_lineno, node.end_col_offset) > middle_start)
+                     and overlaps(offset, node, middle_start, middle_end))

@@ -20,8 +20,8 @@ from __future__ import annotations
 import ast
 import re
 
-from fimlsp.lines import split_lines
-from fimlsp.python.syntax import module_or_error, node_offsets
+from fimlsp.lines import line_bounds, split_lines
+from fimlsp.python.syntax import module_or_error, node_offsets, overlaps
 
 _MEMBER_OF_SELF_ATTRIBUTE = re.compile(r"\bself[ \t]*\.[ \t]*\w+[ \t]*\.[ \t]*\w")
 # An annotation that may admit None (`: T | None`, `: Optional[T]`, `: Union[T, None]`), in any file that declares
@@ -35,9 +35,7 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 def unnarrowed(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
     """The optional attributes of `self` (their names) that the middle, `text[middle_start:middle_end]`, loads a
     member of where nothing narrowed them, in the whole file `text` (which compiles)."""
-    line_start = text.rfind("\n", 0, middle_start) + 1
-    line_end = text.find("\n", middle_end)
-    if not (_MEMBER_OF_SELF_ATTRIBUTE.search(text, line_start, len(text) if line_end < 0 else line_end)
+    if not (_MEMBER_OF_SELF_ATTRIBUTE.search(text, *line_bounds(text, middle_start, middle_end))
             and _OPTIONAL_ANNOTATION.search(text)):
         return frozenset()
     tree = module_or_error(text)
@@ -56,9 +54,8 @@ def unnarrowed(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
             if not isinstance(method, _FUNCTIONS) or not method.args.args or method.args.args[0].arg != "self":
                 continue
             for access, tested, set_up in _member_loads(method, optional):
-                start = offset(access.lineno, access.col_offset)
                 ignored = _IGNORED.search("".join(lines[max(0, access.lineno - 2):access.lineno]))
-                if start < middle_end and offset(access.end_lineno, access.end_col_offset) > middle_start:
+                if overlaps(offset, access, middle_start, middle_end):
                     if not (tested or set_up or ignored):
                         found.add(access.value.attr)
                 elif tested and not set_up:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import ast
 import re
 
-from fimlsp.python.syntax import module_or_error, node_offsets
+from fimlsp.lines import line_bounds
+from fimlsp.python.syntax import module_or_error, node_offsets, overlaps
 
 _REBINDING = re.compile(r"^[ \t]*(?:self|cls)[ \t]*=(?!=)", re.MULTILINE)
 _DISPLAYS = {ast.List: list, ast.ListComp: list, ast.Dict: dict, ast.DictComp: dict, ast.Set: set,
@@ -25,9 +26,7 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 def rebound_members(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
     """The attributes that a method of the whole file `text` (which compiles) loads on its receiver after the
     middle, `text[middle_start:middle_end]`, rebinds the receiver to a built-in value that lacks them."""
-    line_start = text.rfind("\n", 0, middle_start) + 1
-    line_end = text.find("\n", middle_end)
-    if not _REBINDING.search(text, line_start, len(text) if line_end < 0 else line_end):
+    if not _REBINDING.search(text, *line_bounds(text, middle_start, middle_end)):
         return frozenset()
     tree = module_or_error(text)
     if not isinstance(tree, ast.Module):
@@ -41,9 +40,7 @@ def rebound_members(text: str, middle_start: int, middle_end: int) -> frozenset[
         if receiver not in ("self", "cls"):
             continue
         for assignment, kind in _rebindings(function, receiver):
-            start = offset(assignment.lineno, assignment.col_offset)
-            end = offset(assignment.end_lineno, assignment.end_col_offset)
-            if start < middle_end and end > middle_start:
+            if overlaps(offset, assignment, middle_start, middle_end):
                 lacking |= {attribute for attribute in _loads_after(function, receiver, assignment)
                             if not hasattr(kind, attribute)}
     return frozenset(lacking)

@@ -51,6 +51,11 @@ def node_offsets(source: str) -> Callable[[int, int], int]:
     return offset
 
 
+def overlaps(offset: Callable[[int, int], int], node: ast.AST, start: int, end: int) -> bool:
+    """Whether `node` (placed by `offset`, `node_offsets`'s) has text in the span `start:end` (a middle's)."""
+    return offset(node.lineno, node.col_offset) < end and offset(node.end_lineno, node.end_col_offset) > start
+
+
 def module_or_error(source: str) -> ast.Module | Exception:
     """The module CPython parses from `source`, or the error it raises."""
     with warnings.catch_warnings():

@@ -15,7 +15,8 @@ from __future__ import annotations
 import ast
 import re
 
-from fimlsp.python.syntax import module_or_error, node_offsets
+from fimlsp.lines import line_bounds
+from fimlsp.python.syntax import module_or_error, node_offsets, overlaps
 
 # The built-in classes judged, by the names an annotation may give their instances (typing's aliases too).
 _INSTANCE_NAMES = {
@@ -32,9 +33,8 @@ _ANNOTATED_NAME_VALUE = re.compile(r"^[ \t]*[A-Za-z_][\w.]*[ \t]*:[^=\n#]+=[ \t]
 def uncalled_classes(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
     """The built-in classes that an annotated assignment on the lines of the middle, `text[middle_start:middle_end]`,
     assigns uncalled where its annotation declares an instance of a built-in class or None (`text` compiles)."""
-    line_start = text.rfind("\n", 0, middle_start) + 1
-    line_end = text.find("\n", middle_end)
-    lines = text[line_start:len(text) if line_end < 0 else line_end]
+    line_start, line_end = line_bounds(text, middle_start, middle_end)
+    lines = text[line_start:line_end]
     suspects = {match.group("value") for match in _ANNOTATED_NAME_VALUE.finditer(lines)} & _CLASSES
     if not suspects:
         return frozenset()
@@ -44,14 +44,11 @@ def uncalled_classes(text: str, middle_start: int, middle_end: int) -> frozenset
     first, last = text.count("\n", 0, line_start) + 1, text.count("\n", 0, middle_end) + 1
     bound, offset = _bound_names(tree), node_offsets(text)
 
-    def the_middles(node: ast.expr) -> bool:  # (a target the middle wrote before the user's `: set[str] = set` is not)
-        return (offset(node.lineno, node.col_offset) < middle_end
-                and offset(node.end_lineno, node.end_col_offset) > middle_start)
-
     return frozenset(node.value.id for node in ast.walk(tree)
                      if isinstance(node, ast.AnnAssign) and first <= node.lineno <= last
                      and isinstance(node.value, ast.Name) and node.value.id in suspects - bound
-                     and (the_middles(node.annotation) or the_middles(node.value))
+                     and (overlaps(offset, node.annotation, middle_start, middle_end)  # (not the target alone)
+                          or overlaps(offset, node.value, middle_start, middle_end))
                      and _instance_classes(node.annotation, bound) is not None)
 
 
