@@ -308,9 +308,9 @@ def _sources(name, document: Path | None) -> list[tuple[frozenset[str], bool]] |
             if id(current) in seen:
                 continue
             seen.add(id(current))
-            trusted = current.get_root_context().py__name__() in _TRUSTED_STUBS  # jedi's members suffice
+            trusted = current.get_root_context().py__name__() in TRUSTED_STUBS  # jedi's members suffice
             if not trusted and current.get_root_context().py__file__() != document:
-                sources = _class_sources(current)
+                sources = class_sources(current)
                 if sources is None:
                     return f"{current.py__name__()} sets attributes dynamically"
                 if all(stub for _names, stub in sources):
@@ -339,16 +339,16 @@ def _metaclass_sources(classes: list, document: Path | None) -> list[tuple[froze
             found.append((frozenset(name.string_name for each in filters for name in each.values()), True))
             for current in meta.py__mro__():
                 root = current.get_root_context()
-                if root.py__file__() == document or root.py__name__() in _TRUSTED_STUBS:
+                if root.py__file__() == document or root.py__name__() in TRUSTED_STUBS:
                     continue  # jedi's reading of them above suffices
-                sources = _class_sources(current)
+                sources = class_sources(current)
                 if sources is None:
                     return f"the metaclass {meta.py__name__()} sets attributes dynamically"
                 found.extend(sources)
     return found
 
 
-def _class_sources(value) -> list[tuple[frozenset[str], bool]] | None:
+def class_sources(value) -> list[tuple[frozenset[str], bool]] | None:
     """The names the class `value`'s source and stub bind in its body (`_class_names`), each with whether it is the
     stub's; None where one of them sets attributes dynamically."""
     from jedi.inference.gradual.conversion import convert_values
@@ -369,7 +369,7 @@ def _class_sources(value) -> list[tuple[frozenset[str], bool]] | None:
 
 # Stubs of classes whose instances hold no attribute the stub leaves out: built-in types, typing's protocols and
 # the abstract base classes.
-_TRUSTED_STUBS = frozenset({"builtins", "typing", "typing_extensions", "collections.abc", "_collections_abc", "abc",
+TRUSTED_STUBS = frozenset({"builtins", "typing", "typing_extensions", "collections.abc", "_collections_abc", "abc",
                             "types", "_typeshed"})
 _DYNAMIC = frozenset({"__dynamic__"})
 _FILES: dict[str, tuple[float, ast.Module | None, str]] = {}

@@ -46,6 +46,7 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.analysis import Analysis, Lookup, after_receiver
 from fimlsp.python.attribute_debt import AttributeDebt
 from fimlsp.python.folding import fold
+from fimlsp.python.inherited import BaseReader
 from fimlsp.python.lexer import LexerState
 from fimlsp.python.member_lists import QUERY_SECONDS, member_lists
 from fimlsp.python.member_uses import CONTEXT_TOKENS, FileUses
@@ -126,10 +127,13 @@ class MemberSource:
 
     def prefetch(self) -> None:
         """Ask ahead about the receiver the left context ends with before a dot and a member begun or not
-        (`os.path.`, `os.path.jo`), so that jedi works while the prompt is read."""
+        (`os.path.`, `os.path.jo`), and about the bases of the class around the cursor (its attribute debt), so
+        that jedi works while the prompt is read."""
         found = self._cursor_receiver()
         if found is not None:
             member_lists(self.analysis).prefetch(self.left, self.right, found[0], self.path)
+        if self.in_code:
+            self._attribute_debt().prefetch()
 
     def ask_ahead(self) -> None:
         """Ask in the background about the receivers the next keystrokes' middles may write (`next_receivers`), once
@@ -164,9 +168,12 @@ class MemberSource:
         """The attributes that the class around the cursor loads on `self`/`cls` outside the middle and that
         nothing in the whole file `text` (which compiles) assigns: what the middle was to assign
         (`fimlsp.python.attribute_debt`)."""
+        return self._attribute_debt().owed(text)
+
+    def _attribute_debt(self) -> AttributeDebt:
         if self.debt is None:
-            self.debt = AttributeDebt(self.left, self.right)
-        return self.debt.owed(text)
+            self.debt = AttributeDebt(self.left, self.right, BaseReader(self.analysis, self.path, self.seconds))
+        return self.debt
 
     @property
     def reason(self) -> str:

@@ -1,0 +1,59 @@
+"""A member of a call's result that the right context loads, where the middle closed the call (issue 49, members
+after a dot): held-out diskcache fanout.py, `return self._remove('evict', args=(tag,` + ` retry))` +
+`._remove('cull', retry=retry)`, a member of the int `_remove` returns (pyright: no attribute "_remove" for
+`int`). The member judge reads chains of names as the middle writes them, not calls; this is its end's check.
+
+Judged only where jedi infers the result as an instance of one built-in type whose instances take no attribute
+(an int, a str, a list...): what such an instance has is fixed, so a name it lacks is an error wherever the call
+stands. Any other result, several types, or none, and the middle is not refused. jedi is asked on the analysis's
+thread (`Analysis.run`) within the judge's time, and a late answer lets the middle go.
+"""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from fimlsp.python.analysis import Analysis, judges_jedi
+
+_PROTOCOLS = ("typing.", "typing_extensions.", "collections.abc.", "_collections_abc.")
+_MEMBER_AFTER = re.compile(r"[ \t]*\.[ \t]*([A-Za-z_]\w*)")
+# Built-in types without an instance dict: what their instances hold is what the type defines.
+_FIXED = {f"builtins.{kind.__name__}": kind for kind in (int, float, complex, bool, str, bytes, bytearray, list,
+                                                          tuple, dict, set, frozenset)}
+
+
+def missing_member(analysis: Analysis, text: str, whole: str, left: str, path: str | None,
+                   seconds: float | None) -> str | None:
+    """The member that the right context of `whole` (after `text`, which ends the middle; `left` the left context)
+    loads on the result of a call the middle closed and that the result's built-in type lacks; None where there is
+    none, or it is not known within `seconds`."""
+    after = _MEMBER_AFTER.match(whole, len(text))
+    closed = text.rstrip()
+    if after is None or not closed.endswith(")") or len(closed) <= len(left) or after.group(1).startswith("__"):
+        return None
+    dot = whole.index(".", len(text)) + 1
+    code = whole[:dot] + whole[after.end():]  # (jedi completes a name that stands after the cursor by its prefix)
+    line, column = code.count("\n", 0, dot) + 1, dot - (code.rfind("\n", 0, dot) + 1)
+    future = analysis.run(_result_type, analysis, code, line, column, path)
+    try:
+        kind = future.result(seconds)
+    except FutureTimeout:
+        return None
+    name = after.group(1)
+    return name if kind is not None and name not in dir(kind) else None
+
+
+def _result_type(analysis: Analysis, code: str, line: int, column: int, path: str | None) -> type | None:
+    """The fixed built-in type whose members jedi completes after the dot at `line`, `column` of `code` (the
+    members of one such type, of `object`, and of the protocols its stub derives it from, such as str's
+    `typing.Sequence`; nothing else); None otherwise."""
+    try:
+        completions = judges_jedi().Script(code, path=path, project=analysis.project).complete(line, column)
+    except Exception:  # jedi's own failures on odd code: not known
+        return None
+    if not completions or any(not completion.full_name for completion in completions):
+        return None
+    owners = {completion.full_name.rpartition(".")[0] for completion in completions} - {"builtins.object"}
+    types = {owner for owner in owners if not owner.startswith(_PROTOCOLS)}
+    return _FIXED.get(types.pop()) if len(types) == 1 else None
