@@ -74,8 +74,8 @@ def test_the_member_judges_end_refuses_the_middle_and_accepts_another():
 @pytest.mark.slow
 def test_no_member_of_a_call_result_in_real_code_is_refused():
     """Every `call(...).name` of the held-out packages and of 60 standard-library files (seed 7), the call as what
-    the middle closed: none is refused, and some are judged. (A one-off sweep of every such member in 900 more
-    files of the standard library, seed 49, found none refused either.)"""
+    the middle closed: none is refused, and some are judged. (A one-off sweep of the 1,407 such members of the held-out
+    packages and 900 files of the standard library, seed 49, judged 282 and refused none.)"""
     files = [each for name in HELD_OUT for each in package_files(name)]
     standard = [(str(STDLIB / name), text) for name, text in stdlib_files() if "test" not in name]
     files += random.Random(7).sample(standard, 60)

@@ -4,10 +4,11 @@ names bound (`fimlsp.python.members` asks at each end).
 
 Owed only where the class's text and its ancestry are the whole truth of its instances: no decorator or class
 keyword, no dynamic attributes in the file, and no base but `object` or bases whose ancestry is known
-(`fimlsp.python.inherited`: held-out uvicorn's WSProtocol(asyncio.Protocol)). And then only by a middle in `__init__` of a class whose `__init__`
-sets up its state (a method may load what subclasses define), or anywhere in a typed class (every method outside
-the middle annotates its return), whose loads a type checker holds to the class's own definitions: uvicorn's
-BaseReload.run calls `self.startup()`, and a middle that drops `def startup` owes it.
+(`fimlsp.python.inherited`: held-out uvicorn's WSProtocol(asyncio.Protocol)). And then only by a middle in
+`__init__` of a class whose `__init__` sets up its state (a method may load what subclasses define), or anywhere in
+a typed class (every method outside the middle annotates its return), whose loads a type checker holds to the
+class's own definitions: uvicorn's BaseReload.run calls `self.startup()`, and a middle that drops `def startup`
+owes it.
 For a middle of one line the class is parsed once per line, whatever is typed on it (`_outside_line`); a file
 whose context loads no attribute that nothing around the middle stores owes nothing, unparsed.
 """
