@@ -59,7 +59,7 @@ class AttributeDebt:
     def prefetch(self) -> None:
         """Ask about the bases of the class around the cursor where it has some, without waiting (the answer is
         kept for the ends)."""
-        if self.bases is not None and not in_plain_class(self.left, self.left.count("\n") + 1):
+        if self.bases is not None:
             try:
                 _cursor_bases(self.left, self.left.count("\n") + 1, replace(self.bases, seconds=0.0))
             except BasesPending:

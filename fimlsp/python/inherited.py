@@ -19,11 +19,11 @@ import threading
 from collections import OrderedDict
 from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 
 from fimlsp.python.analysis import Analysis, judges_jedi
 from fimlsp.python.member_lists import TRUSTED_STUBS, class_sources
-from fimlsp.python.syntax import node_offsets
 
 _KEPT = 64  # answers kept (one per class head asked about)
 
@@ -43,7 +43,8 @@ class BasesPending(Exception):
 
 @dataclass(frozen=True)
 class BaseReader:
-    """`inherited` of one document of an analysis, within `seconds` (the attribute debt's `Bases`)."""
+    """`inherited` for one document of an analysis, within `seconds`: what the attribute debt asks of a class with
+    bases."""
 
     analysis: Analysis
     path: str | None
@@ -91,11 +92,19 @@ def _question(text: str, holder: ast.ClassDef) -> tuple[str, list[tuple[int, int
     """The code jedi is asked (the file up to the class's last base, the statement closed) and each base's place in
     it (line 1-based, column of its last character); None where a base is not a name or a dotted name (`Generic[T]`
     is read by its `Generic`)."""
-    offset = node_offsets(text)
     names = [base.value if isinstance(base, ast.Subscript) else base for base in holder.bases]
     if not names or not all(isinstance(name, (ast.Name, ast.Attribute)) for name in names):
         return None
+    lines = text.split("\n", holder.bases[-1].end_lineno)[:holder.bases[-1].end_lineno]
+    starts = list(accumulate((len(line) + 1 for line in lines), initial=0))
+
+    def offset(line: int, column: int) -> int:  # (ast's column counts UTF-8 bytes)
+        return starts[line - 1] + len(lines[line - 1].encode("utf-8")[:column].decode("utf-8", "replace"))
+
     ends = [offset(name.end_lineno, name.end_col_offset) for name in names]
+    if any(not text.endswith(name.id if isinstance(name, ast.Name) else name.attr, 0, end)
+           for name, end in zip(names, ends)):
+        return None  # (lines counted otherwise than by line feeds: a lone carriage return)
     head_end = offset(holder.bases[-1].end_lineno, holder.bases[-1].end_col_offset)
     code = text[:head_end] + "):\n" + " " * (holder.col_offset + 4) + "pass\n"
     places = [(code.count("\n", 0, end) + 1, end - 1 - (code.rfind("\n", 0, end) + 1)) for end in ends]
