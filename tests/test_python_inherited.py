@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from fimlsp.python.analysis import analysis_for
+from fimlsp.python.analysis import WaitBudget, analysis_for
 from fimlsp.python.attribute_debt import AttributeDebt
 from fimlsp.python.inherited import BasesPending, BaseReader, inherited
 from harness.corpus import STDLIB, package_files, stdlib_files
@@ -63,7 +63,7 @@ def test_a_standard_base_s_members_are_inherited():
 def test_a_typed_class_with_a_known_base_owes_a_method_it_loads():
     assert judged(PROTOCOL, PROTOCOL_TRUE, PROTOCOL_RIGHT) == "complete"
     assert judged(PROTOCOL, "", PROTOCOL_RIGHT) == "incomplete"
-    reader = BaseReader(ENVIRONMENT, None, None)
+    reader = BaseReader(ENVIRONMENT, None)
     assert AttributeDebt(PROTOCOL, PROTOCOL_RIGHT, reader).owed(PROTOCOL + PROTOCOL_RIGHT) == {"handle_pong"}
     # what the base defines is no debt (`pause_writing`, `resume_writing` are asyncio.Protocol's)
     assert not AttributeDebt(PROTOCOL, PROTOCOL_RIGHT, reader).owed(PROTOCOL + PROTOCOL_TRUE + PROTOCOL_RIGHT)
@@ -101,10 +101,10 @@ def test_a_late_answer_leaves_the_middle_owing_nothing_and_is_asked_again(monkey
         raise BasesPending("late")
 
     monkeypatch.setattr(inherited_module, "inherited", late)
-    debt = AttributeDebt(PROTOCOL, PROTOCOL_RIGHT, BaseReader(ENVIRONMENT, None, 0.0))
+    debt = AttributeDebt(PROTOCOL, PROTOCOL_RIGHT, BaseReader(ENVIRONMENT, None, WaitBudget(0.0)))
     assert debt.owed(PROTOCOL + PROTOCOL_RIGHT) == frozenset()
     monkeypatch.undo()
-    debt.bases = BaseReader(ENVIRONMENT, None, None)
+    debt.bases = BaseReader(ENVIRONMENT, None)
     assert debt.owed(PROTOCOL + PROTOCOL_RIGHT) == {"handle_pong"}
     assert calls
 
@@ -142,7 +142,7 @@ def test_no_true_middle_of_a_class_with_bases_owes_an_attribute():
         last = rng.randint(first, min(node.end_lineno, first + 30))
         start = offsets[first - 1] + rng.randint(0, len(lines[first - 1]))
         end = max(start, offsets[last - 1] + rng.randint(0, len(lines[last - 1])))
-        reader = BaseReader(analysis_for(path), path, None)
+        reader = BaseReader(analysis_for(path), path)
         known += reader(text, node) is not None
         if owed := AttributeDebt(text[:start], text[end:], reader).owed(text):
             owing.append((path, first, sorted(owed)))

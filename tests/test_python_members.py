@@ -8,7 +8,7 @@ import importlib.util
 import random
 import sys
 import threading
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import Future, TimeoutError as FutureTimeout
 from pathlib import Path
 
 import pytest
@@ -654,3 +654,35 @@ def test_a_built_in_types_instance_takes_no_new_attribute():
     assert judged(left, "self.tasks.add_done_: int", "\n") == "refused"
     assert judged(left, "self.tasks.add(task)", "\n") == "complete"
     assert judged(left, "self.task_count = 0", "\n") == "complete"
+
+
+class _SilentAnalysis(Analysis):
+    """An analysis that never answers (jedi stuck on a receiver), whose questions record how long each wait may be."""
+
+    def __init__(self):
+        super().__init__(None)
+        self.timeouts: list[float | None] = []
+
+    def run(self, work, *args, background=False):
+        analysis = self
+
+        class Recorded(Future):
+            def result(self, timeout=None):
+                analysis.timeouts.append(timeout)
+                return super().result(timeout)
+
+        return Recorded()
+
+    def hurry(self, future):
+        pass
+
+
+def test_a_receiver_the_analysis_does_not_answer_costs_the_completion_its_time_once():
+    """Held-out uvicorn httptools_impl.py: jedi took over 20 s on `self.flow`, and the judge, asking at each token,
+    waited 1 s twenty times over. A completion's judge waits `seconds` in all; then it reads only ready answers."""
+    analysis = _SilentAnalysis()
+    source = MemberSource(analysis, PRINTER, "\n", seconds=0.05)
+    for _ in range(20):
+        assert source.lookup("self._stderr").names is None
+    assert analysis.timeouts[0] == 0.05 and analysis.timeouts[1:] == [0.0] * 19
+    assert "the time left" in source.reason

@@ -20,6 +20,7 @@ import io
 import re
 import sys
 import threading
+import time
 import tokenize
 from collections import deque
 from collections.abc import Callable
@@ -230,6 +231,28 @@ def background_held_back():
     beside a completion, it slowed the model's steps and the judges' checks (on the dot prompts, a keystroke's cost
     over `members off` reached 400 ms where the next keystroke came 0.2 s after a completion)."""
     return _JEDI_THREAD.hold_back()
+
+
+class WaitBudget:
+    """What a judge may wait on the analysis over one completion, `seconds` in all (None: no bound): a question
+    jedi is slow on (uvicorn's `self.flow`, over 20 s), asked again at each token, costs the completion `seconds`
+    once, not each time. Once it is spent, an answer is read only where it is ready."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds
+        self.waited = 0.0
+
+    def left(self) -> float | None:
+        """The seconds left to wait (None: no bound)."""
+        return None if self.seconds is None else max(0.0, self.seconds - self.waited)
+
+    def result(self, future: Future):
+        """`future`'s result within the time left, the wait counted (raises `concurrent.futures.TimeoutError`)."""
+        clock = time.perf_counter()
+        try:
+            return future.result(self.left())
+        finally:
+            self.waited += time.perf_counter() - clock
 
 
 def judges_jedi():

@@ -19,7 +19,7 @@ import ast
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from fimlsp.lines import line_bounds
 from fimlsp.python.analysis import slot_names, stored_attributes
@@ -61,7 +61,7 @@ class AttributeDebt:
         kept for the ends)."""
         if self.bases is not None:
             try:
-                _cursor_bases(self.left, self.left.count("\n") + 1, replace(self.bases, seconds=0.0))
+                _cursor_bases(self.left, self.left.count("\n") + 1, self.bases, wait=False)
             except BasesPending:
                 pass
 
@@ -117,7 +117,7 @@ def _outside_line(text: str, start: int, end: int, bases: BaseReader | None) -> 
     `_stored_in(line)`'s, its dynamic attributes `AttributeDebt.owed`'s): the class is parsed once a line, not once
     a keystroke."""
     line_start, line_end = line_bounds(text, start, end)
-    key = (text[:line_start], text[line_end:], bases)
+    key = (text[:line_start], text[line_end:], bases and bases.key)
     with _OUTSIDE_LOCK:
         found = _OUTSIDE.get(key)
         if found is not None:
@@ -161,10 +161,10 @@ def _possibly_owed(left: str, right: str, bases: BaseReader | None) -> frozenset
                      - set(_QUOTED_NAME.findall(around)) - set(dir(object)))
 
 
-def _cursor_bases(left: str, line: int, bases: BaseReader) -> Inherited | None:
+def _cursor_bases(left: str, line: int, bases: BaseReader, wait: bool = True) -> Inherited | None:
     """What the class around the cursor (at `line` of `left`, 1-based) inherits, read from its header alone (which
     the left context holds whole); None where no class holds the cursor, its header does not parse so, or its
-    ancestry is not known."""
+    ancestry is not known. Without `wait`, only an answer that is ready (`BaseReader`)."""
     span = class_lines(left, line)
     if span is None:
         return None
@@ -178,7 +178,7 @@ def _cursor_bases(left: str, line: int, bases: BaseReader) -> Inherited | None:
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue
         holder = next((node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)), None)
-        return None if holder is None or not holder.bases else bases(left, holder)
+        return None if holder is None or not holder.bases else bases(left, holder, wait)
     return None
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from concurrent.futures import TimeoutError as FutureTimeout
 
-from fimlsp.python.analysis import Analysis, judges_jedi
+from fimlsp.python.analysis import Analysis, WaitBudget, judges_jedi
 
 _PROTOCOLS = ("typing.", "typing_extensions.", "collections.abc.", "_collections_abc.")
 _MEMBER_AFTER = re.compile(r"[ \t]*\.[ \t]*([A-Za-z_]\w*)")
@@ -24,10 +24,10 @@ _FIXED = {f"builtins.{kind.__name__}": kind for kind in (int, float, complex, bo
 
 
 def missing_member(analysis: Analysis, text: str, whole: str, left: str, path: str | None,
-                   seconds: float | None) -> str | None:
+                   budget: WaitBudget | None) -> str | None:
     """The member that the right context of `whole` (after `text`, which ends the middle; `left` the left context)
     loads on the result of a call the middle closed and that the result's built-in type lacks; None where there is
-    none, or it is not known within `seconds`."""
+    none, or it is not known within the `budget`'s time left (None: no bound)."""
     after = _MEMBER_AFTER.match(whole, len(text))
     closed = text.rstrip()
     if after is None or not closed.endswith(")") or len(closed) <= len(left) or after.group(1).startswith("__"):
@@ -37,7 +37,7 @@ def missing_member(analysis: Analysis, text: str, whole: str, left: str, path: s
     line, column = code.count("\n", 0, dot) + 1, dot - (code.rfind("\n", 0, dot) + 1)
     future = analysis.run(_result_type, analysis, code, line, column, path)
     try:
-        kind = future.result(seconds)
+        kind = future.result() if budget is None else budget.result(future)
     except FutureTimeout:
         return None
     name = after.group(1)

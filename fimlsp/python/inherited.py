@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
 
-from fimlsp.python.analysis import Analysis, judges_jedi
+from fimlsp.python.analysis import Analysis, WaitBudget, judges_jedi
 from fimlsp.python.member_lists import TRUSTED_STUBS, class_sources
 
 _KEPT = 64  # answers kept (one per class head asked about)
@@ -41,17 +41,23 @@ class BasesPending(Exception):
     """The bases' answer did not come within the time given (it is kept for the next ask)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BaseReader:
-    """`inherited` for one document of an analysis, within `seconds`: what the attribute debt asks of a class with
-    bases."""
+    """`inherited` for one document of an analysis, within the judge's `budget` (None: no bound): what the
+    attribute debt asks of a class with bases."""
 
     analysis: Analysis
     path: str | None
-    seconds: float | None
+    budget: WaitBudget | None = None
 
-    def __call__(self, text: str, holder: ast.ClassDef) -> Inherited | None:
-        return inherited(self.analysis, text, holder, self.path, self.seconds)
+    def __call__(self, text: str, holder: ast.ClassDef, wait: bool = True) -> Inherited | None:
+        """`inherited`; without `wait`, only an answer that is ready (else `BasesPending`: asked, not waited on)."""
+        return inherited(self.analysis, text, holder, self.path, self.budget if wait else WaitBudget(0.0))
+
+    @property
+    def key(self) -> tuple:
+        """What its answers depend on: the analysis and the document's path."""
+        return id(self.analysis), self.path
 
 
 _ANSWERS: OrderedDict[tuple, Future] = OrderedDict()
@@ -59,9 +65,9 @@ _LOCK = threading.Lock()
 
 
 def inherited(analysis: Analysis, text: str, holder: ast.ClassDef, path: str | None,
-              seconds: float | None) -> Inherited | None:
+              budget: WaitBudget | None) -> Inherited | None:
     """What instances of `holder` (a class statement of `text`, placed as in `text`) have from its bases; None where
-    that is not known. Raises `BasesPending` where jedi does not answer within `seconds`."""
+    that is not known. Raises `BasesPending` where jedi does not answer within the `budget`'s time left."""
     question = _question(text, holder)
     if question is None:
         return None
@@ -77,9 +83,9 @@ def inherited(analysis: Analysis, text: str, holder: ast.ClassDef, path: str | N
             _ANSWERS.move_to_end(key)
             analysis.hurry(future)
     try:
-        return future.result(seconds)
+        return future.result() if budget is None else budget.result(future)
     except FutureTimeout:
-        raise BasesPending(f"the bases took more than {seconds:g} s") from None
+        raise BasesPending("the bases took more than the judge's time left") from None
 
 
 def forget() -> None:

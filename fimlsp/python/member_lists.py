@@ -149,7 +149,7 @@ class MemberLists:
         try:
             found = future.result(seconds)
         except FutureTimeout:
-            return Lookup(None, f"the analysis took more than {seconds:g} s")
+            return Lookup(None, f"the analysis took more than {f'{seconds:g} s' if seconds else 'the time left'}")
         finally:
             self.analysis.waited += time.perf_counter() - clock
         if found.names is None:

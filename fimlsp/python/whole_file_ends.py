@@ -26,7 +26,7 @@ def members_refuse(source: MemberSource, text: str, whole: str) -> bool:
         return False
     start, end = len(source.left), len(text)
     return bool(rebound_members(whole, start, end) or unnarrowed(whole, start, end)
-                or missing_member(source.analysis, text, whole, source.left, source.path, source.seconds))
+                or missing_member(source.analysis, text, whole, source.left, source.path, source.budget))
 
 
 def calls_refuse(source: SignatureSource, text: str, whole: str) -> bool:
