@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fimlsp.python.analysis import HELD_SWITCH_INTERVAL, Analysis, _Worker, analysis_for
+from fimlsp.python.analysis import (HELD_SWITCH_INTERVAL, KEYSTROKE_SECONDS, Analysis, _Worker, analysis_for,
+                                    forget_lines, judge_seconds)
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.member_lists import member_lists
 from fimlsp.python.attribute_debt import attribute_debt
@@ -686,3 +687,18 @@ def test_a_receiver_the_analysis_does_not_answer_costs_the_completion_its_time_o
         assert source.lookup("self._stderr").names is None
     assert analysis.timeouts[0] == 0.05 and analysis.timeouts[1:] == [0.0] * 19
     assert "the time left" in source.reason
+
+
+def test_keystrokes_along_a_line_wait_a_keystroke_s_share():
+    """The first completion on a line may wait the judge's whole time on jedi; the keystrokes after it on that line
+    (the text above it and the right context the same) a keystroke's share; another line, or another right
+    context, is a first completion again."""
+    analysis = Analysis(None)
+    left, right = "import os\n\nos.pa", "\nprint(1)\n"
+    assert judge_seconds(analysis, None, left, right, 1.0) == 1.0
+    assert judge_seconds(analysis, None, left + "t", right, 1.0) == KEYSTROKE_SECONDS
+    assert judge_seconds(analysis, None, left + "th.\n", right, 1.0) == 1.0  # the next line
+    assert judge_seconds(analysis, None, left, right + "x = 1\n", 1.0) == 1.0  # the right context changed
+    assert judge_seconds(analysis, "other.py", left, right, 1.0) == 1.0  # another document
+    forget_lines()
+    assert judge_seconds(analysis, None, left, right, 1.0) == 1.0
