@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import random
+from pathlib import Path
 
 import pytest
 
@@ -107,6 +108,18 @@ def test_a_late_answer_leaves_the_middle_owing_nothing_and_is_asked_again(monkey
     debt.bases = BaseReader(ENVIRONMENT, None)
     assert debt.owed(PROTOCOL + PROTOCOL_RIGHT) == {"handle_pong"}
     assert calls
+
+
+def test_asking_about_a_file_s_bases_leaves_its_module_whole_for_later_questions():
+    """The question is the file cut after a class head; jedi keeps a path's code for that module's later imports,
+    so asked as threading.py, BoundedSemaphore's head would leave a threading without Thread: `Worker(threading.
+    Thread)` then read Thread's stub alone, which makes its members unknown and lets a misspelt `self.target` by."""
+    path = str(STDLIB / "threading.py")
+    text = Path(path).read_text(encoding="utf-8")
+    assert BaseReader(analysis_for(path), path)(text, _class(text, "BoundedSemaphore")) is not None
+    left = "import threading\n\n\nclass Spinner(threading.Thread):\n    def run(self):\n        "
+    assert judged(left, "return self._target", "\n") == "complete"
+    assert judged(left, "return self.target", "\n") == "refused"
 
 
 def _based_classes(files):

@@ -117,6 +117,15 @@ def _question(text: str, holder: ast.ClassDef) -> tuple[str, list[tuple[int, int
     return code, places
 
 
+def question_path(document: Path) -> Path:
+    """Where jedi is told the cut file it is asked stands: beside the document (its relative imports resolve the
+    same), never the document's own path. jedi's parser keeps the code of a path it was given in memory and serves
+    it to every later import of that module while the file on disk is older: asked as the document, the file cut
+    after a class head would stand for the module (a later question found only the stub of threading.Thread after
+    threading.py was asked about)."""
+    return document.with_name(f"_fimlsp_bases_{document.name}")
+
+
 def _ask(analysis: Analysis, code: str, places: list[tuple[int, int]], path: str | None) -> Inherited | None:
     try:
         return _ancestry(analysis, code, places, path)
@@ -125,8 +134,8 @@ def _ask(analysis: Analysis, code: str, places: list[tuple[int, int]], path: str
 
 
 def _ancestry(analysis: Analysis, code: str, places: list[tuple[int, int]], path: str | None) -> Inherited | None:
-    script = judges_jedi().Script(code, path=path, project=analysis.project)
-    document = None if path is None else Path(path)
+    document = None if path is None else question_path(Path(path))
+    script = judges_jedi().Script(code, path=document, project=analysis.project)
     classes = []
     for line, column in places:
         found = script.infer(line, column)
