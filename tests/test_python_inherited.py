@@ -14,6 +14,7 @@ from fimlsp.python.analysis import WaitBudget, analysis_for
 from fimlsp.python.attribute_debt import AttributeDebt
 from fimlsp.python.inherited import BasesPending, BaseReader, inherited
 from harness.corpus import STDLIB, package_files, stdlib_files
+from tests.test_python_attribute_debt import span_in_class
 from tests.test_python_members import ENVIRONMENT, HELD_OUT, judged
 
 # Held-out uvicorn wsproto_impl.py's shape: a typed protocol class whose `handle_events` calls `self.handle_pong`;
@@ -147,17 +148,10 @@ def test_no_true_middle_of_a_class_with_bases_owes_an_attribute():
     owing, known = [], 0
     for _ in range(600):
         path, text, node = rng.choice(classes)
-        lines = text.split("\n")
-        offsets = [0]
-        for line in lines:
-            offsets.append(offsets[-1] + len(line) + 1)
-        first = rng.randint(node.lineno + 1, node.end_lineno)
-        last = rng.randint(first, min(node.end_lineno, first + 30))
-        start = offsets[first - 1] + rng.randint(0, len(lines[first - 1]))
-        end = max(start, offsets[last - 1] + rng.randint(0, len(lines[last - 1])))
+        start, end = span_in_class(rng, text, node)
         reader = BaseReader(analysis_for(path), path)
         known += reader(text, node) is not None
         if owed := AttributeDebt(text[:start], text[end:], reader).owed(text):
-            owing.append((path, first, sorted(owed)))
+            owing.append((path, text.count("\n", 0, start) + 1, sorted(owed)))
     assert owing == []
     assert known > 200  # (the ancestry was known for most of them: the check is not vacuous)

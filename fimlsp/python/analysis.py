@@ -286,6 +286,28 @@ def forget_lines() -> None:
         _LINES.clear()
 
 
+class UnknownBase(Exception):
+    """A class of an ancestry has a base jedi does not infer as classes."""
+
+
+def ancestry(classes: list):
+    """Each of jedi's class values `classes` and every class of their ancestry, once, each before its bases (which
+    are read once it was looked at: a caller that stops early asks no more of jedi). Raises `UnknownBase` (with
+    the class's name) where a base is not known."""
+    seen: set[int] = set()
+    while classes:
+        current = classes.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        for lazy in current.py__bases__():
+            bases = lazy.infer()
+            if not bases or not all(base.is_class() for base in bases):
+                raise UnknownBase(current.py__name__())
+            classes.extend(bases)
+
+
 def judges_jedi():
     """jedi as the judges ask it: a parameter's type is never guessed from the function's callers (jedi's
     `dynamic_params`): a guess from one call site refused tokenize's `find_cookie(line)`'s true `line.decode`.

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
 
-from fimlsp.python.analysis import Analysis, WaitBudget, judges_jedi
+from fimlsp.python.analysis import Analysis, WaitBudget, ancestry, judges_jedi
 from fimlsp.python.member_lists import TRUSTED_STUBS, class_sources
 
 _KEPT = 64  # answers kept (one per class head asked about)
@@ -60,7 +60,7 @@ class BaseReader:
         return id(self.analysis), self.path
 
 
-_ANSWERS: OrderedDict[tuple, Future] = OrderedDict()
+_ANSWERS: OrderedDict[tuple, tuple[Analysis, Future]] = OrderedDict()  # (the analysis: its id may be reused)
 _LOCK = threading.Lock()
 
 
@@ -74,9 +74,10 @@ def inherited(analysis: Analysis, text: str, holder: ast.ClassDef, path: str | N
     code, places = question
     key = (hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest(), path, id(analysis))
     with _LOCK:
-        future = _ANSWERS.get(key)
-        if future is None:
-            future = _ANSWERS[key] = analysis.run(_ask, analysis, code, places, path)
+        asked, future = _ANSWERS.get(key, (None, None))
+        if asked is not analysis:
+            future = analysis.run(_ask, analysis, code, places, path)
+            _ANSWERS[key] = analysis, future
             while len(_ANSWERS) > _KEPT:
                 _ANSWERS.popitem(last=False)
         else:
@@ -129,7 +130,7 @@ def question_path(document: Path) -> Path:
 def _ask(analysis: Analysis, code: str, places: list[tuple[int, int]], path: str | None) -> Inherited | None:
     try:
         return _ancestry(analysis, code, places, path)
-    except Exception:  # jedi's own failures on odd code (its inner API): the bases are unknown, never an error
+    except Exception:  # a base not known (UnknownBase), jedi's own failures on odd code: unknown, never an error
         return None
 
 
@@ -145,12 +146,7 @@ def _ancestry(analysis: Analysis, code: str, places: list[tuple[int, int]], path
         classes.extend(values)
     names: set[str] = set()
     public_only = False
-    seen: set[int] = set()
-    while classes:
-        current = classes.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
+    for current in ancestry(classes):
         for each in current.get_filters(is_instance=True, include_metaclasses=False):
             names.update(name.string_name for name in each.values())
         root = current.get_root_context()
@@ -163,11 +159,6 @@ def _ancestry(analysis: Analysis, code: str, places: list[tuple[int, int]], path
                 if "__getattribute__" in source:
                     return None
                 names |= source
-        for lazy in current.py__bases__():
-            bases = lazy.infer()
-            if not bases or not all(base.is_class() for base in bases):
-                return None
-            classes.extend(bases)
     if "__getattr__" in names or "__getattribute__" in code:  # (every class has object's __getattribute__)
         return None
     return Inherited(frozenset(names), public_only)

@@ -39,8 +39,8 @@ from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import replace
 from pathlib import Path
 
-from fimlsp.python.analysis import (Analysis, Lookup, judges_jedi, quoted_names, slot_names, stored_attributes,
-                                    used_after, without_prose)
+from fimlsp.python.analysis import (Analysis, Lookup, UnknownBase, ancestry, judges_jedi, quoted_names, slot_names,
+                                    stored_attributes, used_after, without_prose)
 from fimlsp.python.class_text import class_around, class_lines, in_plain_class, related_classes, subclass_names
 from fimlsp.python.literal_attributes import literal_type
 from fimlsp.python.syntax import TreeNotBuilt, parsed
@@ -301,13 +301,7 @@ def _sources(name, document: Path | None) -> list[tuple[frozenset[str], bool]] |
             # A compiled literal (`self.sys_import = None` infers the value None): jedi read one assignment or a
             # default, not the attribute's type (lib2to3's fix_exitfunc later loads self.sys_import.parent).
             return _LITERAL
-        classes = [value if value.is_class() else value.class_value for value in values]
-        seen: set[int] = set()
-        while classes:
-            current = classes.pop()
-            if id(current) in seen:
-                continue
-            seen.add(id(current))
+        for current in ancestry([value if value.is_class() else value.class_value for value in values]):
             trusted = current.get_root_context().py__name__() in TRUSTED_STUBS  # jedi's members suffice
             if not trusted and current.get_root_context().py__file__() != document:
                 sources = class_sources(current)
@@ -316,12 +310,9 @@ def _sources(name, document: Path | None) -> list[tuple[frozenset[str], bool]] |
                 if all(stub for _names, stub in sources):
                     return f"the source of {current.py__name__()} cannot be read (a stub leaves out what it sets)"
                 found.extend(sources)
-            for lazy in current.py__bases__():
-                bases = lazy.infer()
-                if not bases or not all(base.is_class() for base in bases):
-                    return f"a base class of {current.py__name__()} is not known"
-                classes.extend(bases)
         return found
+    except UnknownBase as error:
+        return f"a base class of {error} is not known"
     except Exception as error:  # jedi's inner API on odd values: not known
         return f"the receiver's classes could not be read ({type(error).__name__})"
 
