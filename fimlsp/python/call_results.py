@@ -11,8 +11,11 @@ thread (`Analysis.run`) within the judge's time, and a late answer lets the midd
 
 from __future__ import annotations
 
+import hashlib
 import re
-from concurrent.futures import TimeoutError as FutureTimeout
+import threading
+from collections import OrderedDict
+from concurrent.futures import Future, TimeoutError as FutureTimeout
 
 from fimlsp.python.analysis import Analysis, WaitBudget, judges_jedi
 
@@ -20,6 +23,9 @@ _MEMBER_AFTER = re.compile(r"[ \t]*\.[ \t]*([A-Za-z_]\w*)")
 # Built-in types without an instance dict: what their instances hold is what the type defines.
 _FIXED = {f"builtins.{kind.__name__}": kind for kind in (int, float, complex, bool, str, bytes, bytearray, list,
                                                           tuple, dict, set, frozenset)}
+_KEPT = 64  # answers kept: a finish search checks the same end at several of its steps
+_ANSWERS: OrderedDict[tuple, tuple[Analysis, Future]] = OrderedDict()
+_LOCK = threading.Lock()
 
 
 def missing_member(analysis: Analysis, text: str, whole: str, left: str, path: str | None,
@@ -31,8 +37,20 @@ def missing_member(analysis: Analysis, text: str, whole: str, left: str, path: s
     closed = text.rstrip()
     if after is None or not closed.endswith(")") or len(closed) <= len(left) or after.group(1).startswith("__"):
         return None
-    line, column = whole.count("\n", 0, len(closed)) + 1, len(closed) - (whole.rfind("\n", 0, len(closed)) + 1)
-    future = analysis.run(_result_type, analysis, whole, line, column, path)
+    code = closed + whole[len(text):].lstrip()  # (`)) ` and `))` of a finish search are one question)
+    line, column = code.count("\n", 0, len(closed)) + 1, len(closed) - (code.rfind("\n", 0, len(closed)) + 1)
+    key = (hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest(), line, column, path,
+           id(analysis))
+    with _LOCK:
+        asked, future = _ANSWERS.get(key, (None, None))
+        if asked is not analysis:
+            future = analysis.run(_result_type, analysis, code, line, column, path)
+            _ANSWERS[key] = analysis, future
+            while len(_ANSWERS) > _KEPT:
+                _ANSWERS.popitem(last=False)
+        else:
+            _ANSWERS.move_to_end(key)
+            analysis.hurry(future)
     try:
         kind = future.result() if budget is None else budget.result(future)
     except FutureTimeout:

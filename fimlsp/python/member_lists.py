@@ -58,6 +58,7 @@ _SELF = ("self", "cls")
 # Built-in types whose instances have no `__dict__`: storing a new attribute on one raises AttributeError.
 _FIXED_TYPES = frozenset(f"builtins.{name}" for name in ("set", "frozenset", "list", "dict", "tuple", "str", "bytes",
                                                          "bytearray", "int", "float", "complex", "bool"))
+_DYNAMIC_FILE = "the file sets attributes dynamically (setattr, vars, __dict__, __getattr__)"
 _LITERAL = "a literal value inferred (one assignment's, not the receiver's type)"
 _UNKNOWN_ROOTS = ("unittest.mock", "mock.", "typing.Any", "typing_extensions.Any")
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
@@ -182,6 +183,8 @@ def member_lists(analysis: Analysis) -> MemberLists:
 
 
 def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | None, receiver: str) -> Lookup:
+    if receiver in _SELF and _DYNAMIC_TEXT.search(code):  # (never a module: known unjudged before jedi's 0.4 s)
+        return Lookup(None, _DYNAMIC_FILE)
     jedi = judges_jedi()
     script = jedi.Script(code, path=path, project=analysis.project)
     inferred = script.infer(line, max(column - 1, 0))
@@ -212,7 +215,7 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
             star = star or (each.type == "module" and not stub and "*" in source)
             extra |= source
     if kinds != {"module"} and _DYNAMIC_TEXT.search(code):
-        return Lookup(None, "the file sets attributes dynamically (setattr, vars, __dict__, __getattr__)")
+        return Lookup(None, _DYNAMIC_FILE)
     if _narrowed(code, receiver):
         return Lookup(None, f"{receiver}'s type is narrowed (isinstance, issubclass, type, match), which jedi does "
                             "not follow")
