@@ -111,15 +111,20 @@ def _class_cuts(files, count: int, seed: int):
     classes = [(text, node) for text, node in _plain_classes(files) if (node.end_lineno or 0) > node.lineno + 1]
     for _ in range(count):
         text, node = rng.choice(classes)
-        lines = text.split("\n")
-        offsets = [0]
-        for line in lines:
-            offsets.append(offsets[-1] + len(line) + 1)
-        first = rng.randint(node.lineno + 1, node.end_lineno)
-        last = rng.randint(first, min(node.end_lineno, first + 30))
-        start = offsets[first - 1] + rng.randint(0, len(lines[first - 1]))
-        end = max(start, offsets[last - 1] + rng.randint(0, len(lines[last - 1])))
+        start, end = span_in_class(rng, text, node)
         yield text[:start], text[start:end], text[end:]
+
+
+def span_in_class(rng: random.Random, text: str, node: ast.ClassDef) -> tuple[int, int]:
+    """A random span (start, end offsets) of up to 30 lines inside the body of the class `node` of `text`."""
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    first = rng.randint(node.lineno + 1, node.end_lineno)
+    last = rng.randint(first, min(node.end_lineno, first + 30))
+    start = offsets[first - 1] + rng.randint(0, len(lines[first - 1]))
+    return start, max(start, offsets[last - 1] + rng.randint(0, len(lines[last - 1])))
 
 
 def test_no_true_middle_owes_an_attribute():

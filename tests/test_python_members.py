@@ -8,12 +8,13 @@ import importlib.util
 import random
 import sys
 import threading
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import Future, TimeoutError as FutureTimeout
 from pathlib import Path
 
 import pytest
 
-from fimlsp.python.analysis import HELD_SWITCH_INTERVAL, Analysis, _Worker, analysis_for
+from fimlsp.python.analysis import (HELD_SWITCH_INTERVAL, KEYSTROKE_SECONDS, Analysis, _Worker, analysis_for,
+                                    forget_lines, judge_seconds)
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.member_lists import member_lists
 from fimlsp.python.attribute_debt import attribute_debt
@@ -140,6 +141,19 @@ def test_what_no_class_in_the_line_defines_is_refused(middle):
 @pytest.mark.parametrize("right", ["\n\nsetattr(Base, 'late', 1)\n", "\n\ndef __getattr__(name):\n    return 1\n"])
 def test_files_that_set_attributes_dynamically_are_not_judged_on_instances(right):
     assert judged(BASE, "self.late", right) == "complete"
+
+
+def test_self_in_a_file_that_sets_attributes_dynamically_is_let_go_before_jedi_is_asked(monkeypatch):
+    """jedi took 0.4 s on held-out diskcache fanout.py's `self` to infer what the file's `setattr` leaves unjudged."""
+    import fimlsp.python.member_lists as member_lists_module
+
+    def unreachable():
+        raise AssertionError("jedi asked")
+
+    monkeypatch.setattr(member_lists_module, "judges_jedi", unreachable)
+    left = BASE.replace("class Child", "class Grandchild")  # (a question no earlier test asked)
+    found = member_lists(ENVIRONMENT).lookup(left, "\n\nsetattr(Base, 'late', 1)\n", "self", None, None)
+    assert found.names is None and "dynamically" in found.reason
 
 
 def test_an_attribute_set_from_outside_the_class_is_a_member():
@@ -654,3 +668,50 @@ def test_a_built_in_types_instance_takes_no_new_attribute():
     assert judged(left, "self.tasks.add_done_: int", "\n") == "refused"
     assert judged(left, "self.tasks.add(task)", "\n") == "complete"
     assert judged(left, "self.task_count = 0", "\n") == "complete"
+
+
+class _SilentAnalysis(Analysis):
+    """An analysis that never answers (jedi stuck on a receiver), whose questions record how long each wait may be."""
+
+    def __init__(self):
+        super().__init__(None)
+        self.timeouts: list[float | None] = []
+
+    def run(self, work, *args, background=False):
+        analysis = self
+
+        class Recorded(Future):
+            def result(self, timeout=None):
+                analysis.timeouts.append(timeout)
+                return super().result(timeout)
+
+        return Recorded()
+
+    def hurry(self, future):
+        pass
+
+
+def test_a_receiver_the_analysis_does_not_answer_costs_the_completion_its_time_once():
+    """Held-out uvicorn httptools_impl.py: jedi took over 20 s on `self.flow`, and the judge, asking at each token,
+    waited 1 s twenty times over. A completion's judge waits `seconds` in all; then it reads only ready answers."""
+    analysis = _SilentAnalysis()
+    source = MemberSource(analysis, PRINTER, "\n", seconds=0.05)
+    for _ in range(20):
+        assert source.lookup("self._stderr").names is None
+    assert analysis.timeouts[0] == 0.05 and analysis.timeouts[1:] == [0.0] * 19
+    assert "the time left" in source.reason
+
+
+def test_keystrokes_along_a_line_wait_a_keystroke_s_share():
+    """The first completion on a line may wait the judge's whole time on jedi; the keystrokes after it on that line
+    (the text above it and the right context the same) a keystroke's share; another line, or another right
+    context, is a first completion again."""
+    analysis = Analysis(None)
+    left, right = "import os\n\nos.pa", "\nprint(1)\n"
+    assert judge_seconds(analysis, None, left, right, 1.0) == 1.0
+    assert judge_seconds(analysis, None, left + "t", right, 1.0) == KEYSTROKE_SECONDS
+    assert judge_seconds(analysis, None, left + "th.\n", right, 1.0) == 1.0  # the next line
+    assert judge_seconds(analysis, None, left, right + "x = 1\n", 1.0) == 1.0  # the right context changed
+    assert judge_seconds(analysis, "other.py", left, right, 1.0) == 1.0  # another document
+    forget_lines()
+    assert judge_seconds(analysis, None, left, right, 1.0) == 1.0

@@ -2,11 +2,13 @@
 `self`/`cls` outside the middle are assigned or defined somewhere, as the name judge's ends need the right context's
 names bound (`fimlsp.python.members` asks at each end).
 
-Owed only where the class's text is the whole truth of its instances: no base but `object`, no decorator or class
-keyword, no dynamic attributes in the file. And then only by a middle in `__init__` of a class whose `__init__`
-sets up its state (a method may load what subclasses define), or anywhere in a typed class (every method outside
-the middle annotates its return), whose loads a type checker holds to the class's own definitions: uvicorn's
-BaseReload.run calls `self.startup()`, and a middle that drops `def startup` owes it.
+Owed only where the class's text and its ancestry are the whole truth of its instances: no decorator or class
+keyword, no dynamic attributes in the file, and no base but `object` or bases whose ancestry is known
+(`fimlsp.python.inherited`: held-out uvicorn's WSProtocol(asyncio.Protocol)). And then only by a middle in
+`__init__` of a class whose `__init__` sets up its state (a method may load what subclasses define), or anywhere in
+a typed class (every method outside the middle annotates its return), whose loads a type checker holds to the
+class's own definitions: uvicorn's BaseReload.run calls `self.startup()`, and a middle that drops `def startup`
+owes it.
 For a middle of one line the class is parsed once per line, whatever is typed on it (`_outside_line`); a file
 whose context loads no attribute that nothing around the middle stores owes nothing, unparsed.
 """
@@ -23,6 +25,7 @@ from fimlsp.lines import line_bounds
 from fimlsp.python.analysis import slot_names, stored_attributes
 from fimlsp.python.class_facts import binds_receiver, meant_for_subclasses, sets_up_state
 from fimlsp.python.class_text import class_lines, in_plain_class, subclass_names
+from fimlsp.python.inherited import BaseReader, BasesPending, Inherited
 from fimlsp.python.syntax import parsed
 
 _DYNAMIC_ATTRIBUTES = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__setattr__\b")
@@ -37,8 +40,8 @@ _IGNORED = re.compile(r"#[ \t]*(?:type|pyright):[ \t]*ignore")
 class AttributeDebt:
     """What the middles of one completion owe, with what is the same for all of them worked out once."""
 
-    def __init__(self, left: str, right: str):
-        self.left, self.right = left, right
+    def __init__(self, left: str, right: str, bases: BaseReader | None = None):
+        self.left, self.right, self.bases = left, right, bases
         self._possibly: frozenset[str] | None = None  # `_possibly_owed`, at the first end asked about
         self._outside: _Owed | frozenset | None = None  # what a middle of one line must store (`attribute_debt`)
 
@@ -48,8 +51,23 @@ class AttributeDebt:
         sibling class of the file defines)."""
         if not (text.startswith(self.left) and text.endswith(self.right)):
             return frozenset()
+        try:
+            return self._owed(text)
+        except BasesPending:  # the bases' answer is late: owed nothing now, and asked again at the next end
+            return frozenset()
+
+    def prefetch(self) -> None:
+        """Ask about the bases of the class around the cursor where it has some, without waiting (the answer is
+        kept for the ends)."""
+        if self.bases is not None:
+            try:
+                _cursor_bases(self.left, self.left.count("\n") + 1, self.bases, wait=False)
+            except BasesPending:
+                pass
+
+    def _owed(self, text: str) -> frozenset[str]:
         if self._possibly is None:
-            self._possibly = _possibly_owed(self.left, self.right)
+            self._possibly = _possibly_owed(self.left, self.right, self.bases)
         start, end = len(self.left), len(text) - len(self.right)
         middle = text[start:end]
         if not self._possibly or not self._possibly - stored_attributes(middle):
@@ -57,11 +75,11 @@ class AttributeDebt:
         # The middle's whole line: a middle that begins or ends in a name stores what the line's text says.
         line = text[slice(*line_bounds(text, start, end))]
         if "\n" in middle or _CLASS_WORD.search(line):  # (on a class header's line, its bases are the middle's)
-            return attribute_debt(text, start, end) & self._possibly
+            return attribute_debt(text, start, end, bases=self.bases) & self._possibly
         if _DYNAMIC_ATTRIBUTES.search(line) or _SUBCLASSES_MEANT.search(line):
             return frozenset()  # (what the whole file's `attribute_debt` reads on the line: owed nothing)
         if self._outside is None:
-            self._outside = _outside_line(text, start, end)
+            self._outside = _outside_line(text, start, end, self.bases)
         owed = self._outside
         if not owed or not (owed.typed or owed.set_up or owed.init_receiver and re.search(
                 r"(?<![\w.])" + owed.init_receiver + r"[ \t]*\.[ \t]*\w+[ \t]*(?::[^=\n]*)?=(?!=)", line)):
@@ -93,19 +111,19 @@ _OUTSIDE: OrderedDict[tuple[str, str], _Owed | frozenset] = OrderedDict()
 _OUTSIDE_LOCK = threading.Lock()
 
 
-def _outside_line(text: str, start: int, end: int) -> _Owed | frozenset:
+def _outside_line(text: str, start: int, end: int, bases: BaseReader | None) -> _Owed | frozenset:
     """`attribute_debt(text, start, end, outside=True)` for a middle of one line on no class header's line,
     remembered by the text outside the middle's line, which is all it reads (the line's own stores are
     `_stored_in(line)`'s, its dynamic attributes `AttributeDebt.owed`'s): the class is parsed once a line, not once
     a keystroke."""
     line_start, line_end = line_bounds(text, start, end)
-    key = (text[:line_start], text[line_end:])
+    key = (text[:line_start], text[line_end:], bases and bases.key)
     with _OUTSIDE_LOCK:
         found = _OUTSIDE.get(key)
         if found is not None:
             _OUTSIDE.move_to_end(key)
             return found
-    found = attribute_debt(text, start, end, outside=True)
+    found = attribute_debt(text, start, end, outside=True, bases=bases)
     with _OUTSIDE_LOCK:
         _OUTSIDE[key] = found
         while len(_OUTSIDE) > _OUTSIDE_LINES:
@@ -127,49 +145,69 @@ def _stored_in(line: str) -> set[str]:
     return {name for group in _MIDDLE_STORES.findall(line) for name in group if name}
 
 
-def _possibly_owed(left: str, right: str) -> frozenset[str]:
-    """Every attribute the right context loads that nothing in the file around the middle stores, defines or names:
-    a superset of any `attribute_debt` (which then needs the middle to store one of them)."""
+def _possibly_owed(left: str, right: str, bases: BaseReader | None) -> frozenset[str]:
+    """Every attribute the right context loads that nothing in the file around the middle stores, defines or names
+    and that the cursor's class does not inherit: a superset of any `attribute_debt` (which then needs the middle
+    to store one of them)."""
     around = left + right
     defined = {name for pair in _DEFINED.findall(around) for name in pair if name}
     loads = set(_LOADED.findall(right))
-    if in_plain_class(left, left.count("\n") + 1):  # a typed class may owe what it loads before the middle too
+    line = left.count("\n") + 1
+    if in_plain_class(left, line):  # a typed class may owe what it loads before the middle too
         loads |= set(_SELF_LOADED.findall(left))
+    elif bases is not None and (found := _cursor_bases(left, line, bases)) is not None:
+        loads = (loads | set(_SELF_LOADED.findall(left))) - found.names
     return frozenset(loads - stored_attributes(around) - slot_names(around) - defined
                      - set(_QUOTED_NAME.findall(around)) - set(dir(object)))
 
 
-def attribute_debt(text: str, start: int, end: int, outside: bool = False):
+def _cursor_bases(left: str, line: int, bases: BaseReader, wait: bool = True) -> Inherited | None:
+    """What the class around the cursor (at `line` of `left`, 1-based) inherits, read from its header alone (which
+    the left context holds whole); None where no class holds the cursor, its header does not parse so, or its
+    ancestry is not known. Without `wait`, only an answer that is ready (`BaseReader`)."""
+    span = class_lines(left, line)
+    if span is None:
+        return None
+    lines = left.split("\n")
+    first = span[0]
+    indent = len(lines[first]) - len(lines[first].lstrip())
+    for last in range(first + 1, min(first + 12, line)):  # (a header of several lines: its brackets' lines)
+        block = ("\n" * (first - 1) + "if 1:\n" if indent else "\n" * first) + "\n".join(lines[first:last])
+        try:
+            tree = parsed(block + "\n" + " " * (indent + 4) + "pass")
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        holder = next((node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)), None)
+        return None if holder is None or not holder.bases else bases(left, holder, wait)
+    return None
+
+
+def attribute_debt(text: str, start: int, end: int, outside: bool = False, bases: BaseReader | None = None):
     """The attributes that the innermost class holding the middle (`text[start:end]`), where its `__init__` sets up its
     state, loads on its methods' first parameter after the middle and not before it (in a typed class: before or
     after it, but on a line a type checker is told to ignore), that neither the class nor anything in the file
     assigns (an attribute store on any receiver, the class body's names, its subclasses' in the file, `__slots__`)
-    and that no string of the file names (`getattr(self, "x")` guards). Classes whose attributes may come from
-    elsewhere owe nothing: bases other than `object`, decorators, keywords (a metaclass), and files that set
-    attributes dynamically (`setattr`, `__dict__`, `__getattr__`, `__setattr__`). `outside`, for a middle of one
-    line: `_Owed`, what the rest of the file leaves unassigned, whatever the middle's line (its stores not counted,
-    which `AttributeDebt.owed` finds by pattern)."""
+    and that no string of the file names (`getattr(self, "x")` guards), nor its bases (`bases`, which reads them;
+    a stub's ancestry leaves only public names owed). Classes whose attributes may come from elsewhere owe
+    nothing: bases other than `object` whose ancestry is not known (or no `bases`), decorators, keywords (a
+    metaclass), and files that set attributes dynamically (`setattr`, `__dict__`, `__getattr__`, `__setattr__`).
+    `outside`, for a middle of one line: `_Owed`, what the rest of the file leaves unassigned, whatever the middle's
+    line (its stores not counted, which `AttributeDebt.owed` finds by pattern)."""
     first_line, last_line = text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1
     line_start, line_end = line_bounds(text, start, end)
     around = text[:line_start] + "\n" + text[line_end:] if outside else text
     if _DYNAMIC_ATTRIBUTES.search(around):
         return frozenset()
-    tree = _class_tree(text, first_line)
-    if tree is None:
-        return frozenset()
-    holder = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.lineno <= first_line and (node.end_lineno or 0) >= last_line:
-            if holder is None or node.lineno > holder.lineno:
-                holder = node
-    if holder is None or holder.decorator_list or holder.keywords or any(
-            not (isinstance(base, ast.Name) and base.id == "object") for base in holder.bases):
+    holder = _holder(_class_tree(text, first_line), first_line, last_line)
+    inherited = None if holder is None else _inherited(text, holder, bases)
+    if inherited is None:
         return frozenset()
     left_out = first_line if outside else 0  # the line whose statements are the middle's
     typed = _typed(holder, first_line, last_line)
     if not typed and meant_for_subclasses(holder, left_out):
         return frozenset()
-    assigned = stored_attributes(around) | slot_names(around) | set(_QUOTED_NAME.findall(around)) | set(dir(object))
+    assigned = (stored_attributes(around) | slot_names(around) | set(_QUOTED_NAME.findall(around)) | set(dir(object))
+                | inherited.names)
     assigned |= subclass_names(text, holder.lineno + 1)  # a base's method may load what its subclasses define
     for statement in holder.body:  # the class body's names, in conditional blocks too (`if os.name != "nt": def`)
         for node in ast.walk(statement):
@@ -207,12 +245,34 @@ def attribute_debt(text: str, start: int, end: int, outside: bool = False):
                     loads.add(node.attr)
             elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load) and node.lineno != left_out:
                 assigned.add(node.attr)
+    if inherited.public_only:
+        loads = {name for name in loads if not name.startswith("_")}
     if outside:
         init = next((method for method in holder.body if isinstance(method, ast.FunctionDef)
                      and method.name == "__init__" and method.args.args
                      and method.lineno < first_line <= (method.end_lineno or 0)), None)
         return _Owed(frozenset(loads - assigned - excused), set_up, init and init.args.args[0].arg, typed)
     return frozenset(loads - assigned - excused)
+
+
+def _holder(tree: ast.Module | None, first_line: int, last_line: int) -> ast.ClassDef | None:
+    """The innermost class statement of `tree` that holds the lines `first_line` to `last_line`."""
+    holder = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.ClassDef) and node.lineno <= first_line and (node.end_lineno or 0) >= last_line:
+            if holder is None or node.lineno > holder.lineno:
+                holder = node
+    return holder
+
+
+def _inherited(text: str, holder: ast.ClassDef, bases: BaseReader | None) -> Inherited | None:
+    """What `holder`'s instances have from its bases: nothing but object's where it has no other; None where that
+    is not known (no `bases` to ask), or where a decorator or a class keyword (a metaclass) may add anything."""
+    if holder.decorator_list or holder.keywords:
+        return None
+    if all(isinstance(base, ast.Name) and base.id == "object" for base in holder.bases):
+        return Inherited(frozenset())
+    return None if bases is None else bases(text, holder)
 
 
 def _typed(holder: ast.ClassDef, first_line: int, last_line: int) -> bool:

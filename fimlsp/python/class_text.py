@@ -21,7 +21,7 @@ def class_lines(code: str, line: int) -> tuple[int, int] | None:
     lines = code.split("\n")
     depth = len(_INDENT.match(lines[line - 1]).group())
     start = line - 1
-    while start > 0:
+    while start > 0 and depth:  # (at depth 0 no class can hold the line: the lines above are not read)
         start -= 1
         match = _CLASS_LINE.match(lines[start])
         if match and len(match.group(1)) < depth:

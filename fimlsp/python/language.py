@@ -14,7 +14,8 @@ from pathlib import Path
 
 from fimlsp.language import DEFAULT_BUDGET, Caches, Guarantee, Language
 from fimlsp.python.finish import comma_spaced, ends_a_comma
-from fimlsp.python.analysis import Analysis, analysis_for, background_held_back
+from fimlsp.python.analysis import Analysis, analysis_for, background_held_back, judge_seconds
+from fimlsp.python.member_lists import QUERY_SECONDS
 from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.members import MemberSource
 from fimlsp.python.names import FileNames, undefined_names
@@ -56,7 +57,9 @@ class Python(Language):
         receivers it let go (None where there is no state to judge)."""
         if guarantee.state is None:
             return guarantee, None
-        source = MemberSource(analysis_for(path, project), left, right, _jedi_path(path))
+        analysis, document = analysis_for(path, project), _jedi_path(path)
+        source = MemberSource(analysis, left, right, document,
+                              seconds=judge_seconds(analysis, document, left, right, QUERY_SECONDS))
         return replace(guarantee, state=guarantee.state.judging_members(source)), source
 
     def judging_calls(self, guarantee: Guarantee, left: str, right: str, path: str | None = None,

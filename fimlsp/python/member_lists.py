@@ -39,8 +39,8 @@ from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import replace
 from pathlib import Path
 
-from fimlsp.python.analysis import (Analysis, Lookup, judges_jedi, quoted_names, slot_names, stored_attributes,
-                                    used_after, without_prose)
+from fimlsp.python.analysis import (Analysis, Lookup, UnknownBase, ancestry, judges_jedi, quoted_names, slot_names,
+                                    stored_attributes, used_after, without_prose)
 from fimlsp.python.class_text import class_around, class_lines, in_plain_class, related_classes, subclass_names
 from fimlsp.python.literal_attributes import literal_type
 from fimlsp.python.syntax import TreeNotBuilt, parsed
@@ -58,6 +58,7 @@ _SELF = ("self", "cls")
 # Built-in types whose instances have no `__dict__`: storing a new attribute on one raises AttributeError.
 _FIXED_TYPES = frozenset(f"builtins.{name}" for name in ("set", "frozenset", "list", "dict", "tuple", "str", "bytes",
                                                          "bytearray", "int", "float", "complex", "bool"))
+_DYNAMIC_FILE = "the file sets attributes dynamically (setattr, vars, __dict__, __getattr__)"
 _LITERAL = "a literal value inferred (one assignment's, not the receiver's type)"
 _UNKNOWN_ROOTS = ("unittest.mock", "mock.", "typing.Any", "typing_extensions.Any")
 _TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
@@ -149,7 +150,7 @@ class MemberLists:
         try:
             found = future.result(seconds)
         except FutureTimeout:
-            return Lookup(None, f"the analysis took more than {seconds:g} s")
+            return Lookup(None, f"the analysis took more than {f'{seconds:g} s' if seconds else 'the time left'}")
         finally:
             self.analysis.waited += time.perf_counter() - clock
         if found.names is None:
@@ -182,6 +183,8 @@ def member_lists(analysis: Analysis) -> MemberLists:
 
 
 def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | None, receiver: str) -> Lookup:
+    if receiver in _SELF and _DYNAMIC_TEXT.search(code):  # (never a module: known unjudged before jedi's 0.4 s)
+        return Lookup(None, _DYNAMIC_FILE)
     jedi = judges_jedi()
     script = jedi.Script(code, path=path, project=analysis.project)
     inferred = script.infer(line, max(column - 1, 0))
@@ -212,7 +215,7 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
             star = star or (each.type == "module" and not stub and "*" in source)
             extra |= source
     if kinds != {"module"} and _DYNAMIC_TEXT.search(code):
-        return Lookup(None, "the file sets attributes dynamically (setattr, vars, __dict__, __getattr__)")
+        return Lookup(None, _DYNAMIC_FILE)
     if _narrowed(code, receiver):
         return Lookup(None, f"{receiver}'s type is narrowed (isinstance, issubclass, type, match), which jedi does "
                             "not follow")
@@ -301,27 +304,18 @@ def _sources(name, document: Path | None) -> list[tuple[frozenset[str], bool]] |
             # A compiled literal (`self.sys_import = None` infers the value None): jedi read one assignment or a
             # default, not the attribute's type (lib2to3's fix_exitfunc later loads self.sys_import.parent).
             return _LITERAL
-        classes = [value if value.is_class() else value.class_value for value in values]
-        seen: set[int] = set()
-        while classes:
-            current = classes.pop()
-            if id(current) in seen:
-                continue
-            seen.add(id(current))
-            trusted = current.get_root_context().py__name__() in _TRUSTED_STUBS  # jedi's members suffice
+        for current in ancestry([value if value.is_class() else value.class_value for value in values]):
+            trusted = current.get_root_context().py__name__() in TRUSTED_STUBS  # jedi's members suffice
             if not trusted and current.get_root_context().py__file__() != document:
-                sources = _class_sources(current)
+                sources = class_sources(current)
                 if sources is None:
                     return f"{current.py__name__()} sets attributes dynamically"
                 if all(stub for _names, stub in sources):
                     return f"the source of {current.py__name__()} cannot be read (a stub leaves out what it sets)"
                 found.extend(sources)
-            for lazy in current.py__bases__():
-                bases = lazy.infer()
-                if not bases or not all(base.is_class() for base in bases):
-                    return f"a base class of {current.py__name__()} is not known"
-                classes.extend(bases)
         return found
+    except UnknownBase as error:
+        return f"a base class of {error} is not known"
     except Exception as error:  # jedi's inner API on odd values: not known
         return f"the receiver's classes could not be read ({type(error).__name__})"
 
@@ -339,16 +333,16 @@ def _metaclass_sources(classes: list, document: Path | None) -> list[tuple[froze
             found.append((frozenset(name.string_name for each in filters for name in each.values()), True))
             for current in meta.py__mro__():
                 root = current.get_root_context()
-                if root.py__file__() == document or root.py__name__() in _TRUSTED_STUBS:
+                if root.py__file__() == document or root.py__name__() in TRUSTED_STUBS:
                     continue  # jedi's reading of them above suffices
-                sources = _class_sources(current)
+                sources = class_sources(current)
                 if sources is None:
                     return f"the metaclass {meta.py__name__()} sets attributes dynamically"
                 found.extend(sources)
     return found
 
 
-def _class_sources(value) -> list[tuple[frozenset[str], bool]] | None:
+def class_sources(value) -> list[tuple[frozenset[str], bool]] | None:
     """The names the class `value`'s source and stub bind in its body (`_class_names`), each with whether it is the
     stub's; None where one of them sets attributes dynamically."""
     from jedi.inference.gradual.conversion import convert_values
@@ -369,7 +363,7 @@ def _class_sources(value) -> list[tuple[frozenset[str], bool]] | None:
 
 # Stubs of classes whose instances hold no attribute the stub leaves out: built-in types, typing's protocols and
 # the abstract base classes.
-_TRUSTED_STUBS = frozenset({"builtins", "typing", "typing_extensions", "collections.abc", "_collections_abc", "abc",
+TRUSTED_STUBS = frozenset({"builtins", "typing", "typing_extensions", "collections.abc", "_collections_abc", "abc",
                             "types", "_typeshed"})
 _DYNAMIC = frozenset({"__dynamic__"})
 _FILES: dict[str, tuple[float, ast.Module | None, str]] = {}

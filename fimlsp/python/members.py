@@ -43,9 +43,10 @@ import time
 from dataclasses import dataclass, field, replace
 
 from fimlsp.python import lexemes as lx
-from fimlsp.python.analysis import Analysis, Lookup, after_receiver
+from fimlsp.python.analysis import Analysis, Lookup, WaitBudget, after_receiver
 from fimlsp.python.attribute_debt import AttributeDebt
 from fimlsp.python.folding import fold
+from fimlsp.python.inherited import BaseReader
 from fimlsp.python.lexer import LexerState
 from fimlsp.python.member_lists import QUERY_SECONDS, member_lists
 from fimlsp.python.member_uses import CONTEXT_TOKENS, FileUses
@@ -93,7 +94,7 @@ class MemberSource:
     seconds: float | None = QUERY_SECONDS
     answers: dict[str, Lookup] = field(default_factory=dict)
     relaxed: list[str] = field(default_factory=list)  # why receivers went unjudged (timeouts, dynamic ones)
-    waited: float = 0.0  # seconds spent waiting on the analysis (the judge's added time)
+    budget: WaitBudget | None = None  # the judge's waits on the analysis in this completion, `seconds` at most
     # The left context ends in code (not in a string or comment), where a receiver may be asked about.
     in_code: bool = True
     # The innermost bracket open at the cursor is a brace: a name quoted just before it is a key or an element of a
@@ -102,19 +103,28 @@ class MemberSource:
     debt: AttributeDebt | None = None  # what the middle may owe, worked out at the first end asked about
     _uses: FileUses | None = None  # the file's names after receivers
 
+    def __post_init__(self):
+        if self.budget is None:
+            self.budget = WaitBudget(self.seconds)
+
+    @property
+    def waited(self) -> float:
+        """Seconds spent waiting on the analysis in this completion (the judge's added time)."""
+        return self.budget.waited
+
     def lookup(self, receiver: str) -> Lookup:
         found = self.answers.get(receiver)
         if found is None and not self.in_code:
             found = self.answers[receiver] = Lookup(None, "the cursor is in a string or comment")
         if found is None:
             clock = time.perf_counter()
-            found = member_lists(self.analysis).lookup(self.left, self.right, receiver, self.path, self.seconds,
-                                                       trailing_key=self.in_braces)
+            found = member_lists(self.analysis).lookup(self.left, self.right, receiver, self.path,
+                                                       self.budget.left(), trailing_key=self.in_braces)
             if found.names is None and found.reason and found.reason not in self.relaxed:
                 self.relaxed.append(found.reason)
             if not found.reason.startswith("the analysis took"):
                 self.answers[receiver] = found
-            self.waited += time.perf_counter() - clock
+            self.budget.waited += time.perf_counter() - clock
         return found
 
     @property
@@ -126,10 +136,13 @@ class MemberSource:
 
     def prefetch(self) -> None:
         """Ask ahead about the receiver the left context ends with before a dot and a member begun or not
-        (`os.path.`, `os.path.jo`), so that jedi works while the prompt is read."""
+        (`os.path.`, `os.path.jo`), and about the bases of the class around the cursor (its attribute debt), so
+        that jedi works while the prompt is read."""
         found = self._cursor_receiver()
         if found is not None:
             member_lists(self.analysis).prefetch(self.left, self.right, found[0], self.path)
+        if self.in_code:
+            self._attribute_debt().prefetch()
 
     def ask_ahead(self) -> None:
         """Ask in the background about the receivers the next keystrokes' middles may write (`next_receivers`), once
@@ -164,9 +177,12 @@ class MemberSource:
         """The attributes that the class around the cursor loads on `self`/`cls` outside the middle and that
         nothing in the whole file `text` (which compiles) assigns: what the middle was to assign
         (`fimlsp.python.attribute_debt`)."""
+        return self._attribute_debt().owed(text)
+
+    def _attribute_debt(self) -> AttributeDebt:
         if self.debt is None:
-            self.debt = AttributeDebt(self.left, self.right)
-        return self.debt.owed(text)
+            self.debt = AttributeDebt(self.left, self.right, BaseReader(self.analysis, self.path, self.budget))
+        return self.debt
 
     @property
     def reason(self) -> str:

@@ -23,10 +23,10 @@ import re
 from fimlsp.lines import line_bounds, split_lines
 from fimlsp.python.syntax import module_or_error, node_offsets, overlaps
 
-_MEMBER_OF_SELF_ATTRIBUTE = re.compile(r"\bself[ \t]*\.[ \t]*\w+[ \t]*\.[ \t]*\w")
-# An annotation that may admit None (`: T | None`, `: Optional[T]`, `: Union[T, None]`), in any file that declares
-# an optional attribute (more, never fewer: the whole file's parse only where one may be)
-_OPTIONAL_ANNOTATION = re.compile(r":[^=\n]*(?:\bNone\b|\bOptional\b)")
+_MEMBER_OF_SELF_ATTRIBUTE = re.compile(r"\bself[ \t]*\.[ \t]*(\w+)[ \t]*\.[ \t]*\w")
+# An annotation of one of the names that may admit None (`x: T | None`, `self.x: Optional[T]`, `: Union[T, None]`),
+# on its line: the whole file is parsed only where the middle loads a member of an attribute so declared.
+_OPTIONAL_ANNOTATION = r"(?<![\w.])(?:self[ \t]*\.[ \t]*)?(?:{})[ \t]*:[^=\n]*(?:\bNone\b|\bOptional\b)"
 # A type checker told to ignore a line (pyrefly's comment stands on the line before)
 _IGNORED = re.compile(r"#[ \t]*(?:type|pyright|mypy|pyrefly):[ \t]*ignore")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -35,8 +35,8 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 def unnarrowed(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
     """The optional attributes of `self` (their names) that the middle, `text[middle_start:middle_end]`, loads a
     member of where nothing narrowed them, in the whole file `text` (which compiles)."""
-    if not (_MEMBER_OF_SELF_ATTRIBUTE.search(text, *line_bounds(text, middle_start, middle_end))
-            and _OPTIONAL_ANNOTATION.search(text)):
+    attributes = set(_MEMBER_OF_SELF_ATTRIBUTE.findall(text[slice(*line_bounds(text, middle_start, middle_end))]))
+    if not attributes or not re.search(_OPTIONAL_ANNOTATION.format("|".join(sorted(attributes))), text):
         return frozenset()
     tree = module_or_error(text)
     if not isinstance(tree, ast.Module):

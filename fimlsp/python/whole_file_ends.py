@@ -5,6 +5,7 @@ text (a big file's or a broken one's), which is not the file: the text must begi
 
 from __future__ import annotations
 
+from fimlsp.python.call_results import missing_member
 from fimlsp.python.callers import broken_callers
 from fimlsp.python.literal_attributes import called_literals
 from fimlsp.python.members import MemberSource
@@ -17,14 +18,15 @@ from fimlsp.python.uncalled import uncalled_classes
 def members_refuse(source: MemberSource, text: str, whole: str) -> bool:
     """Whether the member judge refuses the middle that makes `text` (the file up to the right context; `whole`
     with it) at its end: an attribute the class loads left unassigned (`attribute_debt`), a receiver rebound to a
-    built-in value that lacks what the method loads on it later, or a member of an optional attribute loaded where
-    nothing narrowed it."""
+    built-in value that lacks what the method loads on it later, a member of an optional attribute loaded where
+    nothing narrowed it, or a member the right context loads on the built-in value of a call the middle closed."""
     if source.attribute_debt(whole):
         return True
     if not text.startswith(source.left):
         return False
     start, end = len(source.left), len(text)
-    return bool(rebound_members(whole, start, end) or unnarrowed(whole, start, end))
+    return bool(rebound_members(whole, start, end) or unnarrowed(whole, start, end)
+                or missing_member(source.analysis, text, whole, source.left, source.path, source.budget))
 
 
 def calls_refuse(source: SignatureSource, text: str, whole: str) -> bool:
