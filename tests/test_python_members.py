@@ -147,10 +147,10 @@ def test_self_in_a_file_that_sets_attributes_dynamically_is_let_go_before_jedi_i
     """jedi took 0.4 s on held-out diskcache fanout.py's `self` to infer what the file's `setattr` leaves unjudged."""
     import fimlsp.python.member_lists as member_lists_module
 
-    def unreachable():
+    def unreachable(*_args):
         raise AssertionError("jedi asked")
 
-    monkeypatch.setattr(member_lists_module, "judges_jedi", unreachable)
+    monkeypatch.setattr(member_lists_module, "judges_script", unreachable)
     left = BASE.replace("class Child", "class Grandchild")  # (a question no earlier test asked)
     found = member_lists(ENVIRONMENT).lookup(left, "\n\nsetattr(Base, 'late', 1)\n", "self", None, None)
     assert found.names is None and "dynamically" in found.reason
@@ -494,11 +494,12 @@ def test_what_was_asked_ahead_at_an_earlier_keystroke_and_has_not_begun_is_dropp
     lists = member_lists(analysis)
     gate = threading.Event()
     analysis.run(gate.wait)  # the analysis is busy: what is asked ahead waits
-    lists.ask_ahead(CLIENT + "self.", "\n", ["self.client", "self.transport"], None)
-    earlier = list(lists._ahead)
+    receivers = ["self.client", "self.transport"]
+    lists.ask_ahead(CLIENT + "self.", "\n", receivers, None)
+    earlier = [lists.prefetch(CLIENT + "self.", "\n", receiver, None, background=True) for receiver in receivers]
     lists.ask_ahead(CLIENT + "self.tr", "\n", ["self.transport"], None)
     gate.set()
-    assert [future.cancelled() for _key, future in earlier] == [True, False]  # the one asked again is kept
+    assert [future.cancelled() for future in earlier] == [True, False]  # the one asked again is kept
     assert lists.lookup(CLIENT + "self.", "\n", "self.client", None, seconds=None).names is not None
     assert lists.queries == 2
 

@@ -318,6 +318,57 @@ def judges_jedi():
     return jedi
 
 
+def judges_script(code: str, document: str | Path | None, project, kind: str):
+    """jedi's Script of a judge's `kind` of question about `document`'s code (cut, a line moved, a middle in it),
+    and the path it is told that code stands at: beside the document (its relative imports resolve the same),
+    never the document's own path, one per kind. jedi's parser keeps the code of a path it was given in memory and
+    serves it to every later import of that module while the file on disk is older: asked as the document, the
+    file cut after a class head stood for the module (a later question found only the stub of threading.Thread
+    after threading.py was asked about its bases), and a middle the judge refused would stand there too."""
+    path = None if document is None else Path(document).with_name(f"_fimlsp_{kind}_{Path(document).name}")
+    return judges_jedi().Script(code, path=path, project=project), path
+
+
+class Answers:
+    """The answers to one kind of question on the analysis's thread, per analysis and key, the latest `kept`: a
+    finish search asks the same question at several of its steps, and a keystroke the questions of the one
+    before."""
+
+    def __init__(self, kept: int):
+        self.kept = kept
+        self._futures: OrderedDict[tuple, tuple[Analysis, Future]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def ask(self, analysis: Analysis, key: tuple, work: Callable, *args, background: bool = False) -> Future:
+        """The answer to come to `key` on `analysis`: `work(*args)` run where it was not asked before, else the
+        answer kept (hurried, where not asked in the `background` itself)."""
+        with self._lock:
+            asked, future = self._futures.get((id(analysis), key), (None, None))
+            if asked is not analysis:  # (an analysis's id may be reused once it is gone)
+                future = analysis.run(work, *args, background=background)
+                self._futures[id(analysis), key] = analysis, future
+                while len(self._futures) > self.kept:
+                    self._futures.popitem(last=False)
+            else:
+                self._futures.move_to_end((id(analysis), key))
+                if not background:
+                    analysis.hurry(future)
+        return future
+
+    def drop(self, analysis: Analysis, key: tuple) -> None:
+        """Cancel the work of `key`'s answer, asked in the background, and forget it, where it has not begun nor
+        been hurried (at once: no one is handed the cancelled answer)."""
+        with self._lock:
+            asked, future = self._futures.get((id(analysis), key), (None, None))
+            if asked is analysis and analysis.drop(future):
+                del self._futures[id(analysis), key]
+
+    def forget(self) -> None:
+        """Drop the answers kept (a benchmark's first completion of a document)."""
+        with self._lock:
+            self._futures.clear()
+
+
 class Analysis:
     """jedi over one project root; queries run one at a time on the analyses' one thread (jedi is not
     thread-safe)."""

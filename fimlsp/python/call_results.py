@@ -13,19 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
-from collections import OrderedDict
-from concurrent.futures import Future, TimeoutError as FutureTimeout
+from concurrent.futures import TimeoutError as FutureTimeout
 
-from fimlsp.python.analysis import Analysis, WaitBudget, judges_jedi
+from fimlsp.python.analysis import Analysis, Answers, WaitBudget, judges_script
 
 _MEMBER_AFTER = re.compile(r"[ \t]*\.[ \t]*([A-Za-z_]\w*)")
 # Built-in types without an instance dict: what their instances hold is what the type defines.
 _FIXED = {f"builtins.{kind.__name__}": kind for kind in (int, float, complex, bool, str, bytes, bytearray, list,
                                                           tuple, dict, set, frozenset)}
 _KEPT = 64  # answers kept: a finish search checks the same end at several of its steps
-_ANSWERS: OrderedDict[tuple, tuple[Analysis, Future]] = OrderedDict()
-_LOCK = threading.Lock()
+_ANSWERS = Answers(_KEPT)
 
 
 def missing_member(analysis: Analysis, text: str, whole: str, left: str, path: str | None,
@@ -39,18 +36,8 @@ def missing_member(analysis: Analysis, text: str, whole: str, left: str, path: s
         return None
     code = closed + whole[len(text):].lstrip()  # (`)) ` and `))` of a finish search are one question)
     line, column = code.count("\n", 0, len(closed)) + 1, len(closed) - (code.rfind("\n", 0, len(closed)) + 1)
-    key = (hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest(), line, column, path,
-           id(analysis))
-    with _LOCK:
-        asked, future = _ANSWERS.get(key, (None, None))
-        if asked is not analysis:
-            future = analysis.run(_result_type, analysis, code, line, column, path)
-            _ANSWERS[key] = analysis, future
-            while len(_ANSWERS) > _KEPT:
-                _ANSWERS.popitem(last=False)
-        else:
-            _ANSWERS.move_to_end(key)
-            analysis.hurry(future)
+    key = (hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest(), line, column, path)
+    future = _ANSWERS.ask(analysis, key, _result_type, analysis, code, line, column, path)
     try:
         kind = future.result() if budget is None else budget.result(future)
     except FutureTimeout:
@@ -67,14 +54,18 @@ def _result_type(analysis: Analysis, code: str, line: int, column: int, path: st
     from jedi.inference.helpers import infer_call_of_leaf
 
     try:
-        script = judges_jedi().Script(code, path=path, project=analysis.project)
+        script, _path = judges_script(code, path, analysis.project, "results")
         leaf = script._module_node.get_leaf_for_position((line, column))
         if leaf is None or leaf.type != "operator" or leaf.value != ")" or leaf.end_pos != (line, column):
             return None
         values = infer_call_of_leaf(script._get_module_context().create_context(leaf), leaf)
-        kinds = {None if value.is_class() or value.is_module() else
-                 f"{value.py__class__().get_root_context().py__name__()}.{value.py__class__().py__name__()}"
+        kinds = {None if value.is_class() or value.is_module() else _full_name(value.py__class__())
                  for value in values}
     except Exception:  # jedi's inner API on odd code: not known
         return None
     return _FIXED.get(kinds.pop()) if len(kinds) == 1 else None
+
+
+def _full_name(kind) -> str:
+    """The module and name of jedi's class value `kind` (`builtins.int`)."""
+    return f"{kind.get_root_context().py__name__()}.{kind.py__name__()}"

@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import threading
-from collections import OrderedDict
-from concurrent.futures import Future, TimeoutError as FutureTimeout
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from itertools import accumulate
-from pathlib import Path
 
-from fimlsp.python.analysis import Analysis, WaitBudget, ancestry, judges_jedi
+from fimlsp.python.analysis import Analysis, Answers, WaitBudget, ancestry, judges_script
 from fimlsp.python.member_lists import TRUSTED_STUBS, class_sources
 
 _KEPT = 64  # answers kept (one per class head asked about)
@@ -60,8 +57,7 @@ class BaseReader:
         return id(self.analysis), self.path
 
 
-_ANSWERS: OrderedDict[tuple, tuple[Analysis, Future]] = OrderedDict()  # (the analysis: its id may be reused)
-_LOCK = threading.Lock()
+_ANSWERS = Answers(_KEPT)
 
 
 def inherited(analysis: Analysis, text: str, holder: ast.ClassDef, path: str | None,
@@ -72,17 +68,8 @@ def inherited(analysis: Analysis, text: str, holder: ast.ClassDef, path: str | N
     if question is None:
         return None
     code, places = question
-    key = (hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest(), path, id(analysis))
-    with _LOCK:
-        asked, future = _ANSWERS.get(key, (None, None))
-        if asked is not analysis:
-            future = analysis.run(_ask, analysis, code, places, path)
-            _ANSWERS[key] = analysis, future
-            while len(_ANSWERS) > _KEPT:
-                _ANSWERS.popitem(last=False)
-        else:
-            _ANSWERS.move_to_end(key)
-            analysis.hurry(future)
+    key = (hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest(), path)
+    future = _ANSWERS.ask(analysis, key, _ask, analysis, code, places, path)
     try:
         return future.result() if budget is None else budget.result(future)
     except FutureTimeout:
@@ -91,8 +78,7 @@ def inherited(analysis: Analysis, text: str, holder: ast.ClassDef, path: str | N
 
 def forget() -> None:
     """Drop the answers kept (a benchmark's first completion of a document)."""
-    with _LOCK:
-        _ANSWERS.clear()
+    _ANSWERS.forget()
 
 
 def _question(text: str, holder: ast.ClassDef) -> tuple[str, list[tuple[int, int]]] | None:
@@ -118,15 +104,6 @@ def _question(text: str, holder: ast.ClassDef) -> tuple[str, list[tuple[int, int
     return code, places
 
 
-def question_path(document: Path) -> Path:
-    """Where jedi is told the cut file it is asked stands: beside the document (its relative imports resolve the
-    same), never the document's own path. jedi's parser keeps the code of a path it was given in memory and serves
-    it to every later import of that module while the file on disk is older: asked as the document, the file cut
-    after a class head would stand for the module (a later question found only the stub of threading.Thread after
-    threading.py was asked about)."""
-    return document.with_name(f"_fimlsp_bases_{document.name}")
-
-
 def _ask(analysis: Analysis, code: str, places: list[tuple[int, int]], path: str | None) -> Inherited | None:
     try:
         return _ancestry(analysis, code, places, path)
@@ -135,8 +112,7 @@ def _ask(analysis: Analysis, code: str, places: list[tuple[int, int]], path: str
 
 
 def _ancestry(analysis: Analysis, code: str, places: list[tuple[int, int]], path: str | None) -> Inherited | None:
-    document = None if path is None else question_path(Path(path))
-    script = judges_jedi().Script(code, path=document, project=analysis.project)
+    script, document = judges_script(code, path, analysis.project, "bases")
     classes = []
     for line, column in places:
         found = script.infer(line, column)

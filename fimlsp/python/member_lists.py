@@ -34,13 +34,12 @@ import hashlib
 import re
 import threading
 import time
-from collections import OrderedDict
 from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import replace
 from pathlib import Path
 
-from fimlsp.python.analysis import (Analysis, Lookup, UnknownBase, ancestry, judges_jedi, quoted_names, slot_names,
-                                    stored_attributes, used_after, without_prose)
+from fimlsp.python.analysis import (Analysis, Answers, Lookup, UnknownBase, ancestry, judges_script, quoted_names,
+                                    slot_names, stored_attributes, used_after, without_prose)
 from fimlsp.python.class_text import class_around, class_lines, in_plain_class, related_classes, subclass_names
 from fimlsp.python.literal_attributes import literal_type
 from fimlsp.python.syntax import TreeNotBuilt, parsed
@@ -97,48 +96,33 @@ class MemberLists:
 
     def __init__(self, analysis: Analysis):
         self.analysis = analysis
-        self._answers: OrderedDict[tuple, Future] = OrderedDict()
+        self._answers = Answers(_CACHED)
         self._lock = threading.Lock()
-        self._ahead: list[tuple[tuple, Future]] = []  # the questions `ask_ahead` asked last
+        self._ahead: list[tuple] = []  # the questions `ask_ahead` asked last
         self.queries = 0  # jedi queries made (counted bound: at most one per document and receiver)
 
     def prefetch(self, left: str, right: str, receiver: str, path: str | None, background: bool = False) -> Future:
         """Start the question about `receiver` at the end of `left` (a chain before a dot), without waiting;
         `background`: after every question a judge waits on (one the middle may write later)."""
-        return self._asked(*_question(left, right, receiver, path), background=background)
+        key, *question = _question(left, right, receiver, path)
+        return self._answers.ask(self.analysis, key, self._ask, *question, background=background)
 
     def ask_ahead(self, left: str, right: str, receivers: list[str], path: str | None) -> None:
         """Ask in the background about `receivers` at the end of `left`, dropping the questions asked ahead before
         that have not begun and are not asked again (typing has moved on from where they were asked)."""
-        asked = [(question[0], self._asked(*question, background=True))
-                 for question in (_question(left, right, receiver, path) for receiver in receivers)]
+        asked = []
+        for receiver in receivers:
+            key, *question = _question(left, right, receiver, path)
+            self._answers.ask(self.analysis, key, self._ask, *question, background=True)
+            asked.append(key)
         with self._lock:
             earlier, self._ahead = self._ahead, asked
-            kept = {key for key, _future in asked}
-            for key, future in earlier:
-                if key not in kept and self.analysis.drop(future) and self._answers.get(key) is future:
-                    del self._answers[key]
-
-    def _asked(self, key: tuple, code: str, line: int, column: int, path: str | None, receiver: str,
-               background: bool = False) -> Future:
-        """The question's answer to come, asked now where it was not asked before."""
-        with self._lock:
-            future = self._answers.get(key)
-            if future is None:
-                future = self._answers[key] = self.analysis.run(self._ask, code, line, column, path, receiver,
-                                                                background=background)
-                while len(self._answers) > _CACHED:
-                    self._answers.popitem(last=False)
-            else:
-                self._answers.move_to_end(key)
-                if not background:
-                    self.analysis.hurry(future)
-        return future
+        for key in set(earlier) - set(asked):
+            self._answers.drop(self.analysis, key)
 
     def forget(self) -> None:
         """Drop the answers kept (a benchmark's first completion of a document)."""
-        with self._lock:
-            self._answers.clear()
+        self._answers.forget()
 
     def lookup(self, left: str, right: str, receiver: str, path: str | None,
                seconds: float | None = QUERY_SECONDS, trailing_key: bool = False) -> Lookup:
@@ -185,8 +169,7 @@ def member_lists(analysis: Analysis) -> MemberLists:
 def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | None, receiver: str) -> Lookup:
     if receiver in _SELF and _DYNAMIC_TEXT.search(code):  # (never a module: known unjudged before jedi's 0.4 s)
         return Lookup(None, _DYNAMIC_FILE)
-    jedi = judges_jedi()
-    script = jedi.Script(code, path=path, project=analysis.project)
+    script, document = judges_script(code, path, analysis.project, "members")
     inferred = script.infer(line, max(column - 1, 0))
     if len(inferred) > 1:  # an optional receiver: None has no member but the dunders, which are never judged
         inferred = [each for each in inferred if each.full_name != "builtins.NoneType"]
@@ -204,7 +187,7 @@ def _infer(analysis: Analysis, code: str, line: int, column: int, path: str | No
         if full_name.startswith(_UNKNOWN_ROOTS):
             return Lookup(None, f"a dynamic receiver ({full_name})")
         kinds.add(each.type)
-        sources = _sources(each, None if path is None else Path(path))
+        sources = _sources(each, document)
         if sources == _LITERAL:
             kind = literal_type(code, receiver, full_name, in_plain_class(code, line))
             sources = sources if kind is None else [(frozenset(dir(kind)), False)]

@@ -12,7 +12,7 @@ from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
 from fimlsp.python import lexemes as lx
-from fimlsp.python.analysis import judges_jedi
+from fimlsp.python.analysis import judges_script
 from fimlsp.python.lexer import INITIAL, advance
 
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
@@ -303,9 +303,8 @@ class SignatureSource:
         return found
 
     def _ask(self, code: str, line: int, column: int, chain: tuple[str, ...]) -> Lookup:
-        jedi = judges_jedi()
         try:
-            script = jedi.Script(code, path=self.path, project=self.project)
+            script, _path = judges_script(code, self.path, self.project, "calls")
             return signatures_of(script.get_signatures(line, column), chain)
         except Exception as error:  # jedi's own failures on odd code: the callable is unknown, never an error
             return Lookup(None, f"the analysis failed ({type(error).__name__})")
