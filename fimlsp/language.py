@@ -182,6 +182,12 @@ class Language(ABC):
         written. True in a language without a name judge, and where the judge is off."""
         return True
 
+    def late_refusal(self, state) -> str:
+        """Why the judges refuse the end of `state` (a complete one, about to be shown) once they wait afresh for
+        the answers its end check let go for lack of time; "" where they do not, and in a language whose judges
+        never wait."""
+        return ""
+
     def completing(self) -> AbstractContextManager:
         """Held while a completion decodes: a language whose analysis works in the background between completions
         (answers its judges may need later) holds that work back meanwhile, so that it takes no time from the

@@ -78,6 +78,19 @@ def test_the_middle_shown_is_judged_on_the_whole_file(tiny, monkeypatch):
     assert not (result.middle == "x" and result.valid)
 
 
+def test_a_middle_the_language_refuses_once_its_late_answers_come_is_not_shown(tiny, monkeypatch):
+    """The end's checks may let an answer go for lack of time (`Language.late_refusal`): the middle about to be
+    shown is asked once more, and where the language then refuses it, it is not shown, and the refusal says why."""
+    from fimlsp.python.language import Python
+
+    asked = []
+    monkeypatch.setattr(Python, "late_refusal", lambda self, state: asked.append(state.text) or "late no")
+    result = complete_middle(scripted(tiny, [byte_token(tiny, ord("x"))]), "y = ", "\n",
+                             DecodingOptions(max_tokens=4, attempts=1))
+    assert asked == ["y = x"] and result.middle == "x"
+    assert not result.valid and not shown(result) and result.refusal == "late no"
+
+
 @pytest.mark.parametrize("names, shown_", [("off", True), ("strict", False)])
 def test_with_the_name_judge_an_unchecked_middle_that_loads_an_unbound_name_is_not_valid(tiny, names, shown_):
     """The setup runs out of time, so the middle is decoded unconstrained and judged on the whole file afterwards:

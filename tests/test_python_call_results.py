@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import ast
 import random
+import threading
 
 import pytest
 
-from fimlsp.python.analysis import analysis_for
+from fimlsp.python.analysis import Analysis, WaitBudget, analysis_for
 from fimlsp.python.call_results import missing_member
+from fimlsp.python.members import MemberSource
+from fimlsp.python.quotient import quotient
 from harness.corpus import STDLIB, package_files, stdlib_files
 from tests.end_checks import ends_at_marker
 from tests.test_python_members import HELD_OUT
@@ -81,6 +84,27 @@ def test_the_member_judges_end_refuses_the_middle_and_accepts_another():
     assert not ends_at_marker("members", FANOUT, " retry))")
     true = "), retry=retry)\n\n    def cull(self, retry=False):\n        return self"
     assert ends_at_marker("members", FANOUT, true)
+
+
+@pytest.mark.parametrize("middle, refused", [
+    (" retry))", True),
+    ("), retry=retry)\n\n    def cull(self, retry=False):\n        return self", False),  # the true middle
+])
+def test_an_end_let_go_for_lack_of_time_is_judged_once_its_answer_comes(middle, refused):
+    """The end's check read only an answer that was in (the completion's time spent, jedi busy): the middle ended
+    unjudged. Before it is shown, the answer is waited on afresh: the held-out middle is refused then, the true one
+    not."""
+    left, right = FANOUT.replace("def evict", "def evict_late").split("@@")  # (a question no earlier test asked)
+    analysis = Analysis(None)
+    gate = threading.Event()
+    analysis.run(gate.wait, 30)  # jedi busy: the end's question waits behind
+    try:
+        source = MemberSource(analysis, left, right, None, seconds=None, budget=WaitBudget(0.0))
+        ended = quotient(left, right).judging_members(source).feed(middle)
+        assert ended is not None and ended.complete  # let go
+    finally:
+        gate.set()
+    assert ("_remove" in ended.late_refusal()) == refused
 
 
 @pytest.mark.slow

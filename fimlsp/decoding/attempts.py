@@ -398,6 +398,10 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
     middle = with_line_breaks_of(middle, left, right)  # an editor inserts it as it is, among the file's lines
     ended_by_model = ending in _MODEL_ENDS and not repeated_chars
     confirmed = mode != "unconstrained" and ending != "none"  # the judge said the end is valid
+    # An answer the end's check let go for lack of time, waited on afresh now that this middle is to be shown.
+    late = (judge.language.late_refusal(prefix.state)
+            if confirmed and stop != "cancelled" and prefix.state is not None else "")
+    confirmed = confirmed and not late
     scope = FILE if mode == "checked" or guarantee is None else guarantee.scope
     whole = None
     if confirmed and scope == FILE and mode == "constrained":
@@ -405,8 +409,9 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
         whole = confirmed = judge.language.parses(left + middle + right)
     elif confirmed and scope == FILE:
         whole = True
-    elif stop != "cancelled" and not declined and (len(left) + len(middle) + len(right) <= options.size_budget
-                                  or options.mode != "constrained"):  # a cancelled middle is not wanted
+    elif stop != "cancelled" and not declined and not late and (
+            len(left) + len(middle) + len(right) <= options.size_budget
+            or options.mode != "constrained"):  # a cancelled middle is not wanted
         whole = judge.language.parses(left + middle + right)
     if whole and not confirmed and options.names != "off" and options.mode == "constrained":
         # an end the judge did not accept (a loop cut back, an unchecked middle) is valid only if it binds its names
@@ -421,7 +426,8 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
         checked, guarantee.lines(left, right) if checked == REGION else None,
         guarantee is not None and guarantee.state is None and checked == NONE,
         guarantee.reason if narrowed else "", options.max_tokens, repeated_chars=repeated_chars,
-        refusal=_refusal(refused, left) if refused is not None and checked == NONE else _DECLINED if declined else "",
+        refusal=(_refusal(refused, left) if refused is not None and checked == NONE else _DECLINED if declined
+                 else late),
         loop_chars=loop_chars,
         search_seconds=judge.search_seconds,
         end_log_probability=decoder.end_log_probability if ended_by_model else None,

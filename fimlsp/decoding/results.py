@@ -39,7 +39,7 @@ class Completion:
     scope: str = "file"  # the scope the constrained middle kept to: block, or file (asked for, or fallen back to)
     repeated_chars: int = 0  # characters cut from the end because they wrote again the right context's first lines
     refusal: str = ""  # where decoding found no token to go on with, and what the language allowed there (or why
-    # the fallback gave no end)
+    # the fallback gave no end, or why the language refused the end once its late answers came)
     loop_chars: int = 0  # characters of a loop cut from the end of what the model wrote (`loop_repeats`)
     search_seconds: float = 0.0  # of constraint_seconds, the shortest-finish searches (the start's, near the token
     # limit, a fallback's): a few a completion, whatever its length, so not a cost per token

@@ -78,6 +78,9 @@ class Python(Language):
         file, text = _file_names(left, right, path, project), left + middle + right
         return not file.unbound(text) and not file.redeclared(text)
 
+    def late_refusal(self, state) -> str:
+        return state.late_refusal()
+
     def parses(self, text: str) -> bool:
         return compiles(text)
 
