@@ -4,6 +4,7 @@ true middle of a real file is refused."""
 from __future__ import annotations
 
 import functools
+import threading
 
 import pytest
 
@@ -227,6 +228,18 @@ def test_a_query_past_its_time_bound_relaxes_says_so_and_is_not_waited_on_again(
         calls = calls.feed(terminals)
         assert calls is not None
     assert "took more than" in source.reason and source.queries == 1
+
+
+def test_a_source_s_questions_run_on_the_analysis_s_thread(monkeypatch):
+    """jedi is not thread-safe: asked inline beside the analysis's thread, a question shared jedi's subprocess with
+    that thread's, and the tests hung on an answer the other had read."""
+    import fimlsp.python.signatures as signatures_module
+
+    threads, real = [], signatures_module.judges_script
+    monkeypatch.setattr(signatures_module, "judges_script",
+                        lambda *args: threads.append(threading.current_thread().name) or real(*args))
+    assert judged(LEFT + "# a question no other test asks\n", "os.unlink(a, b, c)\n")[0] is False
+    assert threads == ["fimlsp-analysis"]
 
 
 def test_an_async_function_of_which_jedi_reads_one_overload_is_let_go():

@@ -234,6 +234,15 @@ def background_held_back():
     return _JEDI_THREAD.hold_back()
 
 
+def waited_on_analysis_thread(work: Callable, *args) -> Future:
+    """`work(*args)` run where every analysis's jedi work runs, its end waited for (no time bound). jedi is not
+    thread-safe: run beside that thread, a question shared jedi's subprocess with it, and answers crossed (the
+    call judge's tests, asking inline, hung on an answer the analysis's thread had read)."""
+    future = _JEDI_THREAD.submit(work, *args)
+    future.exception()
+    return future
+
+
 class WaitBudget:
     """What a judge may wait on the analysis over one completion, `seconds` in all (None: no bound): a question
     jedi is slow on (uvicorn's `self.flow`, over 20 s), asked again at each token, costs the completion `seconds`
@@ -324,9 +333,21 @@ def judges_script(code: str, document: str | Path | None, project, kind: str):
     never the document's own path, one per kind. jedi's parser keeps the code of a path it was given in memory and
     serves it to every later import of that module while the file on disk is older: asked as the document, the
     file cut after a class head stood for the module (a later question found only the stub of threading.Thread
-    after threading.py was asked about its bases), and a middle the judge refused would stand there too."""
-    path = None if document is None else Path(document).with_name(f"_fimlsp_{kind}_{Path(document).name}")
-    return judges_jedi().Script(code, path=path, project=project), path
+    after threading.py was asked about its bases), and a middle the judge refused would stand there too.
+
+    A question without a document is parsed afresh: parso's diff cache would keep every such question under one
+    entry, each parsed as an edit of the last one's tree (whatever document that was) and changing it in place,
+    so an answer would hang on which question came before."""
+    jedi = judges_jedi()
+    if document is None:
+        fast = jedi.settings.fast_parser
+        jedi.settings.fast_parser = False  # (read as the Script parses; jedi runs on the analysis's thread alone)
+        try:
+            return jedi.Script(code, project=project), None
+        finally:
+            jedi.settings.fast_parser = fast
+    path = Path(document).with_name(f"_fimlsp_{kind}_{Path(document).name}")
+    return jedi.Script(code, path=path, project=project), path
 
 
 class Answers:

@@ -12,7 +12,7 @@ from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
 from fimlsp.python import lexemes as lx
-from fimlsp.python.analysis import judges_script
+from fimlsp.python.analysis import judges_script, waited_on_analysis_thread
 from fimlsp.python.lexer import INITIAL, advance
 
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
@@ -249,28 +249,19 @@ _ANSWERS_LOCK = threading.Lock()
 _ANSWERS_KEPT = 512
 
 
-def _inline(function, *args) -> Future:
-    future: Future = Future()
-    try:
-        future.set_result(function(*args))
-    except Exception as error:  # jedi's own failures on odd code: the callable is unknown, never an error
-        future.set_result(Lookup(None, f"the analysis failed ({type(error).__name__})"))
-    return future
-
-
 @dataclass(eq=False)
 class SignatureSource:
     """What the middle's calls are asked of: jedi's project (None: the environment alone), the file around the
     middle, and the answers so far (one per callable: a completion asks jedi at most once per callable).
 
     `submit` runs a query where jedi's queries run (one thread: jedi is not thread-safe) and returns its future;
-    the default runs it inline, without a time bound."""
+    the default waits there for its end, without a time bound."""
 
     left: str
     right: str
     project: object = None
     path: str | None = None
-    submit: Callable[..., Future] = _inline
+    submit: Callable[..., Future] = waited_on_analysis_thread
     seconds: float | None = QUERY_SECONDS
     answers: dict[tuple[str, ...], Lookup] = field(default_factory=dict)
     relaxed: list[str] = field(default_factory=list)  # why calls went unjudged
