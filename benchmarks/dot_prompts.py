@@ -37,8 +37,7 @@ from fimlsp.language import Caches
 from fimlsp.model.folder import CORPUS_MANIFEST
 from fimlsp.model.loading import load_model
 from fimlsp.weights import default_model_path
-from fimlsp.python import inherited
-from fimlsp.python.analysis import analysis_for, forget_lines
+from fimlsp.python.analysis import analysis_for, forget_answers, forget_lines
 from fimlsp.python.member_lists import member_lists
 
 PACKAGES = ("fastapi", "starlette", "uvicorn", "pyflakes", "diskcache")
@@ -137,8 +136,7 @@ def main() -> None:
             judged += 1
             truth_refused += truth not in members
         for setting, (members_setting, usage) in settings.items():
-            member_lists(analysis).forget()  # each setting's first completion asks jedi itself, as in an editor
-            inherited.forget()
+            forget_answers()  # each setting's first completion asks jedi itself, as in an editor
             forget_lines()
             options = DecodingOptions(scope="block", names="strict", members=members_setting, member_usage=usage,
                                       single_line=True, max_tokens=args.max_tokens, attempts=1)

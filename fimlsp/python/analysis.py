@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 import tokenize
+import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -359,6 +360,7 @@ class Answers:
         self.kept = kept
         self._futures: OrderedDict[tuple, tuple[Analysis, Future]] = OrderedDict()
         self._lock = threading.Lock()
+        _EVERY_ANSWERS.add(self)
 
     def ask(self, analysis: Analysis, key: tuple, work: Callable, *args, background: bool = False) -> Future:
         """The answer to come to `key` on `analysis`: `work(*args)` run where it was not asked before, else the
@@ -385,9 +387,18 @@ class Answers:
                 del self._futures[id(analysis), key]
 
     def forget(self) -> None:
-        """Drop the answers kept (a benchmark's first completion of a document)."""
         with self._lock:
             self._futures.clear()
+
+
+_EVERY_ANSWERS: weakref.WeakSet[Answers] = weakref.WeakSet()
+
+
+def forget_answers() -> None:
+    """Drop every judge's answers kept (a benchmark's first completion of a document asks jedi itself, as in an
+    editor)."""
+    for answers in list(_EVERY_ANSWERS):
+        answers.forget()
 
 
 class Analysis:

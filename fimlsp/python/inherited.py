@@ -76,11 +76,6 @@ def inherited(analysis: Analysis, text: str, holder: ast.ClassDef, path: str | N
         raise BasesPending("the bases took more than the judge's time left") from None
 
 
-def forget() -> None:
-    """Drop the answers kept (a benchmark's first completion of a document)."""
-    _ANSWERS.forget()
-
-
 def _question(text: str, holder: ast.ClassDef) -> tuple[str, list[tuple[int, int]]] | None:
     """The code jedi is asked (the file up to the class's last base, the statement closed) and each base's place in
     it (line 1-based, column of its last character); None where a base is not a name or a dotted name (`Generic[T]`

@@ -120,10 +120,6 @@ class MemberLists:
         for key in set(earlier) - set(asked):
             self._answers.drop(self.analysis, key)
 
-    def forget(self) -> None:
-        """Drop the answers kept (a benchmark's first completion of a document)."""
-        self._answers.forget()
-
     def lookup(self, left: str, right: str, receiver: str, path: str | None,
                seconds: float | None = QUERY_SECONDS, trailing_key: bool = False) -> Lookup:
         """The members of `receiver` written at the end of `left` (before its dot), within `seconds` (None: however
