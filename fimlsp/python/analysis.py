@@ -387,6 +387,7 @@ class Answers:
                 del self._futures[id(analysis), key]
 
     def forget(self) -> None:
+        """Drop the answers kept (`forget_answers`)."""
         with self._lock:
             self._futures.clear()
 
