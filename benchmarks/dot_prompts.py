@@ -37,8 +37,9 @@ from fimlsp.language import Caches
 from fimlsp.model.folder import CORPUS_MANIFEST
 from fimlsp.model.loading import load_model
 from fimlsp.weights import default_model_path
-from fimlsp.python.analysis import analysis_for, forget_answers, forget_lines
+from fimlsp.python.analysis import analysis_for, forget_answers
 from fimlsp.python.member_lists import member_lists
+from fimlsp.python.waits import forget_lines
 
 PACKAGES = ("fastapi", "starlette", "uvicorn", "pyflakes", "diskcache")
 _IDENTIFIER = re.compile(r"\s*([A-Za-z_]\w*)")

@@ -10,10 +10,12 @@ import threading
 
 import pytest
 
-from fimlsp.python.analysis import Analysis, WaitBudget, analysis_for
+from fimlsp.python.analysis import Analysis, analysis_for
 from fimlsp.python.call_results import missing_member
 from fimlsp.python.members import MemberSource
 from fimlsp.python.quotient import quotient
+from fimlsp.python.waits import WaitBudget
+from fimlsp.python.whole_file_ends import late_refusal
 from harness.corpus import STDLIB, package_files, stdlib_files
 from tests.end_checks import ends_at_marker
 from tests.test_python_members import HELD_OUT
@@ -104,7 +106,7 @@ def test_an_end_let_go_for_lack_of_time_is_judged_once_its_answer_comes(middle, 
         assert ended is not None and ended.complete  # let go
     finally:
         gate.set()
-    assert ("_remove" in ended.late_refusal()) == refused
+    assert ("_remove" in late_refusal(ended)) == refused
 
 
 @pytest.mark.slow

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from fimlsp.python.analysis import WaitBudget, analysis_for
+from fimlsp.python.analysis import analysis_for
 from fimlsp.python.attribute_debt import AttributeDebt
 from fimlsp.python.inherited import BasesPending, BaseReader, inherited
+from fimlsp.python.waits import WaitBudget
 from harness.corpus import STDLIB, package_files, stdlib_files
 from tests.test_python_attribute_debt import span_in_class
 from tests.test_python_members import ENVIRONMENT, HELD_OUT, judged

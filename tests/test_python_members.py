@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fimlsp.python.analysis import (HELD_SWITCH_INTERVAL, KEYSTROKE_SECONDS, Analysis, _Worker, analysis_for,
-                                    forget_lines, judge_seconds)
+from fimlsp.python.analysis import HELD_SWITCH_INTERVAL, Analysis, _Worker, analysis_for
+from fimlsp.python.waits import KEYSTROKE_SECONDS, forget_lines, judge_seconds
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.member_lists import member_lists
 from fimlsp.python.attribute_debt import attribute_debt

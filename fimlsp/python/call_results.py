@@ -15,7 +15,8 @@ import hashlib
 import re
 from concurrent.futures import TimeoutError as FutureTimeout
 
-from fimlsp.python.analysis import Analysis, Answers, WaitBudget, judges_script
+from fimlsp.python.analysis import Analysis, Answers, judges_script
+from fimlsp.python.waits import WaitBudget
 
 _MEMBER_AFTER = re.compile(r"[ \t]*\.[ \t]*([A-Za-z_]\w*)")
 # Built-in types without an instance dict: what their instances hold is what the type defines.

@@ -19,8 +19,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from itertools import accumulate
 
-from fimlsp.python.analysis import Analysis, Answers, WaitBudget, ancestry, judges_script
+from fimlsp.python.analysis import Analysis, Answers, ancestry, judges_script
 from fimlsp.python.member_lists import TRUSTED_STUBS, class_sources
+from fimlsp.python.waits import WaitBudget
 
 _KEPT = 64  # answers kept (one per class head asked about)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from fimlsp.language import DEFAULT_BUDGET, Caches, Guarantee, Language
 from fimlsp.python.finish import comma_spaced, ends_a_comma
-from fimlsp.python.analysis import Analysis, analysis_for, background_held_back, judge_seconds
+from fimlsp.python.analysis import Analysis, analysis_for, background_held_back
 from fimlsp.python.member_lists import QUERY_SECONDS
 from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.members import MemberSource
@@ -24,6 +24,8 @@ from fimlsp.python.quotient import RightContext
 from fimlsp.python.region import PythonGuarantee, constrain
 from fimlsp.python.module_existence import set_unsaved
 from fimlsp.python.syntax import compiles
+from fimlsp.python.waits import judge_seconds
+from fimlsp.python.whole_file_ends import late_refusal
 
 
 class Python(Language):
@@ -79,7 +81,7 @@ class Python(Language):
         return not file.unbound(text) and not file.redeclared(text)
 
     def late_refusal(self, state) -> str:
-        return state.late_refusal()
+        return late_refusal(state)
 
     def parses(self, text: str) -> bool:
         return compiles(text)

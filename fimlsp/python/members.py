@@ -43,13 +43,14 @@ import time
 from dataclasses import dataclass, field, replace
 
 from fimlsp.python import lexemes as lx
-from fimlsp.python.analysis import Analysis, Lookup, WaitBudget, after_receiver
+from fimlsp.python.analysis import Analysis, Lookup, after_receiver
 from fimlsp.python.attribute_debt import AttributeDebt
 from fimlsp.python.folding import fold
 from fimlsp.python.inherited import BaseReader
 from fimlsp.python.lexer import LexerState
 from fimlsp.python.member_lists import QUERY_SECONDS, member_lists
 from fimlsp.python.member_uses import CONTEXT_TOKENS, FileUses
+from fimlsp.python.waits import WaitBudget
 
 _FREE_LINES = frozenset({"import", "from", "global", "nonlocal", "del"})
 _DEFINING = frozenset({"def", "class", "lambda"})

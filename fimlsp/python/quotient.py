@@ -39,7 +39,7 @@ from fimlsp.python.meaning import is_own_prose, prose_limit, runs_on_as_prose
 from fimlsp.python.right_context import boundary_marker, reversed_right_context_nfa
 from fimlsp.python.right_tokens import token_end
 from fimlsp.python.syntax import compiles, compiles_standing_in, parses_statements
-from fimlsp.python.whole_file_ends import calls_refuse, late_member, members_refuse
+from fimlsp.python.whole_file_ends import calls_refuse, members_refuse
 from fimlsp.python.window import StatementStarts, left_window
 
 if TYPE_CHECKING:
@@ -373,16 +373,6 @@ class FimState:
             if self._complete and self.calls is not None:
                 self._complete = not calls_refuse(self.calls.source, text, whole)
         return self._complete
-
-    def late_refusal(self) -> str:
-        """Why the member judge refuses this complete state's end once it waits afresh for an answer its end check
-        let go for lack of time (`whole_file_ends.late_member`); "" where it does not (or has no such answer)."""
-        if self.members is None or not self.complete:
-            return ""
-        text = self.text
-        missing = late_member(self.members.source, text, text + self.context.right)
-        return "" if missing is None else (f"the member judge refuses the end once its answer came: the right "
-                                           f"context loads {missing} on the built-in value of the call it closes")
 
     def unbound_names(self) -> frozenset[str]:
         """The names that kept the file from being `complete`, which the middle was to bind: known once `complete`

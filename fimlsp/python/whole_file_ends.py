@@ -5,7 +5,6 @@ text (a big file's or a broken one's), which is not the file: the text must begi
 
 from __future__ import annotations
 
-from fimlsp.python.analysis import WaitBudget
 from fimlsp.python.call_results import missing_member
 from fimlsp.python.callers import broken_callers
 from fimlsp.python.literal_attributes import called_literals
@@ -14,6 +13,7 @@ from fimlsp.python.optional_receivers import unnarrowed
 from fimlsp.python.rebound_receiver import rebound_members
 from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.uncalled import uncalled_classes
+from fimlsp.python.waits import WaitBudget
 
 
 def members_refuse(source: MemberSource, text: str, whole: str) -> bool:
@@ -30,15 +30,21 @@ def members_refuse(source: MemberSource, text: str, whole: str) -> bool:
                 or missing_member(source.analysis, text, whole, source.left, source.path, source.budget))
 
 
-def late_member(source: MemberSource, text: str, whole: str) -> str | None:
-    """The member the right context loads on the built-in value of a call the middle closed, where the end's check
-    let it go for lack of time (its answer not in within the completion's budget): asked again with the judge's
-    `seconds` to wait afresh, for a middle about to be shown. held-out diskcache fanout.py: a finish search spent
-    the budget on `))`, `),)` and `0))`, each refused, and the end shown, ` retry))`, loaded `_remove` on the int
-    unjudged. None where the middle owes no such member or it is still not known."""
+def late_refusal(state) -> str:
+    """Why the member judge refuses the end of `state` (a `FimState`, complete, about to be shown) once it waits
+    afresh for what its end's check let go for lack of time: the member the right context loads on the built-in
+    value of a call the middle closed (held-out diskcache fanout.py: a finish search spent the budget on `))`, `),)`
+    and `0))`, each refused, and the end shown, ` retry))`, loaded `_remove` on the int unjudged), asked again with
+    the judge's `seconds` to wait. "" where it does not refuse it, or still does not know."""
+    if state.members is None or not state.complete:
+        return ""
+    source, text = state.members.source, state.text
     if not text.startswith(source.left):
-        return None
-    return missing_member(source.analysis, text, whole, source.left, source.path, WaitBudget(source.seconds))
+        return ""
+    missing = missing_member(source.analysis, text, text + state.context.right, source.left, source.path,
+                             WaitBudget(source.seconds))
+    return "" if missing is None else (f"the member judge refuses the end once its answer came: the right context "
+                                       f"loads {missing} on the built-in value of the call it closes")
 
 
 def calls_refuse(source: SignatureSource, text: str, whole: str) -> bool:
