@@ -66,21 +66,6 @@ def test_a_judge_s_question_leaves_the_document_as_its_importers_read_it(tmp_pat
     assert found.names is not None and "bit_length" in found.names and "upper" not in found.names
 
 
-def test_a_question_without_a_document_is_parsed_afresh():
-    """parso's diff cache would keep every question without a path under one entry, each parsed as an edit of the
-    last one's tree: a question's answer would hang on which came before it."""
-    from parso.cache import parser_cache
-
-    def pathless_entries():
-        return {grammar: (entries[None], entries[None].lines) for grammar, entries in parser_cache.items()
-                if None in entries}
-
-    before = pathless_entries()
-    found = member_lists(Analysis(None)).lookup("import os\n\nos.", "\n", "os", None, None)
-    assert found.names is not None and "unlink" in found.names
-    assert pathless_entries() == before
-
-
 def test_answers_are_kept_per_analysis_and_key():
     answers, runs = Answers(2), []
 

@@ -280,21 +280,9 @@ def judges_script(code: str, document: str | Path | None, project, kind: str):
     never the document's own path, one per kind. jedi's parser keeps the code of a path it was given in memory and
     serves it to every later import of that module while the file on disk is older: asked as the document, the
     file cut after a class head stood for the module (a later question found only the stub of threading.Thread
-    after threading.py was asked about its bases), and a middle the judge refused would stand there too.
-
-    A question without a document is parsed afresh: parso's diff cache would keep every such question under one
-    entry, each parsed as an edit of the last one's tree (whatever document that was) and changing it in place,
-    so an answer would hang on which question came before."""
-    jedi = judges_jedi()
-    if document is None:
-        fast = jedi.settings.fast_parser
-        jedi.settings.fast_parser = False  # (read as the Script parses; jedi runs on the analysis's thread alone)
-        try:
-            return jedi.Script(code, project=project), None
-        finally:
-            jedi.settings.fast_parser = fast
-    path = Path(document).with_name(f"_fimlsp_{kind}_{Path(document).name}")
-    return jedi.Script(code, path=path, project=project), path
+    after threading.py was asked about its bases), and a middle the judge refused would stand there too."""
+    path = None if document is None else Path(document).with_name(f"_fimlsp_{kind}_{Path(document).name}")
+    return judges_jedi().Script(code, path=path, project=project), path
 
 
 class Answers:
