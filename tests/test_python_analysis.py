@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import threading
+import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -64,6 +66,25 @@ def test_a_judge_s_question_leaves_the_document_as_its_importers_read_it(tmp_pat
     found = member_lists(analysis).lookup("import shapes\n\nshapes.total.", "\n", "shapes.total",
                                           str(tmp_path / "main.py"), None)
     assert found.names is not None and "bit_length" in found.names and "upper" not in found.names
+
+
+def test_a_module_read_long_ago_is_still_known_once_parso_holds_many():
+    """parso drops the trees of the modules not loaded again in ten minutes once it holds 600, and jedi then failed
+    (KeyError) on the ones it still reads by their path: the members of `os` (its stub star-imports posix) came back
+    unknown late in the full test suite, and a misspelt `os.unlinkk` passed."""
+    from parso.cache import parser_cache
+
+    analysis = Analysis(None)
+    assert member_lists(analysis).lookup("import os\n\nos.", "\n", "os", None, None).names is not None
+    for entries in parser_cache.values():  # an hour later
+        for item in entries.values():
+            item.last_used -= 3600
+    parser_cache["held"] = {f"/held/{i}.py": SimpleNamespace(last_used=time.time()) for i in range(700)}
+    try:
+        found = member_lists(analysis).lookup("import os\nimport json\n\nos.", "\n", "os", None, None)
+    finally:
+        del parser_cache["held"]
+    assert found.names is not None and "unlink" in found.names, found.reason
 
 
 def test_answers_are_kept_per_analysis_and_key():

@@ -269,8 +269,13 @@ def judges_jedi():
     `dynamic_params`): a guess from one call site refused tokenize's `find_cookie(line)`'s true `line.decode`.
     Unannotated, a parameter is an unknown receiver."""
     import jedi
+    import parso.cache
 
     jedi.settings.dynamic_params = False
+    # parso drops the trees of the modules not loaded again in ten minutes once it holds 600, while jedi still reads
+    # them by their path (`get_parso_cache_node`) and fails (KeyError): after a long session, the members of `os`
+    # (whose stub star-imports posix) came back unknown, and a misspelt `os.unlinkk` passed.
+    parso.cache._CACHED_SIZE_TRIGGER = sys.maxsize
     return jedi
 
 
