@@ -24,6 +24,7 @@ import random
 from typing import Iterable, Iterator
 
 from fimlsp.lines import line_end, line_starts, split_lines
+from fimlsp.syntax_trees import parsed
 
 MAX_SPAN_CHARS = 100
 MAX_SPAN_SHARE = 0.2
@@ -177,7 +178,7 @@ def node_spans(text: str) -> dict[str, list[tuple[int, int]]]:
     f-strings are not entered: Python 3.11 gives their inner expressions unreliable positions.
     """
     try:
-        tree = ast.parse(text)
+        tree = parsed(text)
     except (SyntaxError, ValueError):
         return {kind: [] for kind, _share in NODE_KINDS}
     starts = line_starts(text)

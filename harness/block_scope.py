@@ -11,6 +11,7 @@ import random
 import tokenize
 
 from fimlsp.python.lexer import indentation_column
+from fimlsp.syntax_trees import parsed
 
 LINE_STRUCTURE = (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
 
@@ -21,7 +22,7 @@ def function_end_cuts(files: list[tuple[str, str]], count: int, seed: int) -> li
     found = []
     for name, text in files:
         try:
-            tree = ast.parse(text)
+            tree = parsed(text)
         except SyntaxError:
             continue
         lines = text.splitlines(keepends=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from fimlsp.cases import random_span_cases
 from fimlsp.python.region import FILE, NONE, REGION, constrain
 from fimlsp.python.syntax import parses
+from fimlsp.syntax_trees import parsed
 from harness.corpus import mutate, stdlib_files
 
 BREAKS = ("unfinished_line", "stray_bracket", "deleted_character")
@@ -28,7 +29,7 @@ def break_unrelated_statement(text: str, start: int, end: int, rng: random.Rando
     for line in lines:
         offsets.append(offsets[-1] + len(line))
     statements = []
-    for node in ast.parse(text).body:
+    for node in parsed(text).body:
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
         node_start, node_end = offsets[first - 1], offsets[node.end_lineno]
         if node_end <= start or node_start >= end:
@@ -97,7 +98,7 @@ def is_statement_boundary(before: str, after: str, indent: str = "") -> bool:
 
 def _parsed(source: str) -> ast.Module | None:
     try:
-        return ast.parse(source)
+        return parsed(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

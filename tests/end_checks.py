@@ -14,6 +14,7 @@ from fimlsp.python.members import MemberSource
 from fimlsp.python.quotient import quotient
 from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.syntax import node_offsets
+from fimlsp.syntax_trees import parsed
 
 Check = Callable[[str, int, int], frozenset[str]]
 
@@ -51,7 +52,7 @@ def true_spans_refused(check: Check, files: Iterable[tuple[str, str]], worth_rea
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+            tree = parsed(text)
         offset = node_offsets(text)
         for node in ast.walk(tree):
             if not chosen(node):

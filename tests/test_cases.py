@@ -83,11 +83,11 @@ def test_boundary_cuts_fall_on_tokens_after_a_form_feed():
 
 # Line and syntax-node cuts ---------------------------------------------------------------------------------------
 
-import ast
 import textwrap
 
 from fimlsp.cases import MAX_NODE_CHARS, NODE_KINDS, line_case, node_case, node_spans
 from fimlsp.lines import split_lines
+from fimlsp.syntax_trees import parsed
 from harness.corpus import stdlib_text
 
 
@@ -116,7 +116,7 @@ def test_line_cuts_of_a_real_file_mix_partial_and_whole_lines():
 
 def parses_as_expression(text):
     try:
-        ast.parse(text, mode="eval")
+        parsed(text, mode="eval")
     except SyntaxError:
         return False
     return True
@@ -137,7 +137,7 @@ def test_node_spans_cut_out_exactly_the_nodes_text(name):
         if statement.startswith("elif"):  # an `elif` is an `if` inside the `orelse` of another
             statement = statement[2:]
         if not indentation.strip():  # not a statement after a `;`
-            ast.parse(textwrap.dedent(indentation + statement))
+            parsed(textwrap.dedent(indentation + statement))
 
 
 def test_node_offsets_count_characters_not_utf8_bytes():

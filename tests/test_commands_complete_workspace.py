@@ -6,6 +6,7 @@ import ast
 import json
 
 from fimlsp.cli import main
+from fimlsp.syntax_trees import parsed
 
 LEFT = "import sys\nfrom pkg.util import "
 RIGHT = "\n\nprint(sys)\n"
@@ -23,6 +24,6 @@ def test_a_completion_imports_only_what_the_projects_module_defines(tmp_path, ti
           "--max-tokens", "8", "--json", "--project", str(tmp_path)])
     answer = json.loads(capsys.readouterr().out)
     assert answer["shown"]  # the tiny model's first choice (`INIT`) is not in pkg.util: the judge made it write another
-    tree = ast.parse(LEFT + answer["middle"] + RIGHT)
+    tree = parsed(LEFT + answer["middle"] + RIGHT)
     assert {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
             for alias in node.names} <= {"helper", "*"}

@@ -1,6 +1,7 @@
 """Repository context: declarations from other files, recent chunks of open documents, lexical search, all within
 a budget and the workspace's bounds, none of it on the keystroke's path."""
 
+import ast
 import os
 import threading
 from pathlib import Path
@@ -11,6 +12,7 @@ from fimlsp.context import RepositoryContext, effective
 from fimlsp.context.declarations import Use, render, uses_near
 from fimlsp.context.recent import RecentChunks
 from fimlsp.context.search import MAX_SCANNED_POSTINGS, SearchIndex
+from fimlsp.syntax_trees import parsed
 from fimlsp.workspace import Workspace
 
 MODELS = '''"""Models."""
@@ -153,6 +155,29 @@ def test_a_changed_file_is_rendered_again(project):
         context.close()
 
 
+def test_a_tree_other_threads_kept_from_being_built_is_not_kept_as_the_file_s(project, monkeypatch):
+    """The parses of models.py lost to other threads' conversions (gh-106905): no declarations this time, and the
+    next completion's reading builds its tree."""
+    root, use = project
+    context = RepositoryContext(Workspace([root]), environment=())
+    losing, parse = [True], ast.parse
+
+    def losing_models(source, *args, **kwargs):
+        if source == MODELS and losing[0]:
+            raise SystemError("AST constructor recursion depth mismatch (before=36, after=301)")
+        return parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", losing_models)
+    assert context.gather(use, USE, "", "file", budget=4000, wait=True) == []
+    losing[0] = False
+    assert "class Order" in texts(context.gather(use, USE, "", "file", budget=4000, wait=True))
+    losing[0] = True  # the file changed, and its new tree is kept from being built too
+    context.declarations.changed(root / "pkg" / "models.py")
+    assert context.gather(use, USE, "", "file", budget=4000, wait=True) == []
+    losing[0] = False
+    assert "class Order" in texts(context.gather(use, USE, "", "file", budget=4000, wait=True))
+
+
 def test_recent_chunks_of_other_documents_come_newest_first(project):
     root, use = project
     context = RepositoryContext(Workspace([root]), environment=())
@@ -240,9 +265,8 @@ def test_uses_near_the_cursor_leave_out_the_name_being_typed_and_comments():
 
 
 def test_render_shortens_long_values_and_finds_members_classes():
-    import ast
-
-    tree = ast.parse(MODELS)
+    
+    tree = parsed(MODELS)
     assert render(tree, "TABLE") == ("TABLE", "TABLE = ...")
     assert render(tree, "Order.add")[0] == "Order"
     assert render(tree, "missing") is None

@@ -5,7 +5,6 @@ middles that mostly agree."""
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import json
 import shutil
@@ -23,6 +22,7 @@ from fimlsp.model import ModelError, load_model
 from fimlsp.model.formats import FIM_FORMAT_KEY
 from fimlsp.model.gguf_export import export_gguf
 from fimlsp.model.llama_engine import LlamaCppModel, load_gguf
+from fimlsp.syntax_trees import parsed
 from fimlsp.weights import default_gguf_path, default_model, default_model_path
 from harness.corpus import STDLIB
 
@@ -155,7 +155,7 @@ def test_complete_with_a_gguf_model_gives_a_valid_middle_without_importing_torch
     completion = json.loads(result.stdout)
     assert completion["shown"] and completion["middle"]
     offset = sum(len(each) for each in lines[:line - 1]) + column - 1
-    ast.parse(text[:offset] + completion["middle"] + text[offset:])
+    parsed(text[:offset] + completion["middle"] + text[offset:])
 
 
 @pytest.mark.slow
@@ -168,7 +168,7 @@ def test_greedy_middles_mostly_agree_with_transformers(gguf_model, hf_model):
         ours = complete_middle(gguf_model, case.left, case.right, options)
         theirs = complete_middle(hf_model, case.left, case.right, options)
         assert ours.parses
-        ast.parse(case.left + ours.middle + case.right)
+        parsed(case.left + ours.middle + case.right)
         same += ours.middle == theirs.middle
     assert len(cases) == 10 and same >= 7, f"greedy middles equal to transformers': {same}/{len(cases)}"
 
@@ -233,6 +233,6 @@ def test_a_gguf_without_fimlsp_settings_gets_the_format_its_control_tokens_show(
         text = (STDLIB / "textwrap.py").read_text()
         case = next(iter(line_cases([("textwrap.py", text)], seed=5)))
         result = complete_middle(model, case.left, case.right, DecodingOptions(max_tokens=32, statement_end=True))
-        ast.parse(case.left + result.middle + case.right)
+        parsed(case.left + result.middle + case.right)
     finally:
         model.close()

@@ -12,6 +12,8 @@ import ast
 from functools import lru_cache
 from pathlib import Path
 
+from fimlsp.syntax_trees import parsed
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("fimlsp", "earley")
 ABOVE_THE_SEAM = ("decoding", "model", "server", "commands", "evaluation", "training", "context")
@@ -56,7 +58,7 @@ def imports(name: str) -> frozenset[str]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     known = modules()
     found = set()
-    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _import_nodes(parsed(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name in known)
             continue
@@ -180,7 +182,7 @@ def test_few_functions_are_long_and_none_very_long():
     """A function over 80 lines is a hot loop kept whole on purpose (its docstring says so); at most four."""
     lengths = {}
     for path in modules().values():
-        for function in functions(ast.parse(path.read_text(encoding="utf-8"))):
+        for function in functions(parsed(path.read_text(encoding="utf-8"))):
             length = function.end_lineno - function.lineno + 1
             if length > LONG_FUNCTION_LINES:
                 lengths[f"{_relative(path)}:{function.name}"] = length
@@ -192,7 +194,7 @@ def test_few_functions_are_long_and_none_very_long():
 def top_level_imports(path: Path) -> set[str]:
     """The top-level packages that the file at `path` imports (`tests` for `from tests.oracles import x`)."""
     found = set()
-    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _import_nodes(parsed(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found.update(alias.name.split(".")[0] for alias in node.names)
         elif not node.level and node.module:

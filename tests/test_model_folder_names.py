@@ -5,6 +5,7 @@ import ast
 from pathlib import Path
 
 from fimlsp.model import folder
+from fimlsp.syntax_trees import parsed
 
 ROOT = Path(__file__).resolve().parent.parent
 DECLARED = {value for name, value in vars(folder).items() if name.isupper() and isinstance(value, str)}
@@ -15,7 +16,7 @@ def literal_names(path: Path) -> list[str]:
     """The declared file names that a module writes as a string of its own: a whole string constant, or a piece of
     an f-string (`f"{model}/corpus.json"`)."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parsed(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Constant) and node.value in DECLARED:
             found.append(f"{node.value} (line {node.lineno})")
         elif isinstance(node, ast.JoinedStr):

@@ -9,7 +9,6 @@ runs with the server found, not found, and with a model that does not load.
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import shutil
@@ -18,6 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from fimlsp.syntax_trees import parsed
 
 PLUGIN = Path(__file__).resolve().parent.parent / "editors" / "nvim"
 NVIM = shutil.which("nvim")
@@ -278,7 +279,7 @@ def test_checkhealth_says_when_the_model_does_not_load(tmp_path):
 
 def _parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        parsed(text)
     except SyntaxError:
         return False
     return True

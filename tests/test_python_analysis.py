@@ -15,6 +15,7 @@ from fimlsp.python.call_results import missing_member
 from fimlsp.python.inherited import BaseReader
 from fimlsp.python.member_lists import member_lists
 from fimlsp.python.signatures import SignatureSource
+from fimlsp.syntax_trees import parsed
 
 ON_DISK = """import collections
 
@@ -48,7 +49,7 @@ def _signature_question(analysis: Analysis, document: str) -> None:
 
 
 def _bases_question(analysis: Analysis, document: str) -> None:
-    holder = next(node for node in ast.parse(ASKED).body if isinstance(node, ast.ClassDef))
+    holder = next(node for node in parsed(ASKED).body if isinstance(node, ast.ClassDef))
     BaseReader(analysis, document)(ASKED, holder)
 
 

@@ -10,6 +10,7 @@ import random
 from fimlsp.python import attribute_debt as attribute_debt_module
 from fimlsp.python.attribute_debt import AttributeDebt
 from fimlsp.python.syntax import node_offsets
+from fimlsp.syntax_trees import parsed
 from harness.corpus import package_files, stdlib_files
 from tests.test_python_members import HELD_OUT, judged
 
@@ -97,7 +98,7 @@ def _plain_classes(files):
     """(text, class) for the classes without a base or a decorator of the `files` that parse."""
     for _name, text in files:
         try:
-            tree = ast.parse(text)
+            tree = parsed(text)
         except SyntaxError:
             continue
         yield from ((text, node) for node in ast.walk(tree)

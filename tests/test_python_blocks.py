@@ -12,6 +12,7 @@ import pytest
 from fimlsp.language import named
 from fimlsp.python.quotient import quotient
 from fimlsp.python.syntax import compiles, parses
+from fimlsp.syntax_trees import parsed
 
 # (left, middle, right): middles that parse and that the compiler refuses, each for the block it is written in.
 REFUSED = [
@@ -119,7 +120,7 @@ def _fresh_lines(count: int, seed: int):
     rng = random.Random(seed)
     while count:
         text = rng.choice(files)
-        bodies = [node.body for node in ast.walk(ast.parse(text))
+        bodies = [node.body for node in ast.walk(parsed(text))
                   if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.For, ast.While))]
         if not bodies:
             continue

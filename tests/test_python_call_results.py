@@ -16,6 +16,7 @@ from fimlsp.python.members import MemberSource
 from fimlsp.python.quotient import quotient
 from fimlsp.python.waits import WaitBudget
 from fimlsp.python.whole_file_ends import late_refusal
+from fimlsp.syntax_trees import parsed
 from harness.corpus import STDLIB, package_files, stdlib_files
 from tests.end_checks import ends_at_marker
 from tests.test_python_members import HELD_OUT
@@ -119,7 +120,7 @@ def test_no_member_of_a_call_result_in_real_code_is_refused():
     files += random.Random(7).sample(standard, 60)
     refused, judged = [], 0
     for path, text in files:
-        tree = ast.parse(text)
+        tree = parsed(text)
         lines = text.split("\n")
         starts = [0]
         for line in lines:

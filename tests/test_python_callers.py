@@ -13,6 +13,7 @@ import pytest
 from fimlsp.python.callers import broken_callers
 from fimlsp.python.quotient import quotient
 from fimlsp.python.signatures import SignatureSource
+from fimlsp.syntax_trees import parsed
 from harness.corpus import package_files, stdlib_files
 from tests.test_python_members import HELD_OUT
 
@@ -97,7 +98,7 @@ def test_no_true_header_of_the_standard_library_or_the_held_out_packages_is_refu
             continue  # (the sweep's offsets count lines by `\n` alone)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+            tree = parsed(text)
         for start, end in _headers(text, tree):
             for cut in ((start, end), (draw.randint(start, end), end), (start, draw.randint(start, end))):
                 judged += 1

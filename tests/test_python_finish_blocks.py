@@ -13,6 +13,7 @@ from fimlsp.language import named
 from fimlsp.python.finish_ends import dedents_below
 from fimlsp.python.finish_pieces import right_block_column
 from fimlsp.python.quotient import quotient
+from fimlsp.syntax_trees import parsed
 
 
 def _wsgi_cut() -> tuple[str, str]:
@@ -44,7 +45,7 @@ def _functions_outside_classes(text: str, names: set[str]) -> list[str]:
                 visit(child, isinstance(child, ast.ClassDef) or (in_class and not isinstance(child, ast.ClassDef)
                                                                   and isinstance(node, (ast.ClassDef, ast.If))))
 
-    visit(ast.parse(text), False)
+    visit(parsed(text), False)
     return outside
 
 
@@ -67,7 +68,7 @@ def test_a_header_before_a_deeper_line_stays_in_the_block_the_left_context_ends_
     left, right = "def f():\n    x = 1\n", "  # note\n\n        # more\n        y = 2\n"
     finish = quotient(left, right).finish()
     assert finish is not None and finish.startswith("    if x:"), finish
-    assert not [node for node in ast.parse(left + finish + right).body if not isinstance(node, ast.FunctionDef)]
+    assert not [node for node in parsed(left + finish + right).body if not isinstance(node, ast.FunctionDef)]
 
 
 METHODS = "__init__(\n        self,\n    ):\n        pass\n\n    def g(self):\n"

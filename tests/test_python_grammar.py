@@ -9,7 +9,6 @@ on generated expressions, statements and match patterns in both directions.
 
 from __future__ import annotations
 
-import ast
 import functools
 import sys
 import textwrap
@@ -22,6 +21,7 @@ from hypothesis import strategies as st
 from earley import Recognizer
 from fimlsp.python.grammar import load_grammar
 from fimlsp.python.lexemes import KEYWORDS, OPERATORS, SOFT_KEYWORDS, TERMINALS
+from fimlsp.syntax_trees import parsed
 from harness.corpus import STDLIB
 from harness.tokens_bridge import BridgeError, terminals
 
@@ -43,7 +43,7 @@ def ast_accepts(source: str | bytes) -> bool:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            ast.parse(source)
+            parsed(source)
         except (SyntaxError, ValueError):
             return False
     return True

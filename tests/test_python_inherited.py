@@ -14,6 +14,7 @@ from fimlsp.python.analysis import analysis_for
 from fimlsp.python.attribute_debt import AttributeDebt
 from fimlsp.python.inherited import BasesPending, BaseReader, inherited
 from fimlsp.python.waits import WaitBudget
+from fimlsp.syntax_trees import parsed
 from harness.corpus import STDLIB, package_files, stdlib_files
 from tests.test_python_attribute_debt import span_in_class
 from tests.test_python_members import ENVIRONMENT, HELD_OUT, judged
@@ -51,7 +52,7 @@ PROTOCOL_TRUE = ''':
 
 
 def _class(text: str, name: str) -> ast.ClassDef:
-    return next(node for node in ast.walk(ast.parse(text)) if isinstance(node, ast.ClassDef) and node.name == name)
+    return next(node for node in ast.walk(parsed(text)) if isinstance(node, ast.ClassDef) and node.name == name)
 
 
 def test_a_standard_base_s_members_are_inherited():
@@ -128,7 +129,7 @@ def _based_classes(files):
     """(path, text, class) for the undecorated classes with a base other than `object` of `files` (paths)."""
     for path, text in files:
         try:
-            tree = ast.parse(text)
+            tree = parsed(text)
         except SyntaxError:
             continue
         yield from ((path, text, node) for node in ast.walk(tree)

@@ -21,6 +21,7 @@ from fimlsp.language import named
 from fimlsp.python.environment import Environment
 from fimlsp.python.module_existence import import_path_changes, module_may_exist
 from fimlsp.python.names import FileNames
+from fimlsp.syntax_trees import parsed
 from harness.corpus import STDLIB, package_files
 from tests.test_python_modules_soundness import HELD_OUT
 from tests.test_python_workspace_judges import accepts, project  # noqa: F401 (a fixture)
@@ -211,7 +212,7 @@ def _relative_imports(text: str):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+            tree = parsed(text)
     except SyntaxError:
         return []
     return [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level]
@@ -250,7 +251,7 @@ def _cuts_at_imports(text: str, seed: int):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+            tree = parsed(text)
     except SyntaxError:
         return
     draw, lines, offsets = random.Random(seed), text.splitlines(keepends=True), [0]
@@ -289,7 +290,7 @@ def test_true_middles_around_the_imports_of_real_files_are_never_refused():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                tree = ast.parse(text)  # the whole file, once for all its cuts (`missing_imports` takes it built)
+                tree = parsed(text)  # the whole file, once for all its cuts (`missing_imports` takes it built)
             except SyntaxError:
                 continue  # (no cuts: `_cuts_at_imports` draws from its tree)
         for modules, start, end in _cuts_at_imports(text, len(path)):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from fimlsp.python.modules import imported_names
+from fimlsp.syntax_trees import parsed
 from harness.corpus import STDLIB, stdlib_files
 
 HELD_OUT = ("fastapi", "starlette", "uvicorn", "pyflakes", "diskcache", "gguf")
@@ -55,7 +56,7 @@ def test_every_absolute_from_import_of_the_standard_library_and_held_out_package
     judged, refused = 0, []
     for path, text in _corpus():
         try:
-            tree = ast.parse(text)
+            tree = parsed(text)
         except SyntaxError:
             continue
         for node in _from_imports_outside_guards(tree.body):

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from fimlsp.python.module_existence import import_path_changes, module_may_exist
+from fimlsp.syntax_trees import parsed
 from harness.corpus import STDLIB, package_files
 
 HELD_OUT = ("starlette", "uvicorn", "fastapi", "pyflakes", "diskcache", "gguf")
@@ -48,7 +49,7 @@ def _judged(files, root: str) -> tuple[int, int, list[str], list[str]]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # old files' invalid escapes
-                tree = ast.parse(text)
+                tree = parsed(text)
         except SyntaxError:
             continue
         if import_path_changes(text):

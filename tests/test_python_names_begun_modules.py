@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from fimlsp.python.names import FileNames
+from fimlsp.syntax_trees import parsed
 from harness.corpus import STDLIB, stdlib_files
 
 
@@ -52,7 +53,7 @@ def test_the_modules_after_the_middle_of_an_import_the_left_began_must_exist(pac
 def _cut_module_names(files: list[tuple[str, str, str]], rng: random.Random):
     for path, text, root in files:
         try:
-            tree = ast.parse(text)
+            tree = parsed(text)
         except SyntaxError:
             continue
         offsets = [0]

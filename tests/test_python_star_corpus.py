@@ -14,6 +14,7 @@ import pytest
 
 from fimlsp.python.names import FileNames, _undefined_places_in, syntax_tree
 from fimlsp.python.relaxation import spelt_out
+from fimlsp.syntax_trees import parsed
 from harness.corpus import STDLIB, package_files, stdlib_files
 from tests.test_python_members import HELD_OUT
 from tests.test_python_star_imports import judged
@@ -26,7 +27,7 @@ def star_files() -> tuple[tuple[str, str], ...]:
     for name in HELD_OUT:
         files += package_files(name, 200_000)
     return tuple((path, text) for path, text in files if "*" in text and any(
-        isinstance(node, ast.ImportFrom) and node.names[0].name == "*" for node in ast.walk(ast.parse(text))))
+        isinstance(node, ast.ImportFrom) and node.names[0].name == "*" for node in ast.walk(parsed(text))))
 
 
 def _clean(path: str, text: str) -> bool:
@@ -67,7 +68,7 @@ def _refused(files) -> tuple[list, int, int]:
             continue
         judged_files += 1
         folder = str(Path(path).parent)
-        for node in ast.walk(ast.parse(text)):
+        for node in ast.walk(parsed(text)):
             if isinstance(node, ast.ImportFrom) and node.names[0].name == "*":
                 for start, end in _cuts(text, node, rng):
                     count += 1

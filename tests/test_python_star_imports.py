@@ -16,6 +16,7 @@ from fimlsp.python.module_existence import set_unsaved
 from fimlsp.python.names import FileNames
 from fimlsp.python.quotient import quotient
 from fimlsp.python.relaxation import star_import_names
+from fimlsp.syntax_trees import parsed
 
 SITE = Path(sysconfig.get_paths()["purelib"])
 
@@ -137,7 +138,7 @@ def test_a_star_import_is_found_in_the_projects_environment(tmp_path, monkeypatc
 
 def _star_imports(path: Path) -> list[tuple[str, str]]:
     """(module with its leading dots, the importing module's package) of each star import of a file."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path.read_text(encoding="utf-8"))
     for base in (Path(sysconfig.get_paths()["stdlib"]), SITE):
         if base in path.parents:
             package = ".".join(path.relative_to(base).parent.parts)

@@ -10,13 +10,14 @@ import random
 from fimlsp.python.names import FileNames
 from fimlsp.python.quotient import quotient
 from fimlsp.python.unbound_paths import left_unbound
+from fimlsp.syntax_trees import parsed
 from harness.corpus import package_files, stdlib_files
 from tests.test_python_members import HELD_OUT
 
 
 def unbound(left: str, middle: str, right: str) -> set[str]:
     text = left + middle + right
-    return set(left_unbound(ast.parse(text), text, len(left), len(left) + len(middle)))
+    return set(left_unbound(parsed(text), text, len(left), len(left) + len(middle)))
 
 
 # uvicorn/_subprocess.py's get_subprocess: the shipped model wrote `pass` where the true middle binds the name.
@@ -87,7 +88,7 @@ def _function_cuts(files, count: int, seed: int):
     while made < count:
         _name, text = rng.choice(files)
         try:
-            tree = ast.parse(text)
+            tree = parsed(text)
         except SyntaxError:
             continue
         functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]

@@ -6,7 +6,6 @@ elsewhere."""
 
 from __future__ import annotations
 
-import ast
 import http.server
 import json
 import os
@@ -30,6 +29,7 @@ from fimlsp.model import ModelError
 from fimlsp.model.backend import FimModel, PromptPass, Session, Snippet
 from fimlsp.model.remote import RemoteModel, connect
 from fimlsp.model.server_vocabulary import PROBE
+from fimlsp.syntax_trees import parsed
 from fimlsp.weights import default_model_path
 from harness.corpus import STDLIB, split, stdlib_cuts
 from harness.llama_server import (INSTALL_LLAMA_SERVER, LLAMA_CPP_ENGINE, LLAMA_SERVER, PYTHON_ENGINE, free_port,
@@ -83,7 +83,7 @@ def test_cli_completes_stdlib_cuts_through_the_server_in_fewer_round_trips_than_
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)
         left, right = split(path, line, column)
-        ast.parse(left + result["middle"] + right)
+        parsed(left + result["middle"] + right)
         assert result["guarantee"] == "file"
         assert result["server"]["api"] == API[engine]
         steps += result["server"]["steps"]
@@ -104,7 +104,7 @@ def test_llama_servers_openai_api_gives_the_middles_of_its_own_api(server):
             left, right = split(path, line, column)
             by_native, by_openai = (complete_middles(each, left, right, options)[0] for each in (native, openai))
             assert by_native.valid and by_native.middle == by_openai.middle, (path, line, by_native, by_openai)
-            ast.parse(left + by_native.middle + right)
+            parsed(left + by_native.middle + right)
     finally:
         native.close()
         openai.close()
@@ -118,7 +118,7 @@ def test_the_vocabulary_may_come_from_the_gguf_file_the_server_runs(server, serv
     result = json.loads(done.stdout)
     assert result["model"] == str(gguf) and result["guarantee"] == "file"
     left, right = split(path, line, column)
-    ast.parse(left + result["middle"] + right)
+    parsed(left + result["middle"] + right)
     from_folder, from_gguf = connect(server), connect(server, gguf)
     assert from_gguf.token_bytes == from_folder.token_bytes and from_gguf.stop_ids == from_folder.stop_ids
     assert from_gguf.encode(left[-2000:]) == from_folder.encode(left[-2000:])
@@ -167,7 +167,7 @@ def test_one_candidate_a_position_still_gives_valid_middles(server):
             left, right = split(path, line, column)
             result = complete_middles(sparse, left, right, DecodingOptions(max_tokens=48))[0]
             assert result.valid, (path, line, column, result)
-            ast.parse(left + result.middle + right)
+            parsed(left + result.middle + right)
     finally:
         sparse.close()
 
@@ -210,7 +210,7 @@ def test_rows_without_candidates_end_in_a_valid_fallback(model):
     result = complete_middles(_NoCandidates(model), left, right, DecodingOptions())[0]
     assert result.valid and result.stop == "no_candidate"
     assert result.candidates_tried == 0  # a token the engine did not rank is never tried
-    ast.parse(left + result.middle + right)
+    parsed(left + result.middle + right)
 
 
 def test_a_server_that_tokenizes_otherwise_is_refused(server, tmp_path):
@@ -328,7 +328,7 @@ def test_a_server_that_stops_answering_ends_the_decoding_within_its_budget(serve
         model.close()
     assert proxy.held == 1
     assert result.stop == "timeout" and result.valid, result
-    ast.parse(left + result.middle + right)
+    parsed(left + result.middle + right)
 
 
 @pytest.mark.asyncio
@@ -438,7 +438,7 @@ def test_complete_meeting_a_hostile_server_mid_decoding_ends_within_its_timeout(
     else:
         assert result["stop"] == "timeout" and result["shown"], result
     left, right = split(*CURSOR)
-    ast.parse(left + result["middle"] + right)
+    parsed(left + result["middle"] + right)
 
 
 def completion_params(uri: str, line: int, character: int) -> dict:

@@ -5,7 +5,6 @@ around a cut ends where `ast` says the next one starts."""
 
 from __future__ import annotations
 
-import ast
 import io
 import random
 import tokenize
@@ -18,6 +17,7 @@ from fimlsp.python.right_context import boundary_indices, reversed_right_context
 from fimlsp.python.right_tokens import Scanner
 from fimlsp.python.statement_ends import statement_ends
 from fimlsp.python.syntax import compiles
+from fimlsp.syntax_trees import parsed
 from harness.corpus import stdlib_files
 
 # Tokens a middle may end inside of: its last token then runs on into the right context.
@@ -90,7 +90,7 @@ def test_statement_ends_hold_where_the_next_top_level_statement_starts(name, tex
     """A cut at the start of a token inside a top-level statement: the statement ends where `ast` says the next
     top-level statement starts (its first decorator's line), or at the end of the file; `statement_ends` names
     that end among its first few."""
-    module = ast.parse(text)
+    module = parsed(text)
     lines = [min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))]) for node in module.body]
     starts = [*line_offsets(text, lines), len(text)]
     rng = random.Random(name)

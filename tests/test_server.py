@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import contextlib
 import re
@@ -13,6 +12,8 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
+
+from fimlsp.syntax_trees import parsed
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
 
@@ -110,7 +111,7 @@ def split(text: str, line: int, character: int) -> tuple[str, str]:
 
 def parses(source: str) -> bool:
     try:
-        ast.parse(source)
+        parsed(source)
     except SyntaxError:
         return False
     return True

@@ -15,6 +15,8 @@ from pytest_lsp import client_capabilities, make_test_lsp_client
 
 from tests.test_server import inline_params, open_document, options_for, stop, wait_for_model
 
+from fimlsp.syntax_trees import parsed
+
 pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
 
 LEFT = "import sys\nfrom pkg.util import "
@@ -53,7 +55,7 @@ async def serve_workspace(options: dict, root: Path, folders: bool):
 
 def imported(middle: str) -> set[str]:
     """The names the completed line imports from pkg.util."""
-    tree = ast.parse(LEFT + middle + RIGHT)
+    tree = parsed(LEFT + middle + RIGHT)
     return {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fimlsp.language import named
+from fimlsp.syntax_trees import TreeNotBuilt, parsed
 from fimlsp.workspace import Workspace
 
 # A dotted chain of names (`models.Cart`, `self.items`); every prefix of it is resolved.
@@ -299,7 +300,15 @@ class Declarations:
                 for key in [key for key in self._resolved if key[0] == path]:
                     del self._resolved[key]
             self._imports[path] = imports
-        tree = self._tree(path)
+        try:
+            tree = self._tree(path)
+        except TreeNotBuilt:  # not rendered this time: the uses that named the file resolve again
+            with self._lock:
+                for key in stale:
+                    self._rendered.pop(key, None)
+                for key in [key for key, targets in self._resolved.items() if any(t[0] == path for t in targets)]:
+                    del self._resolved[key]
+            return
         for key in stale:
             rendered = render(tree, key[1]) if tree is not None else None
             with self._lock:
@@ -324,10 +333,13 @@ class Declarations:
                                               background=True)))
         for use, future in pending:
             targets = []
-            for definition in future.result():
-                target = self._target(definition, path)
-                if target is not None and target not in targets:
-                    targets.append(target)
+            try:
+                for definition in future.result():
+                    target = self._target(definition, path)
+                    if target is not None and target not in targets:
+                        targets.append(target)
+            except TreeNotBuilt:  # not the use's answer: it resolves again at the next completion
+                continue
             with self._lock:
                 self._resolved[(path, use.chain)] = tuple(targets)
 
@@ -384,23 +396,21 @@ class Declarations:
             return None
 
     def _tree(self, source: Path) -> ast.Module | None:
+        """The syntax tree of the file at `source`, None where it is unreadable or does not parse; TreeNotBuilt
+        where other threads' conversions kept it from being built (then nothing is kept)."""
         with self._lock:
             cached = self._trees.get(source)
         if cached is not None:
             return cached[1]
         text = self.readable(source)
         tree = None
-        for _attempt in range(3 if text is not None else 0):
+        if text is not None:
             try:
-                tree = ast.parse(text)
-            except SystemError:  # another thread converted syntax trees at the same time (gh-106905): again
-                continue
+                tree = parsed(text)
+            except TreeNotBuilt:
+                raise
             except (SyntaxError, ValueError, MemoryError, RecursionError):
                 pass
-            break
-        else:
-            if text is not None:  # three collisions: not the file's fault, so not kept as its tree
-                return None
         with self._lock:
             self._trees[source] = (text or "", tree)
         return tree

@@ -26,7 +26,7 @@ from fimlsp.python.analysis import slot_names, stored_attributes
 from fimlsp.python.class_facts import binds_receiver, meant_for_subclasses, sets_up_state
 from fimlsp.python.class_text import class_lines, in_plain_class, subclass_names
 from fimlsp.python.inherited import BaseReader, BasesPending, Inherited
-from fimlsp.python.syntax import parsed
+from fimlsp.syntax_trees import parsed
 
 _DYNAMIC_ATTRIBUTES = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__setattr__\b")
 # What may say on a line that subclasses complete the class (`meant_for_subclasses`).

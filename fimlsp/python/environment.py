@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from importlib.machinery import all_suffixes
 from pathlib import Path
 
-from fimlsp.python.syntax import parsed
+from fimlsp.syntax_trees import parsed
 
 _RECHECK_SECONDS = 2.0  # how long a folder's listing is used before its mtime is read again
 _MODULE_SUFFIXES = tuple(sorted(set(all_suffixes()), key=len, reverse=True))  # importable files, the longest first

@@ -42,7 +42,7 @@ from fimlsp.python.analysis import (Analysis, Answers, Lookup, UnknownBase, ance
                                     slot_names, stored_attributes, used_after, without_prose)
 from fimlsp.python.class_text import class_around, class_lines, in_plain_class, related_classes, subclass_names
 from fimlsp.python.literal_attributes import literal_type
-from fimlsp.python.syntax import TreeNotBuilt, parsed
+from fimlsp.syntax_trees import TreeNotBuilt, parsed
 
 QUERY_SECONDS = 1.0  # the longest a judge waits on one receiver (jedi's first query in a workspace loads stubs)
 _CACHED = 512  # answers kept per analysis

@@ -27,7 +27,7 @@ from pathlib import Path
 from fimlsp.python.environment import importable
 from fimlsp.python.environment_finder import find_environment
 from fimlsp.python.module_existence import _UNSAVED, _UNSAVED_LOCK
-from fimlsp.python.syntax import parsed
+from fimlsp.syntax_trees import parsed
 
 # What a module read for its star import's names may do that hides them.
 _RUNTIME_NAMES = re.compile(r"\bsys\.modules\s*\[\s*__name__\s*\]|\b__builtins__\b")

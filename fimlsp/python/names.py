@@ -60,8 +60,8 @@ from fimlsp.python.redeclaration import redeclared
 from fimlsp.python.module_existence import import_path_changes, module_may_exist
 from fimlsp.python.modules import imported_names
 from fimlsp.python.unbound_paths import left_unbound
-from fimlsp.python.syntax import parsed
 from fimlsp.python.relaxation import names_written, relaxation, spelt_out
+from fimlsp.syntax_trees import CONVERTING, parsed
 
 # Names through which a module's names are made or read in ways its text does not show.
 DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "__builtins__"})
@@ -110,7 +110,8 @@ def _undefined_places_in(tree: ast.Module | None) -> list[tuple[str, int, int]] 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            found = checker.Checker(tree, filename="<fim>").messages
+            with CONVERTING:  # its string annotations are parsed: one conversion at a time (fimlsp.syntax_trees)
+                found = checker.Checker(tree, filename="<fim>").messages
         except RecursionError:
             return None
     return [(message.message_args[0], message.lineno, message.col) for message in found

@@ -33,7 +33,8 @@ import re
 import warnings
 from dataclasses import dataclass
 
-from fimlsp.python.syntax import module_or_error, node_offsets, parsed
+from fimlsp.python.syntax import module_or_error, node_offsets
+from fimlsp.syntax_trees import parsed
 
 _DEFINES = re.compile(r"(?<![.\w])(?:def|class)\s")
 # a line (or a statement after `;`) that may begin an annotated declaration: `x:`, `self.x:`, `(x):`

@@ -5,37 +5,12 @@ hold a line)."""
 from __future__ import annotations
 
 import ast
-import threading
 import warnings
 from collections.abc import Callable
 from itertools import accumulate
 
 from fimlsp.lines import split_lines
-
-
-# CPython 3.11 keeps the syntax tree conversion's recursion depth per interpreter, not per thread (gh-106905): a
-# conversion that another thread's interleaves with (a garbage collection's finalizer hands the interpreter's lock
-# over) fails with SystemError. fimlsp's threads (a completion's, jedi's analysis, the context's) convert one at a
-# time (a failure kept as a file's verdict leaves its classes' attributes unknown for the whole process).
-_CONVERTING = threading.RLock()
-
-
-class TreeNotBuilt(SyntaxError):
-    """Another library's conversion in another thread interleaved with each try: not the text's fault, so a cache
-    of trees keeps no verdict on it."""
-
-
-def parsed(source: str, mode: str = "exec") -> ast.AST:
-    """`ast.parse`, one thread at a time (`_CONVERTING`), and tried again where another library's conversion in
-    another thread interleaved with it (SystemError). SyntaxError and the like as `ast.parse`."""
-    for attempt in range(3):
-        try:
-            with _CONVERTING:
-                return ast.parse(source, mode=mode)
-        except SystemError:
-            if attempt == 2:
-                raise TreeNotBuilt("the syntax tree could not be built") from None
-    raise AssertionError("unreachable")
+from fimlsp.syntax_trees import parsed
 
 
 def node_offsets(source: str) -> Callable[[int, int], int]:
