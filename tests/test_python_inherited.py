@@ -5,6 +5,7 @@ library and of the held-out packages, no true middle owes anything."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import random
 from pathlib import Path
 
@@ -71,6 +72,35 @@ def test_a_typed_class_with_a_known_base_owes_a_method_it_loads():
     assert AttributeDebt(PROTOCOL, PROTOCOL_RIGHT, reader).owed(PROTOCOL + PROTOCOL_RIGHT) == {"handle_pong"}
     # what the base defines is no debt (`pause_writing`, `resume_writing` are asyncio.Protocol's)
     assert not AttributeDebt(PROTOCOL, PROTOCOL_RIGHT, reader).owed(PROTOCOL + PROTOCOL_TRUE + PROTOCOL_RIGHT)
+
+
+# Held-out uvicorn workers.py's shape: its base is gunicorn's Worker, a distribution the environment lacks, which
+# typeshed stubs and pyright reads; the shipped model's `=self` at a boundary cut dropped `async def callback_notify`.
+WORKER = '''from gunicorn.workers.base import Worker
+
+
+class UvicornWorker(Worker):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.settings = {"callback_notify": self.callback_notify, "timeout": self.timeout}
+
+    def run(self) -> None:
+        self.notify()
+
+    def '''
+WORKER_RIGHT = "(self) -> None:\n        self.notify()\n"
+
+
+def test_a_base_from_a_distribution_the_environment_lacks_is_read_from_typeshed_s_stub():
+    assert importlib.util.find_spec("gunicorn") is None, "this test reads gunicorn's stub: it must not be installed"
+    text = WORKER + "callback_notify" + WORKER_RIGHT
+    found = inherited(ENVIRONMENT, text, _class(text, "UvicornWorker"), None, None)
+    assert found is not None and found.public_only  # a stub leaves private names out
+    assert {"notify", "timeout", "cfg", "init_process"} <= found.names and "callback_notify" not in found.names
+    reader = BaseReader(ENVIRONMENT, None)
+    assert not AttributeDebt(WORKER, WORKER_RIGHT, reader).owed(text)
+    assert AttributeDebt(WORKER, WORKER_RIGHT, reader).owed(WORKER + "handle_notify" + WORKER_RIGHT) == {
+        "callback_notify"}
 
 
 @pytest.mark.parametrize("header, above", [

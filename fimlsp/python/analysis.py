@@ -38,6 +38,7 @@ _ATTRIBUTE_STORE = re.compile(r"\.[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)"
 # (`{"path": ...}`, `scope["path"]`: an ASGI scope's keys are not the protocol's attributes).
 _QUOTED_NAME = re.compile(r"""(?<![bB])(?<![bB][rR])(?<![rR][bB])['"]([A-Za-z_]\w*)['"]""")
 _KEY_AFTER = re.compile(r"[ \t]*:(?!=)")
+_TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
 _SUBSCRIPT_BEFORE = re.compile(r"[\w)\]][ \t]*\[[ \t]*\Z")
 _SUBSCRIPT_AFTER = re.compile(r"[ \t]*\]")
 # A quoted name: what hasattr/getattr guards test (`hasattr(_curses, "COLORS")`, set only at run time).
@@ -80,6 +81,12 @@ def quoted_names(code: str) -> set[str]:
             continue
         names.add(match.group(1))
     return names
+
+
+def trailing_chain(text: str) -> str:
+    """The chain of names and dots that `text` ends with (`self.parser.`), read from its last line's start: from the
+    text's, `re` tries every position (5 ms on 50 kB, at every keystroke)."""
+    return _TRAILING_CHAIN.search(text, text.rfind("\n") + 1).group()
 
 
 def stored_attributes(text: str) -> set[str]:

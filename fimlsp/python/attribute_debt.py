@@ -22,16 +22,15 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from fimlsp.lines import line_bounds
-from fimlsp.python.analysis import slot_names, stored_attributes
+from fimlsp.python.analysis import quoted_names, slot_names, stored_attributes
 from fimlsp.python.class_facts import binds_receiver, meant_for_subclasses, sets_up_state
 from fimlsp.python.class_text import class_lines, in_plain_class, subclass_names
 from fimlsp.python.inherited import BaseReader, BasesPending, Inherited
 from fimlsp.syntax_trees import parsed
 
-_DYNAMIC_ATTRIBUTES = re.compile(r"\bsetattr\s*\(|\b__dict__\b|\b__getattr__\b|\b__setattr__\b")
+_DYNAMIC_ATTRIBUTES = re.compile(r"\bsetattr\s*\(|\bvars\s*\(|\b__dict__\b|\b__getattr__\b|\b__setattr__\b")
 # What may say on a line that subclasses complete the class (`meant_for_subclasses`).
 _SUBCLASSES_MEANT = re.compile(r"NotImplementedError|subclass", re.IGNORECASE)
-_QUOTED_NAME = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
 # An attribute loaded on `self` or `cls` (not stored), where a typed class may owe it wherever it is.
 _SELF_LOADED = re.compile(r"(?<![\w.])(?:self|cls)[ \t]*\.[ \t]*([A-Za-z_]\w*)(?![ \t]*(?::[^=\n]*)?=(?!=))")
 _IGNORED = re.compile(r"#[ \t]*(?:type|pyright):[ \t]*ignore")
@@ -88,6 +87,10 @@ class AttributeDebt:
 
 
 _LOADED = re.compile(r"\.[ \t]*([A-Za-z_]\w*)(?![ \t]*(?::[^=\n]*)?=(?!=))")
+# `_around_line`'s answers, for the latest lines typed on (a file's text above and below each).
+_AROUND: OrderedDict[tuple[str, str], tuple[frozenset[str], frozenset[str], frozenset[str]]] = OrderedDict()
+_AROUND_KEPT = 8
+_AROUND_LOCK = threading.Lock()
 _DEFINED = re.compile(r"\b(?:def|class)[ \t]+([A-Za-z_]\w*)|^[ \t]+([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)",
                       re.MULTILINE)
 
@@ -149,16 +152,44 @@ def _possibly_owed(left: str, right: str, bases: BaseReader | None) -> frozenset
     """Every attribute the right context loads that nothing in the file around the middle stores, defines or names
     and that the cursor's class does not inherit: a superset of any `attribute_debt` (which then needs the middle
     to store one of them)."""
-    around = left + right
-    defined = {name for pair in _DEFINED.findall(around) for name in pair if name}
-    loads = set(_LOADED.findall(right))
+    line_start = left.rfind("\n") + 1
+    line_end = right.find("\n") if "\n" in right else len(right)
+    taken, self_loaded, loaded = _around_line(left[:line_start], right[line_end:])
+    line_left, line_right = left[line_start:], right[:line_end]
+    loads = loaded | set(_LOADED.findall(line_right))
     line = left.count("\n") + 1
     if in_plain_class(left, line):  # a typed class may owe what it loads before the middle too
-        loads |= set(_SELF_LOADED.findall(left))
+        loads |= self_loaded | set(_SELF_LOADED.findall(line_left))
     elif bases is not None and (found := _cursor_bases(left, line, bases)) is not None:
-        loads = (loads | set(_SELF_LOADED.findall(left))) - found.names
-    return frozenset(loads - stored_attributes(around) - slot_names(around) - defined
-                     - set(_QUOTED_NAME.findall(around)) - set(dir(object)))
+        loads = (loads | self_loaded | set(_SELF_LOADED.findall(line_left))) - found.names
+    return frozenset(loads - taken - _taken(line_left + line_right) - set(dir(object)))
+
+
+def _taken(text: str) -> set[str]:
+    """The names `text` defines (`def`, `class`, a class body's assignment), stores as an attribute, lists in
+    `__slots__` or quotes."""
+    return ({name for pair in _DEFINED.findall(text) for name in pair if name} | stored_attributes(text)
+            | slot_names(text) | quoted_names(text))
+
+
+def _around_line(above: str, below: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """What the lines above and below the cursor's take (`_taken`), what those above load on `self` or `cls`, and
+    what those below load after a dot: read once per line, as the keystrokes on it change none of them (the
+    patterns read a line at a time, so the parts read apart find what the whole file does, but `__slots__`
+    declarations that the cursor's line splits, whose names are then owed no less)."""
+    key = (above, below)
+    with _AROUND_LOCK:
+        found = _AROUND.get(key)
+        if found is not None:
+            _AROUND.move_to_end(key)
+            return found
+    found = (frozenset(_taken(above) | _taken(below)), frozenset(_SELF_LOADED.findall(above)),
+             frozenset(_LOADED.findall(below)))
+    with _AROUND_LOCK:
+        _AROUND[key] = found
+        while len(_AROUND) > _AROUND_KEPT:
+            _AROUND.popitem(last=False)
+    return found
 
 
 def _cursor_bases(left: str, line: int, bases: BaseReader, wait: bool = True) -> Inherited | None:
@@ -193,7 +224,7 @@ def attribute_debt(text: str, start: int, end: int, outside: bool = False, bases
     metaclass), and files that set attributes dynamically (`setattr`, `__dict__`, `__getattr__`, `__setattr__`).
     `outside`, for a middle of one line: `_Owed`, what the rest of the file leaves unassigned, whatever the middle's
     line (its stores not counted, which `AttributeDebt.owed` finds by pattern)."""
-    first_line, last_line = text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1
+    first_line, last_line = text.count("\n", 0, start) + 1, text.count("\n", 0, _code_end(text, start, end)) + 1
     line_start, line_end = line_bounds(text, start, end)
     around = text[:line_start] + "\n" + text[line_end:] if outside else text
     if _DYNAMIC_ATTRIBUTES.search(around):
@@ -206,7 +237,7 @@ def attribute_debt(text: str, start: int, end: int, outside: bool = False, bases
     typed = _typed(holder, first_line, last_line)
     if not typed and meant_for_subclasses(holder, left_out):
         return frozenset()
-    assigned = (stored_attributes(around) | slot_names(around) | set(_QUOTED_NAME.findall(around)) | set(dir(object))
+    assigned = (stored_attributes(around) | slot_names(around) | quoted_names(around) | set(dir(object))
                 | inherited.names)
     assigned |= subclass_names(text, holder.lineno + 1)  # a base's method may load what its subclasses define
     for statement in holder.body:  # the class body's names, in conditional blocks too (`if os.name != "nt": def`)
@@ -253,6 +284,16 @@ def attribute_debt(text: str, start: int, end: int, outside: bool = False, bases
                      and method.lineno < first_line <= (method.end_lineno or 0)), None)
         return _Owed(frozenset(loads - assigned - excused), set_up, init and init.args.args[0].arg, typed)
     return frozenset(loads - assigned - excused)
+
+
+def _code_end(text: str, start: int, end: int) -> int:
+    """Where the code of the middle `text[start:end]` ends: before the lines of blanks and comments it ends with,
+    which lie in no class as `ast` places it (a class ends at its last statement; held-out uvicorn workers.py: a
+    middle that ended `# Don't let the SIG_DFLAGS` on a line of its own was in no class, and owed nothing)."""
+    lines = text[start:end].split("\n")
+    while len(lines) > 1 and (not lines[-1].strip() or lines[-1].lstrip().startswith("#")):
+        lines.pop()
+    return start + len("\n".join(lines))
 
 
 def _holder(tree: ast.Module | None, first_line: int, last_line: int) -> ast.ClassDef | None:

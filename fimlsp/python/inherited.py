@@ -4,11 +4,13 @@ wsproto_impl.py: `class WSProtocol(asyncio.Protocol)` loads `self.handle_pong`, 
 leaves to nothing).
 
 The bases are asked of jedi (on the analysis's thread, `Analysis.run`) in the file above the class statement, which
-is all that binds them; every class of the ancestry must be one jedi infers, read as the member judge reads a
-receiver's classes (`fimlsp.python.member_lists`): the names jedi lists for an instance, and those its source and
-stub bind and store (a stub alone may leave private names out, so only public names are owed then). An ancestry that
-sets attributes dynamically, a base jedi does not infer as one class, or a class whose source cannot be read, and the
-class is unknown: it owes nothing. Answers are kept per file head, so the keystrokes in one class ask once.
+is all that binds them, with typeshed's stubs of the distributions the environment lacks on its path, as a type
+checker reads them (`fimlsp.python.typeshed_fallback`); every class of the ancestry must be one jedi infers, read as
+the member judge reads a receiver's classes (`fimlsp.python.member_lists`): the names jedi lists for an instance,
+and those its source and stub bind and store (a stub alone may leave private names out, so only public names are
+owed then). An ancestry that sets attributes dynamically, a base jedi does not infer as one class, or a class whose
+source cannot be read, and the class is unknown: it owes nothing. Answers are kept per file head, so the keystrokes
+in one class ask once.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from itertools import accumulate
 
 from fimlsp.python.analysis import Analysis, Answers, ancestry, judges_script
 from fimlsp.python.member_lists import TRUSTED_STUBS, class_sources
+from fimlsp.python.typeshed_fallback import bases_project
 from fimlsp.python.waits import WaitBudget
 
 _KEPT = 64  # answers kept (one per class head asked about)
@@ -108,7 +111,7 @@ def _ask(analysis: Analysis, code: str, places: list[tuple[int, int]], path: str
 
 
 def _ancestry(analysis: Analysis, code: str, places: list[tuple[int, int]], path: str | None) -> Inherited | None:
-    script, document = judges_script(code, path, analysis.project, "bases")
+    script, document = judges_script(code, path, bases_project(analysis), "bases")
     classes = []
     for line, column in places:
         found = script.infer(line, column)

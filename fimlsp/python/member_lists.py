@@ -39,7 +39,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from fimlsp.python.analysis import (Analysis, Answers, Lookup, UnknownBase, ancestry, judges_script, quoted_names,
-                                    slot_names, stored_attributes, used_after, without_prose)
+                                    slot_names, stored_attributes, trailing_chain, used_after, without_prose)
 from fimlsp.python.class_text import class_around, class_lines, in_plain_class, related_classes, subclass_names
 from fimlsp.python.literal_attributes import literal_type
 from fimlsp.syntax_trees import TreeNotBuilt, parsed
@@ -60,7 +60,6 @@ _FIXED_TYPES = frozenset(f"builtins.{name}" for name in ("set", "frozenset", "li
 _DYNAMIC_FILE = "the file sets attributes dynamically (setattr, vars, __dict__, __getattr__)"
 _LITERAL = "a literal value inferred (one assignment's, not the receiver's type)"
 _UNKNOWN_ROOTS = ("unittest.mock", "mock.", "typing.Any", "typing_extensions.Any")
-_TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
 _INDENT = re.compile(r"[ \t]*")
 # Class decorators that add no attribute a class body does not name (or only dunders).
 _PLAIN_DECORATOR = re.compile(r"@(?:dataclasses\.)?dataclass\b|@(?:functools\.)?total_ordering\b|@(?:typing\.)?final\b")
@@ -72,7 +71,7 @@ def query_code(left: str, right: str, receiver: str) -> tuple[str, int, int]:
     that line moved to a line of its own. The line's left part stays where it may bind the receiver's first name
     (`x = f(); x.`, `for x in xs: x.`), which any occurrence of that name other than before a dot may."""
     line_start = left.rfind("\n") + 1
-    head = left[line_start:len(left) - len(_TRAILING_CHAIN.search(left).group())]
+    head = left[line_start:len(left) - len(trailing_chain(left))]
     indent = _INDENT.match(head).group()
     root = re.escape(receiver.split(".")[0])
     kept = head if re.search(r"(?<![\w.])" + root + r"\b(?!\s*\.)", head) else indent

@@ -43,7 +43,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from fimlsp.python import lexemes as lx
-from fimlsp.python.analysis import Analysis, Lookup, after_receiver
+from fimlsp.python.analysis import Analysis, Lookup, after_receiver, trailing_chain
 from fimlsp.python.attribute_debt import AttributeDebt
 from fimlsp.python.folding import fold
 from fimlsp.python.inherited import BaseReader
@@ -72,7 +72,6 @@ _STORED_LATER = re.compile(r"[^\n]*(?:=|\bin\b|\\\n)")
 _SELF = frozenset({"self", "cls"})
 _RECEIVERS_AHEAD = 4  # the chains the file writes after the cursor's receiver asked ahead (`next_receivers`)
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*\Z")
-_TRAILING_CHAIN = re.compile(r"[\w.]*\Z")
 # A string the lexer still holds but that is closed (`"path"`, `""`): the text after it is code.
 _CLOSED_STRINGS = frozenset(parts[part] for parts in lx.S_STRING.values() for part in ("end", "empty"))
 
@@ -158,7 +157,7 @@ class MemberSource:
 
     def _cursor_receiver(self) -> tuple[str, str] | None:
         """The judgeable chain that the left context ends with before a dot, and the member begun after it."""
-        receiver, dot, begun = _TRAILING_CHAIN.search(self.left).group().rpartition(".")
+        receiver, dot, begun = trailing_chain(self.left).rpartition(".")
         if self.in_code and dot and _judgeable(receiver.split(".")) and (not begun or begun.isidentifier()):
             return receiver, begun
         return None

@@ -5,18 +5,16 @@ reading of a `def` or `class` at the left context's end, asked once per completi
 from __future__ import annotations
 
 import hashlib
-import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
 from fimlsp.python import lexemes as lx
-from fimlsp.python.analysis import judges_script, waited_on_analysis_thread
+from fimlsp.python.analysis import judges_script, trailing_chain, waited_on_analysis_thread
 from fimlsp.python.lexer import INITIAL, advance
 
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
-_TRAILING_CHAIN = re.compile(r"[\w.]*\Z")  # the callable's chain of names at the left context's end
 
 # The time one signature query may take before the call is let go (seconds).
 QUERY_SECONDS = 1.0
@@ -271,7 +269,7 @@ class SignatureSource:
         found = self.answers.get(chain)
         if found is None:
             self.queries += 1
-            prefix = self.left[:len(self.left) - len(_TRAILING_CHAIN.search(self.left).group())]
+            prefix = self.left[:len(self.left) - len(trailing_chain(self.left))]
             prefix += ".".join(chain) + "("
             line = prefix.count("\n") + 1
             column = len(prefix) - (prefix.rfind("\n") + 1)
