@@ -205,7 +205,7 @@ def test_the_lines_around_the_cursor_s_are_read_once_for_every_keystroke_on_it(m
     right = "\n\n    def wait(self):\n        return self._cmd\n"
     typed = ("", "g", "gs", "gs ")
     expected = [_possibly_owed_of_the_whole_file(left + each, right) for each in typed]
-    monkeypatch.setattr(attribute_debt_module, "_AROUND", type(attribute_debt_module._AROUND)())
+    attribute_debt_module._around_line.cache_clear()
     read, taken = [], attribute_debt_module._taken
     monkeypatch.setattr(attribute_debt_module, "_taken", lambda text: read.append(text) or taken(text))
     assert [attribute_debt_module._possibly_owed(left + each, right, None) for each in typed] == expected

@@ -16,6 +16,7 @@ whose context loads no attribute that nothing around the middle stores owes noth
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import threading
 from collections import OrderedDict
@@ -87,10 +88,6 @@ class AttributeDebt:
 
 
 _LOADED = re.compile(r"\.[ \t]*([A-Za-z_]\w*)(?![ \t]*(?::[^=\n]*)?=(?!=))")
-# `_around_line`'s answers, for the latest lines typed on (a file's text above and below each).
-_AROUND: OrderedDict[tuple[str, str], tuple[frozenset[str], frozenset[str], frozenset[str]]] = OrderedDict()
-_AROUND_KEPT = 8
-_AROUND_LOCK = threading.Lock()
 _DEFINED = re.compile(r"\b(?:def|class)[ \t]+([A-Za-z_]\w*)|^[ \t]+([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)",
                       re.MULTILINE)
 
@@ -172,24 +169,14 @@ def _taken(text: str) -> set[str]:
             | slot_names(text) | quoted_names(text))
 
 
+@functools.lru_cache(maxsize=8)  # the latest lines typed on
 def _around_line(above: str, below: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """What the lines above and below the cursor's take (`_taken`), what those above load on `self` or `cls`, and
     what those below load after a dot: read once per line, as the keystrokes on it change none of them (the
     patterns read a line at a time, so the parts read apart find what the whole file does, but `__slots__`
     declarations that the cursor's line splits, whose names are then owed no less)."""
-    key = (above, below)
-    with _AROUND_LOCK:
-        found = _AROUND.get(key)
-        if found is not None:
-            _AROUND.move_to_end(key)
-            return found
-    found = (frozenset(_taken(above) | _taken(below)), frozenset(_SELF_LOADED.findall(above)),
-             frozenset(_LOADED.findall(below)))
-    with _AROUND_LOCK:
-        _AROUND[key] = found
-        while len(_AROUND) > _AROUND_KEPT:
-            _AROUND.popitem(last=False)
-    return found
+    return (frozenset(_taken(above) | _taken(below)), frozenset(_SELF_LOADED.findall(above)),
+            frozenset(_LOADED.findall(below)))
 
 
 def _cursor_bases(left: str, line: int, bases: BaseReader, wait: bool = True) -> Inherited | None:
