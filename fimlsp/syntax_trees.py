@@ -12,10 +12,9 @@ threads too (pyflakes' string annotations, jedi's literals), which would otherwi
 from __future__ import annotations
 
 import ast
-import gc
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+
+from fimlsp.collector import collector_paused
 
 CONVERTING = threading.RLock()
 
@@ -25,24 +24,12 @@ class TreeNotBuilt(SyntaxError):
     of trees keeps no verdict on it."""
 
 
-@contextmanager
-def _converting_alone() -> Iterator[None]:
-    with CONVERTING:
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            yield
-        finally:
-            if collecting:
-                gc.enable()
-
-
 def parsed(source: str, mode: str = "exec") -> ast.AST:
     """`ast.parse`, alone (see the module's docstring), and tried again where a conversion another library began
     in another thread interleaved with it (SystemError). SyntaxError and the like as `ast.parse`."""
     for attempt in range(3):
         try:
-            with _converting_alone():
+            with CONVERTING, collector_paused():
                 return ast.parse(source, mode=mode)
         except SystemError:
             if attempt == 2:
