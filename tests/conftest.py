@@ -2,6 +2,10 @@
 
 import pytest
 
+# Loaded before any test: the test process's own syntax trees (pytest's reports of failures on the main thread) are
+# built alone too while fimlsp's threads build theirs (CPython 3.11's gh-106905, see the module)
+import fimlsp.syntax_trees  # noqa: F401
+
 
 @pytest.fixture(scope="session")
 def tiny_model_path(tmp_path_factory):

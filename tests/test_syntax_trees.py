@@ -1,7 +1,8 @@
 """Syntax trees built one conversion at a time (`fimlsp.syntax_trees`): CPython 3.11 raises SystemError from
 `ast.parse` when another thread's conversion interleaves with it (gh-106905), which is no verdict on the text.
-fimlsp's own parses never let one interleave, a parse another library's interleaved with is tried again, and the
-libraries that parse on fimlsp's threads (pyflakes, jedi) do it inside the same lock."""
+On those versions every `ast.parse` in the process, fimlsp's, its libraries' (pyflakes, jedi) and the program's
+around it (a test runner's report), runs alone with the collector paused; a parse that something going round the
+guard interleaved with is tried again."""
 
 from __future__ import annotations
 
@@ -55,13 +56,40 @@ def _converted_while_a_collection_runs_another(parse):
         gc.callbacks.remove(convert_elsewhere)
 
 
-def test_a_collection_inside_a_conversion_runs_no_other_conversion_in_it():
+racing_versions_only = pytest.mark.skipif(not syntax_trees.CONVERSIONS_RACE,
+                                          reason="this CPython converts each tree on its own count (gh-106905 fixed)")
+
+
+@racing_versions_only
+@pytest.mark.parametrize("parse", [parsed, ast.parse], ids=["fimlsp's", "anyone's"])
+def test_a_collection_inside_a_conversion_runs_no_other_conversion_in_it(parse):
     """The race itself, made certain: CPython's own parse lets a collection inside its conversion run another
-    thread's (on 3.11 it then fails); fimlsp's parse pauses the collector, so its tree is built."""
-    _result, others = _converted_while_a_collection_runs_another(ast.parse)
+    thread's (on 3.11 it then fails); fimlsp's parse and, once fimlsp is loaded, `ast.parse` itself (what pytest's
+    report of a failure calls on the main thread) pause the collector, so the tree is built."""
+    unguarded = ast.parse.__wrapped__
+    _result, others = _converted_while_a_collection_runs_another(unguarded)
     assert others, "no collection ran inside CPython's own conversion: the test no longer reproduces the race"
-    tree, _others = _converted_while_a_collection_runs_another(parsed)
+    tree, _others = _converted_while_a_collection_runs_another(parse)
     assert isinstance(tree, ast.Module) and len(tree.body[0].value.elts) == 5000
+
+
+@racing_versions_only
+def test_a_parse_waits_for_a_conversion_another_thread_has_begun():
+    """A thread's `ast.parse` does not start while fimlsp's thread holds the conversion (`CONVERTING`)."""
+    started, done = threading.Event(), threading.Event()
+
+    def parse_elsewhere():
+        started.set()
+        ast.parse("z = 3\n")
+        done.set()
+
+    with CONVERTING:
+        other = threading.Thread(target=parse_elsewhere)
+        other.start()
+        started.wait()
+        assert not done.wait(0.05)
+    other.join()
+    assert done.is_set()
 
 
 def test_the_collector_runs_again_after_a_parse_and_stays_off_where_it_was():
@@ -124,25 +152,28 @@ def _held_by_the_caller() -> bool:
 
 
 def _parses_recorded(monkeypatch) -> list[tuple[str, bool]]:
-    """Every `ast.parse` from now on: its text and whether the conversion lock was held for it."""
-    recorded, parse = [], ast.parse
+    """Every tree `ast.parse` builds from now on: its text and whether it was built alone (the conversion lock held,
+    the collector paused)."""
+    recorded = []
 
-    def recording_parse(source, *args, **kwargs):
-        recorded.append((source, _held_by_the_caller()))
-        return parse(source, *args, **kwargs)
+    def recording_compile(source, *args, **kwargs):
+        recorded.append((source, _held_by_the_caller() and not gc.isenabled()))
+        return compile(source, *args, **kwargs)
 
-    monkeypatch.setattr(ast, "parse", recording_parse)
+    monkeypatch.setattr(ast, "compile", recording_compile, raising=False)
     return recorded
 
 
-def test_pyflakes_parses_a_string_annotation_inside_the_lock(monkeypatch):
+@racing_versions_only
+def test_pyflakes_parses_a_string_annotation_alone(monkeypatch):
     tree_text = "def f(x: 'Missing') -> None:\n    pass\n"
     recorded = _parses_recorded(monkeypatch)
     assert undefined_names(tree_text) == {"Missing"}
     assert ("Missing", True) in recorded and all(held for _source, held in recorded)
 
 
-def test_jedi_reads_a_docstring_inside_the_lock(monkeypatch):
+@racing_versions_only
+def test_jedi_reads_a_docstring_alone(monkeypatch):
     jedi = judges_jedi()
     recorded = _parses_recorded(monkeypatch)
     [definition] = jedi.Script("def f():\n    'Says why.'\n\n\nf\n").infer(5, 0)

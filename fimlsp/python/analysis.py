@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from fimlsp.syntax_trees import literal_value
+import fimlsp.syntax_trees  # noqa: F401  jedi's and parso's literal_eval on the analysis thread: ast.parse alone
 
 _SLOTS = re.compile(r"\b__slots__\s*(?::[^=\n]*)?=\s*([\(\[\{][^\)\]\}]*[\)\]\}]|[^\n]*)", re.DOTALL)
 # On one line: a sentence's period in a comment does not make the next line's assignment an attribute's.
@@ -278,20 +278,13 @@ def judges_jedi():
     `dynamic_params`): a guess from one call site refused tokenize's `find_cookie(line)`'s true `line.decode`.
     Unannotated, a parameter is an unknown receiver."""
     import jedi
-    import jedi.parser_utils
     import parso.cache
-    import parso.pgen2.generator
-    import parso.utils
 
     jedi.settings.dynamic_params = False
     # parso drops the trees of the modules not loaded again in ten minutes once it holds 600, while jedi still reads
     # them by their path (`get_parso_cache_node`) and fails (KeyError): after a long session, the members of `os`
     # (whose stub star-imports posix) came back unknown, and a misspelt `os.unlinkk` passed.
     parso.cache._CACHED_SIZE_TRIGGER = sys.maxsize
-    # jedi reads docstrings and string literals, parso its grammar and each file's byte order mark, with
-    # ast.literal_eval on the analysis thread: one conversion at a time with fimlsp's own (fimlsp.syntax_trees)
-    for reader in (jedi.parser_utils, parso.utils, parso.pgen2.generator):
-        reader.literal_eval = literal_value
     return jedi
 
 

@@ -61,7 +61,7 @@ from fimlsp.python.module_existence import import_path_changes, module_may_exist
 from fimlsp.python.modules import imported_names
 from fimlsp.python.unbound_paths import left_unbound
 from fimlsp.python.relaxation import names_written, relaxation, spelt_out
-from fimlsp.syntax_trees import CONVERTING, parsed
+from fimlsp.syntax_trees import parsed
 
 # Names through which a module's names are made or read in ways its text does not show.
 DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "__builtins__"})
@@ -110,8 +110,7 @@ def _undefined_places_in(tree: ast.Module | None) -> list[tuple[str, int, int]] 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            with CONVERTING:  # its string annotations are parsed: one conversion at a time (fimlsp.syntax_trees)
-                found = checker.Checker(tree, filename="<fim>").messages
+            found = checker.Checker(tree, filename="<fim>").messages
         except RecursionError:
             return None
     return [(message.message_args[0], message.lineno, message.col) for message in found
