@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from earley.deadline import Deadline
+from fimlsp.collector import settle
 from fimlsp.decoding.endings import without_repeated_suffix
 from fimlsp.decoding.fallback import fallback
 from fimlsp.decoding.judges import JUDGES
@@ -129,6 +130,7 @@ def complete_middles(
             if judge is not None and judge.reason:
                 for result in results:
                     result.reason = "; ".join(reason for reason in (result.reason, judge.reason) if reason)
+        settle()  # the next completion's collections walk what it allocates, not all that this one kept
         return results
 
 

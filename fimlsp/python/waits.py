@@ -37,8 +37,9 @@ class WaitBudget:
 
 
 # What a judge waits on the analysis in a completion on a line of a document where one was made before: the
-# answers asked then are kept, and what a receiver typed since needs is answered for the keystroke after.
-KEYSTROKE_SECONDS = 0.05
+# answers asked then are kept, and what a receiver typed since needs is answered for the keystroke after. Below the
+# 50 ms that a keystroke's judges may add in all (issue 49), with room for their checks.
+KEYSTROKE_SECONDS = 0.03
 _LINES_KEPT = 64
 _LINES: OrderedDict[tuple, None] = OrderedDict()
 _LINES_LOCK = threading.Lock()
