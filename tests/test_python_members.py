@@ -8,13 +8,12 @@ import importlib.util
 import random
 import sys
 import threading
-import time
 from concurrent.futures import Future, TimeoutError as FutureTimeout
 from pathlib import Path
 
 import pytest
 
-from fimlsp.python.analysis import HELD_SWITCH_INTERVAL, YIELD_PAUSE, Analysis, _Worker, analysis_for
+from fimlsp.python.analysis import HELD_SWITCH_INTERVAL, Analysis, _Worker, analysis_for
 from fimlsp.python.waits import KEYSTROKE_SECONDS, forget_lines, judge_seconds
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.member_lists import member_lists
@@ -488,28 +487,6 @@ def test_background_work_begun_yields_the_interpreter_sooner_while_held_back_and
         running.result(10)
         assert worker.submit(sys.getswitchinterval).result(10) == normal  # a judge's: jedi at its own pace
     assert sys.getswitchinterval() == normal
-
-
-def test_background_work_begun_waits_while_held_back_unless_a_caller_waits_on_the_worker():
-    worker, begun, steps = _Worker("test"), threading.Event(), []
-
-    def busy():  # Python work, as jedi's: a call per step
-        begun.set()
-        while len(steps) < 1_000_000:
-            steps.append(None)
-        return len(steps)
-
-    running = worker.submit(busy, background=True)
-    begun.wait(10)
-    with worker.hold_back():
-        held_at = len(steps)
-        assert not running.done()
-        time.sleep(0.2)
-        # at most a call per pause (YIELD_PAUSE); running on, it would have ended
-        assert len(steps) - held_at < 2 * 0.2 / YIELD_PAUSE
-        urgent = worker.submit(len, "queued after it")
-        assert urgent.result(30) == len("queued after it")  # waited on: the work before it runs at full speed
-        assert running.result(0) == 1_000_000
 
 
 def test_what_was_asked_ahead_at_an_earlier_keystroke_and_has_not_begun_is_dropped():

@@ -141,11 +141,6 @@ def without_prose(code: str) -> str:
 # With CPython's 5 ms, a completion of 65 ms took 1.3 s beside a busy Python thread; with 0.1 ms, 154 ms. (Work a
 # judge waits on runs at the interpreter's own interval: there jedi's answer is what the completion waits for.)
 HELD_SWITCH_INTERVAL = 0.0001
-# Background work begun before a completion runs on beside it at half the interpreter's time, even so (a keystroke
-# 0.2 s after a completion: p95 of its cost over `members off` 250 ms, against 80 ms 1.5 s after). So, while held
-# back, it waits at each call it makes until the hold ends or a caller waits on the analysis, for at most this long at
-# a time: whatever lock it holds then is let go within a few of these, never held until the completion ends.
-YIELD_PAUSE = 0.002
 
 
 class _Worker:
@@ -161,16 +156,11 @@ class _Worker:
         self._held = 0  # holders of the background work (completions decoding)
         self._in_background = False  # the work running was background work when it began
         self._lowered: float | None = None  # the interpreter's switch interval, while the worker lowers it
-        self._waiters = 0  # callers waiting on a future of the worker's
-        self._yielding = False  # background work running, held back, none waiting: it waits at each call
-        self._may_run = threading.Event()
-        self._may_run.set()
 
     @contextmanager
     def hold_back(self):
         """No background work begins while this is held (urgent and hurried work runs), and background work begun
-        waits at each call it makes (`_yield_while_held`) unless a caller waits on the worker, and hands the
-        interpreter's lock back within `HELD_SWITCH_INTERVAL` of another thread's asking."""
+        runs on but hands the interpreter's lock back within `HELD_SWITCH_INTERVAL` of another thread's asking."""
         with self._wake:
             self._held += 1
             self._switch_interval()
@@ -182,32 +172,9 @@ class _Worker:
                 self._switch_interval()
                 self._wake.notify()
 
-    @contextmanager
-    def waited_on(self):
-        """Held while a caller waits on a future of the worker's: the work before it must run at full speed."""
-        with self._wake:
-            self._waiters += 1
-            self._switch_interval()
-        try:
-            yield
-        finally:
-            with self._wake:
-                self._waiters -= 1
-                self._switch_interval()
-
-    def _yield_while_held(self, frame, event, arg) -> None:
-        """The profile function of background work (called at each call and return it makes)."""
-        if self._yielding:
-            self._may_run.wait(YIELD_PAUSE)
-
     def _switch_interval(self) -> None:
-        """The interpreter's switch interval lowered while held back with background work running, else its own;
-        background work yields while held back and not waited on (the lock held)."""
-        self._yielding = self._held > 0 and self._in_background and not self._waiters
-        if self._yielding:
-            self._may_run.clear()
-        else:
-            self._may_run.set()
+        """The interpreter's switch interval lowered while held back with background work running, else its own
+        (the lock held)."""
         lower = self._held > 0 and self._in_background
         if lower and self._lowered is None:
             self._lowered = sys.getswitchinterval()
@@ -217,7 +184,7 @@ class _Worker:
             self._lowered = None
 
     def submit(self, work: Callable, *args, background: bool = False) -> Future:
-        future: Future = _WorkerFuture(self)
+        future: Future = Future()
         with self._wake:
             (self._background if background else self._urgent).append((future, work, args))
             if self._thread is None:
@@ -254,34 +221,13 @@ class _Worker:
                 future, work, args = (self._urgent or self._background).popleft()
                 self._switch_interval()
             if future.set_running_or_notify_cancel():
-                if self._in_background:
-                    sys.setprofile(self._yield_while_held)
                 try:
                     future.set_result(work(*args))
                 except BaseException as error:  # the caller's future carries it
                     future.set_exception(error)
-                finally:
-                    sys.setprofile(None)
             with self._wake:
                 self._in_background = False
                 self._switch_interval()
-
-
-class _WorkerFuture(Future):
-    """A future whose waiters let the worker's background work run at full speed (`_Worker.waited_on`): the work
-    waited on may be that work, or queued after it."""
-
-    def __init__(self, worker: _Worker):
-        super().__init__()
-        self._worker = worker
-
-    def result(self, timeout: float | None = None):
-        with self._worker.waited_on():
-            return super().result(timeout)
-
-    def exception(self, timeout: float | None = None):
-        with self._worker.waited_on():
-            return super().exception(timeout)
 
 
 # jedi is not thread-safe, whatever project it reads: every analysis's work runs on this one thread.
@@ -290,8 +236,7 @@ _JEDI_THREAD = _Worker("fimlsp-analysis")
 
 def background_held_back():
     """Held while a completion decodes: every analysis's background work (answers asked ahead, the context's
-    resolving) waits, and what has begun waits at each call unless a caller waits on the analysis
-    (`_Worker.hold_back`). jedi is Python:
+    resolving) waits, and what has begun yields the interpreter's lock sooner (`_Worker.hold_back`). jedi is Python:
     beside a completion, it slowed the model's steps and the judges' checks (on the dot prompts, a keystroke's cost
     over `members off` reached 400 ms where the next keystroke came 0.2 s after a completion)."""
     return _JEDI_THREAD.hold_back()
