@@ -8,12 +8,14 @@ import importlib.util
 import random
 import sys
 import threading
+import time
 from concurrent.futures import Future, TimeoutError as FutureTimeout
 from pathlib import Path
 
 import pytest
 
-from fimlsp.python.analysis import HELD_SWITCH_INTERVAL, Analysis, _Worker, analysis_for
+import fimlsp.python.analysis as analysis_module
+from fimlsp.python.analysis import HELD_SWITCH_INTERVAL, YIELD_PAUSE, Analysis, _Worker, analysis_for
 from fimlsp.python.waits import KEYSTROKE_SECONDS, forget_lines, judge_seconds
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.member_lists import member_lists
@@ -487,6 +489,71 @@ def test_background_work_begun_yields_the_interpreter_sooner_while_held_back_and
         running.result(10)
         assert worker.submit(sys.getswitchinterval).result(10) == normal  # a judge's: jedi at its own pace
     assert sys.getswitchinterval() == normal
+
+
+def test_background_work_begun_waits_while_held_back_unless_a_caller_waits_on_the_worker():
+    worker, begun, steps = _Worker("test"), threading.Event(), []
+
+    def busy():  # Python work, as jedi's: a call per step
+        begun.set()
+        while len(steps) < 1_000_000:
+            steps.append(None)
+        return len(steps)
+
+    running = worker.submit(busy, background=True)
+    begun.wait(10)
+    with worker.hold_back():
+        held_at = len(steps)
+        assert not running.done()
+        time.sleep(0.2)
+        # at most a call per pause (YIELD_PAUSE); running on, it would have ended
+        assert len(steps) - held_at < 2 * 0.2 / YIELD_PAUSE
+        urgent = worker.submit(len, "queued after it")
+        assert urgent.result(30) == len("queued after it")  # waited on: the work before it runs at full speed
+        assert running.result(0) == 1_000_000
+
+
+def _ended_within(future: Future, seconds: float) -> bool:
+    """Whether `future` is done within `seconds`, polled: its `result` would wait on the worker and unpause it."""
+    deadline = time.monotonic() + seconds
+    while not future.done() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return future.done()
+
+
+def test_background_work_waits_at_most_its_budget_in_one_hold():
+    worker, begun, steps = _Worker("test"), threading.Event(), []
+
+    def busy():  # a call per step: paused at each, it would take 2,000 s
+        begun.set()
+        while len(steps) < 1_000_000:
+            steps.append(None)
+
+    running = worker.submit(busy, background=True)
+    begun.wait(10)
+    with worker.hold_back():
+        assert _ended_within(running, 60)  # a completion waiting on a lock it held waits HOLD_PAUSES at most
+
+
+def test_background_work_is_not_paused_inside_an_import(tmp_path, monkeypatch):
+    """A completion's `import jedi` waited on the module lock that the warm-up's import of jedi held, paused at each
+    of its calls: the server's first completion hung."""
+    monkeypatch.setattr(analysis_module, "HOLD_PAUSES", float("inf"))
+    (tmp_path / "slow_to_import.py").write_text("import threading\nthreading.Event().wait(0.2)\n"
+                                                "for step in range(100_000):\n    len('')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "slow_to_import", raising=False)
+    worker, begun = _Worker("test"), threading.Event()
+
+    def importing():
+        begun.set()
+        return importlib.import_module("slow_to_import").step
+
+    running = worker.submit(importing, background=True)
+    begun.wait(10)
+    with worker.hold_back():
+        assert _ended_within(running, 60)  # 100,000 calls paused 2 ms each: 200 s
+        assert running.result(0) == 99_999
 
 
 def test_what_was_asked_ahead_at_an_earlier_keystroke_and_has_not_begun_is_dropped():

@@ -20,6 +20,7 @@ import io
 import re
 import sys
 import threading
+import time
 import tokenize
 import weakref
 from collections import OrderedDict, deque
@@ -141,6 +142,14 @@ def without_prose(code: str) -> str:
 # With CPython's 5 ms, a completion of 65 ms took 1.3 s beside a busy Python thread; with 0.1 ms, 154 ms. (Work a
 # judge waits on runs at the interpreter's own interval: there jedi's answer is what the completion waits for.)
 HELD_SWITCH_INTERVAL = 0.0001
+# Background work begun before a completion runs on beside it at half the interpreter's time, even so (a keystroke
+# 0.2 s after a completion: p95 of its cost over `members off` 250 ms, against 80 ms 1.5 s after). So, while held
+# back, it waits at each call it makes until the hold ends or a caller waits on the analysis, for at most
+# `YIELD_PAUSE` at a time and `HOLD_PAUSES` in all in one hold: a completion that waits on a lock the paused work holds
+# (one the analysis's futures do not show) waits that long at most. An import is never paused: a completion's own
+# `import jedi` waited on the module lock of the warm-up's, which paused at each of its thousands of calls.
+YIELD_PAUSE = 0.002
+HOLD_PAUSES = 0.25
 
 
 class _Worker:
@@ -156,13 +165,21 @@ class _Worker:
         self._held = 0  # holders of the background work (completions decoding)
         self._in_background = False  # the work running was background work when it began
         self._lowered: float | None = None  # the interpreter's switch interval, while the worker lowers it
+        self._waiters = 0  # callers waiting on a future of the worker's
+        self._yielding = False  # background work running, held back, none waiting: it waits at each call
+        self._paused = 0.0  # seconds background work waited in the latest hold
+        self._may_run = threading.Event()
+        self._may_run.set()
 
     @contextmanager
     def hold_back(self):
         """No background work begins while this is held (urgent and hurried work runs), and background work begun
-        runs on but hands the interpreter's lock back within `HELD_SWITCH_INTERVAL` of another thread's asking."""
+        pauses at the calls it makes (`_yield_while_held`, within `YIELD_PAUSE` and `HOLD_PAUSES`) unless a caller
+        waits on the worker, and hands the interpreter's lock back within `HELD_SWITCH_INTERVAL` of another thread's
+        asking."""
         with self._wake:
             self._held += 1
+            self._paused = 0.0
             self._switch_interval()
         try:
             yield
@@ -172,9 +189,34 @@ class _Worker:
                 self._switch_interval()
                 self._wake.notify()
 
+    @contextmanager
+    def waited_on(self):
+        """Held while a caller waits on a future of the worker's: the work before it must run at full speed."""
+        with self._wake:
+            self._waiters += 1
+            self._switch_interval()
+        try:
+            yield
+        finally:
+            with self._wake:
+                self._waiters -= 1
+                self._switch_interval()
+
+    def _yield_while_held(self, frame, event, arg) -> None:
+        """The profile function of background work (called at each call and return it makes)."""
+        if self._yielding and self._paused < HOLD_PAUSES and not _importing(frame):
+            began = time.monotonic()
+            self._may_run.wait(YIELD_PAUSE)
+            self._paused += time.monotonic() - began
+
     def _switch_interval(self) -> None:
-        """The interpreter's switch interval lowered while held back with background work running, else its own
-        (the lock held)."""
+        """The interpreter's switch interval lowered while held back with background work running, else its own;
+        background work yields while held back and not waited on (the lock held)."""
+        self._yielding = self._held > 0 and self._in_background and not self._waiters
+        if self._yielding:
+            self._may_run.clear()
+        else:
+            self._may_run.set()
         lower = self._held > 0 and self._in_background
         if lower and self._lowered is None:
             self._lowered = sys.getswitchinterval()
@@ -184,7 +226,7 @@ class _Worker:
             self._lowered = None
 
     def submit(self, work: Callable, *args, background: bool = False) -> Future:
-        future: Future = Future()
+        future: Future = _WorkerFuture(self)
         with self._wake:
             (self._background if background else self._urgent).append((future, work, args))
             if self._thread is None:
@@ -221,13 +263,43 @@ class _Worker:
                 future, work, args = (self._urgent or self._background).popleft()
                 self._switch_interval()
             if future.set_running_or_notify_cancel():
+                if self._in_background:
+                    sys.setprofile(self._yield_while_held)
                 try:
                     future.set_result(work(*args))
                 except BaseException as error:  # the caller's future carries it
                     future.set_exception(error)
+                finally:
+                    sys.setprofile(None)
             with self._wake:
                 self._in_background = False
                 self._switch_interval()
+
+
+def _importing(frame) -> bool:
+    """Whether `frame` runs inside an import (which holds the module's lock)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+class _WorkerFuture(Future):
+    """A future whose waiters let the worker's background work run at full speed (`_Worker.waited_on`): the work
+    waited on may be that work, or queued after it."""
+
+    def __init__(self, worker: _Worker):
+        super().__init__()
+        self._worker = worker
+
+    def result(self, timeout: float | None = None):
+        with self._worker.waited_on():
+            return super().result(timeout)
+
+    def exception(self, timeout: float | None = None):
+        with self._worker.waited_on():
+            return super().exception(timeout)
 
 
 # jedi is not thread-safe, whatever project it reads: every analysis's work runs on this one thread.
@@ -236,9 +308,10 @@ _JEDI_THREAD = _Worker("fimlsp-analysis")
 
 def background_held_back():
     """Held while a completion decodes: every analysis's background work (answers asked ahead, the context's
-    resolving) waits, and what has begun yields the interpreter's lock sooner (`_Worker.hold_back`). jedi is Python:
-    beside a completion, it slowed the model's steps and the judges' checks (on the dot prompts, a keystroke's cost
-    over `members off` reached 400 ms where the next keystroke came 0.2 s after a completion)."""
+    resolving) waits, and what has begun pauses at its calls, within bounds, unless a caller waits on the analysis
+    (`_Worker.hold_back`). jedi is Python: beside a completion, it slowed the model's steps and the judges' checks
+    (on the dot prompts, a keystroke's cost over `members off` reached 400 ms where the next keystroke came 0.2 s
+    after a completion)."""
     return _JEDI_THREAD.hold_back()
 
 
