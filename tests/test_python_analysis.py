@@ -10,7 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from fimlsp.python.analysis import Analysis, Answers, background_held_back, forget_answers
+from fimlsp.python.analysis import Analysis, Answers, forget_answers
+from fimlsp.python.jedi_thread import background_held_back
 from fimlsp.python.call_results import missing_member
 from fimlsp.python.inherited import BaseReader
 from fimlsp.python.member_lists import member_lists

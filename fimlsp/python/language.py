@@ -14,7 +14,8 @@ from pathlib import Path
 
 from fimlsp.language import DEFAULT_BUDGET, Caches, Guarantee, Language
 from fimlsp.python.finish import comma_spaced, ends_a_comma
-from fimlsp.python.analysis import Analysis, analysis_for, background_held_back
+from fimlsp.python.analysis import Analysis, analysis_for
+from fimlsp.python.jedi_thread import background_held_back
 from fimlsp.python.member_lists import QUERY_SECONDS
 from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.members import MemberSource

@@ -11,7 +11,8 @@ from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
 from fimlsp.python import lexemes as lx
-from fimlsp.python.analysis import judges_script, trailing_chain, waited_on_analysis_thread
+from fimlsp.python.analysis import judges_script, trailing_chain
+from fimlsp.python.jedi_thread import waited_on_analysis_thread
 from fimlsp.python.lexer import INITIAL, advance
 
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
