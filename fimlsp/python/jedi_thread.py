@@ -43,9 +43,8 @@ class Worker:
         self._in_background = False  # the work running was background work when it began
         self._lowered: float | None = None  # the interpreter's switch interval, while the worker lowers it
         self._waiters = 0  # callers waiting on a future of the worker's
-        self._yielding = False  # background work running, held back, none waiting: it waits at each call
         self._paused = 0.0  # seconds background work waited in the latest hold
-        self._may_run = threading.Event()
+        self._may_run = threading.Event()  # clear while background work runs held back and none waits on it
         self._may_run.set()
 
     @contextmanager
@@ -81,7 +80,7 @@ class Worker:
 
     def _yield_while_held(self, frame, event, arg) -> None:
         """The profile function of background work (called at each call and return it makes)."""
-        if self._yielding and self._paused < HOLD_PAUSES and not _importing(frame):
+        if not self._may_run.is_set() and self._paused < HOLD_PAUSES and not _importing(frame):
             began = time.monotonic()
             self._may_run.wait(YIELD_PAUSE)
             self._paused += time.monotonic() - began
@@ -89,8 +88,7 @@ class Worker:
     def _switch_interval(self) -> None:
         """The interpreter's switch interval lowered while held back with background work running, else its own;
         background work yields while held back and not waited on (the lock held)."""
-        self._yielding = self._held > 0 and self._in_background and not self._waiters
-        if self._yielding:
+        if self._held > 0 and self._in_background and not self._waiters:
             self._may_run.clear()
         else:
             self._may_run.set()
