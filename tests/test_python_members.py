@@ -54,6 +54,14 @@ def test_an_attribute_the_class_never_sets_is_refused_on_self():
     assert judged(PRINTER, "return self._stdout", "\n") == "refused"
 
 
+def test_a_name_that_is_not_a_member_is_refused_with_the_token_after_it_that_no_store_takes():
+    """The bracket in progress after it is refused at once (every text after it would be)."""
+    assert judged(PRINTER, "self._stdout(", "\n") == "refused"
+    assert judged(PRINTER, "self._stdout.", "\n") == "refused"
+    assert judged(PRINTER, "self._stdout = text", "\n") == "complete"
+    assert judged(PRINTER, "self._stdout: str = text", "\n") == "complete"
+
+
 def test_a_module_function_that_exists_is_accepted_and_a_misspelt_one_refused():
     assert judged(PRINTER, "os.unlink(text)", "\n") == "complete"
     assert judged(PRINTER, "return os.unlinkk(text)", "\n") == "refused"

@@ -240,6 +240,12 @@ class Members:
         at = bisect.bisect_left(allowed, begun)
         return at < len(allowed) and allowed[at].startswith(begun)
 
+    def continued(self, terminals: frozenset[str]) -> bool:
+        """Whether one of `terminals`, those the token in progress may become, may come next. Where none may, no
+        text goes on from here: a decoder that took such a token (`(` after a name that is not a member, which only
+        a store may follow) would try the whole vocabulary at the next step, each token refused."""
+        return any(self._step(terminal) is not None for terminal in terminals)
+
     def ends(self, rest: str) -> bool:
         """Whether the middle may end here, the judge having read the right context's terminals up to where the
         lexer settles, and `rest` the right context from there: a name that is not a member only before a store."""

@@ -286,6 +286,8 @@ class FimState:
             members = members.feed(terminals) if terminals else members
             if members is None or (pending is not None and lx.NAME in pending and not members.admits(lexer.text)):
                 return None
+            if members.pending and pending is not None and not members.continued(pending & parser.allowed()):
+                return None  # (`self.kill(`: no store can follow a name that is not a member)
         calls = self.calls
         if calls is not None:
             calls = calls.feed(terminals) if terminals else calls
