@@ -14,7 +14,7 @@ import pytest
 from fimlsp.cases import boundary_cases, line_cases, node_cases, random_span_cases
 from fimlsp.python import debt
 from fimlsp.python.debt import owed
-from fimlsp.python.names import FileNames, _undefined_places_in, syntax_tree, undefined_loads
+from fimlsp.python.names import FileNames, syntax_tree, undefined_loads
 from fimlsp.python.relaxation import relaxation
 
 # Each rule's case: (left, true middle, right); the right context loads a name nothing in the file binds.

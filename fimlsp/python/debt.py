@@ -27,6 +27,8 @@ import ast
 import bisect
 from dataclasses import dataclass
 
+from fimlsp.python.window import statement_line
+
 FAILING_NAMES = frozenset({"NameError", "UnboundLocalError"})  # what code that expects a load to fail names
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -58,10 +60,9 @@ def owed(text: str, tree: ast.Module, undefined: list[tuple[str, int, int]], mid
     if any((line, column) not in loads for _name, line, column in undefined):
         loads = _loads(tree)  # (a load placed outside its statement's lines)
     places = [i for i in range(middle_start, middle_end) if not text[i].isspace()] or [middle_start]
-    # (the syntax tree's lines: at least the line breaks before, at most `splitlines`' lines, which also breaks at
-    # form feeds)
-    first, last = text.count("\n", 0, min(places)) + 1, _line_of(offsets, max(places))
-    regions = _Regions(tree, offset, len(text), (first, last))
+    # (lines as `offset` counts them, by which the regions place their scopes)
+    lines_of_middle = range(_line_of(offsets, min(places)), _line_of(offsets, max(places)) + 1)
+    regions = _Regions(tree, offset, len(text), lines_of_middle)
     touched = regions.touched(places)
     module_bound = _module_bindings(tree)
     found = []  # (name, in the middle, the load's facts, not owed on its own merits, whether that tells of the writer)
@@ -108,8 +109,7 @@ def _line_of(offsets: list[int], at: int) -> int:
 
 def _meets(statement: ast.stmt, lines: list[int]) -> bool:
     """Whether one of `lines` (sorted) is one of the statement's, its decorators' included."""
-    first = min([statement.lineno] + [decorator.lineno for decorator in getattr(statement, "decorator_list", ())])
-    at = bisect.bisect_left(lines, first)
+    at = bisect.bisect_left(lines, statement_line(statement))
     return at < len(lines) and lines[at] <= statement.end_lineno
 
 
@@ -198,12 +198,12 @@ class _Regions:
     """Which scopes' own code (their header and body, less the bodies of the functions and classes in them) holds a
     place of the text."""
 
-    def __init__(self, tree: ast.Module, offset, length: int, lines: tuple[int, int]):
-        """The regions of the scopes whose lines (decorators' included) meet `lines` (first, last): the places
-        `touched` is asked of lie there."""
+    def __init__(self, tree: ast.Module, offset, length: int, lines: range):
+        """The regions of the scopes whose lines (decorators' included) meet `lines`: the places `touched` is asked
+        of lie there."""
         # (start, where its body starts, end, scope, the scope around it), outer first
         self._spans: list[tuple[int, int, int, ast.AST, ast.AST | None]] = [(0, 0, length, tree, None)]
-        for node, parent in _scopes_meeting(tree, range(lines[0], lines[1] + 1)):
+        for node, parent in _scopes_meeting(tree, lines):
             start = offset(node.lineno, node.col_offset)
             body = offset(node.body[0].lineno, node.body[0].col_offset)
             self._spans.append((start, body, offset(node.end_lineno, node.end_col_offset), node, parent))
