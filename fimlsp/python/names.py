@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 
 from fimlsp.python import lexemes as lx
 from fimlsp.python.debt import owed
+from fimlsp.python.flakes import undefined_places
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.redeclaration import redeclared
 from fimlsp.python.module_existence import import_path_changes, module_may_exist
@@ -81,7 +82,7 @@ def undefined_names(text: str) -> set[str] | None:
 def undefined_loads(text: str) -> list[tuple[str, int]] | None:
     """The loads pyflakes reports of undefined names in `text`, with their lines (1-based); None without pyflakes
     or where `text` does not parse."""
-    return undefined_loads_in(syntax_tree(text))
+    return undefined_loads_in(syntax_tree(text), text)
 
 
 def syntax_tree(text: str) -> ast.Module | None:
@@ -94,27 +95,11 @@ def syntax_tree(text: str) -> ast.Module | None:
             return None
 
 
-def undefined_loads_in(tree: ast.Module | None) -> list[tuple[str, int]] | None:
-    found = _undefined_places_in(tree)
+def undefined_loads_in(tree: ast.Module | None, text: str | None = None) -> list[tuple[str, int]] | None:
+    """`undefined_loads` of the syntax tree `tree` (of `text`, where given: its function bodies are read once,
+    `fimlsp.python.flakes`)."""
+    found = None if tree is None else undefined_places(tree, text)
     return None if found is None else [(name, line) for name, line, _column in found]
-
-
-def _undefined_places_in(tree: ast.Module | None) -> list[tuple[str, int, int]] | None:
-    """The undefined loads pyflakes reports in `tree`: (name, line, column of its node)."""
-    try:
-        from pyflakes import checker, messages
-    except ImportError:
-        return None
-    if tree is None:
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            found = checker.Checker(tree, filename="<fim>").messages
-        except RecursionError:
-            return None
-    return [(message.message_args[0], message.lineno, message.col) for message in found
-            if isinstance(message, messages.UndefinedName)]
 
 
 def visible_names(left: str, right: str) -> frozenset[str]:
@@ -307,7 +292,7 @@ class FileNames:
         if middle_end < len(text):  # a local the right context loads possibly unbound for the middle's branch
             missing |= left_unbound(tree, text, len(self.left), middle_end)
         with spelt_out(tree, self.folder, self.roots):
-            found = _undefined_places_in(tree)
+            found = undefined_places(tree, text)
         if not found:
             return missing
         middle = text[len(self.left):middle_end]

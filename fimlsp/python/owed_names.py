@@ -57,7 +57,7 @@ def _owed(left: str, right: str) -> tuple[dict[str, int], dict[str, int]]:
     header = _FUNCTION_START.match(line)
     text = before + (header.group(1) + "def _():\n" if header else "") + after
     tree = syntax_tree(text)
-    loads = undefined_loads_in(tree)
+    loads = undefined_loads_in(tree, text)
     if not loads:
         return {}, {}
     written = set(_WORD.findall(line))
