@@ -69,3 +69,14 @@ def test_a_form_feed_does_not_move_the_right_contexts_definition_into_the_middle
     left, middle, right = "import os\n\x0c\ndef f():\n    pass\n\n\n", "def g():\n    pass\n", "def f():\n    pass\n"
     assert named("python").binds_names(left, middle, right)
     assert not named("python").binds_names(left, middle.replace("def g", "def f"), right)
+
+
+def test_an_ends_check_reads_the_syntax_tree_the_name_judge_built(names_judged, monkeypatch):
+    """The whole file is parsed once at an end: the redeclaration check takes the tree the name judge's read."""
+    from fimlsp.python import redeclaration
+
+    def parse_again(text):
+        raise AssertionError("the whole file parsed twice at one end")
+
+    monkeypatch.setattr(redeclaration, "module_or_error", parse_again)
+    assert names_judged("import os\n\n", "def load():\n    return 1\n", "\n\ndef load():\n    return 2\n") == "incomplete"

@@ -170,6 +170,8 @@ class FileNames:
     # the last whole texts' verdicts (`unbound`): a keystroke later, the start's finish is the last middle's rest,
     # and where the model writes it on, the end's check reads the same file again (pyflakes: 40-100 ms on 60 kB)
     _verdicts: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    # the last whole text `unbound` parsed, with its syntax tree: `redeclared` reads the same text after it
+    _last_tree: list = field(default_factory=lambda: [None, None], compare=False, hash=False, repr=False)
 
     @staticmethod
     def of(left: str, right: str, folder: str | None = None, roots: tuple[str, ...] = ()) -> FileNames:
@@ -283,6 +285,7 @@ class FileNames:
 
     def _unbound(self, text: str) -> frozenset[str]:
         tree = syntax_tree(text)
+        self._last_tree[:] = text, tree
         missing = self.missing_imports(text, tree)
         if self.relaxed is not None:
             return missing
@@ -306,7 +309,8 @@ class FileNames:
         not the left context, a middle and the right context."""
         if not text.startswith(self.left) or not text.endswith(self.right):
             return frozenset()
-        return redeclared(text, len(self.left), len(text) - len(self.right))
+        last, tree = self._last_tree
+        return redeclared(text, len(self.left), len(text) - len(self.right), tree if last is text else None)
 
 
 def _imports_outside_guards(body: list[ast.stmt]):
