@@ -20,26 +20,25 @@ that code around the middle leaves unbound anyway (a loop's variable read after 
 from __future__ import annotations
 
 import ast
-import re
+
+from fimlsp.lines import line_starts
 
 # Statements that branch (or may end the function) between the middle and a load: past one, the load may be
 # reached only where the middle's branch set something up (filecmp's `except OSError: ok = 0`, then `if ok:`).
 _BRANCHING = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.TryStar, ast.With, ast.AsyncWith, ast.Match,
               ast.Assert)
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _ALL = None  # the state after code that binds every name, or that does not complete (the join's identity)
 
 
 def left_unbound(tree: ast.Module, text: str, start: int, end: int) -> frozenset[str]:
     """The locals of the function holding the middle, `text[start:end]`, that a load in the right context reads
     possibly unbound because of the middle (`tree` is `text`'s)."""
-    lines = _LINE_BREAK.split(text)  # as the tokenizer counts lines (`\r` alone ends one too)
-    offsets = [0]
-    for match in _LINE_BREAK.finditer(text):
-        offsets.append(match.end())
+    starts = line_starts(text)  # as the tokenizer counts lines (`\r` alone ends one too)
 
     def offset(line: int, column: int) -> int:  # ast's column counts UTF-8 bytes
-        return offsets[line - 1] + len(lines[line - 1].encode("utf-8")[:column].decode("utf-8", "replace"))
+        start = starts[line - 1]
+        piece = text[start:starts[line]] if line < len(starts) else text[start:]
+        return start + (column if piece.isascii() else len(piece.encode("utf-8")[:column].decode("utf-8", "replace")))
 
     function, statements = None, tree.body
     while statements:  # down the statements that hold the middle, to the innermost function body among them
