@@ -34,7 +34,7 @@ except ImportError:  # pyflakes is the judge's: without it no name is judged und
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _CONDITIONAL = (ast.If, ast.While, ast.IfExp)  # pyflakes' conditional branches (a `del` under one is not judged)
-_KEPT_CHARS = 8_000_000  # the most characters of function text whose free loads are kept (least recently used go)
+_KEPT_CHARS = 2_000_000  # the most characters of function text kept (least recently used go): about 10 MB in all
 _kept: OrderedDict[tuple, tuple] = OrderedDict()  # (free loads, undefined deletions, declared names)
 _kept_chars = 0
 _lock = threading.Lock()
