@@ -310,6 +310,7 @@ class FileNames:
         if not text.startswith(self.left) or not text.endswith(self.right):
             return frozenset()
         last, tree = self._last_tree
+        self._last_tree[:] = None, None  # (a big file's tree is big)
         return redeclared(text, len(self.left), len(text) - len(self.right), tree if last is text else None)
 
 
