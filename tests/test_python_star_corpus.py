@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fimlsp.python.names import FileNames, _undefined_places_in, syntax_tree
+from fimlsp.python.flakes import undefined_places
+from fimlsp.python.names import FileNames, syntax_tree
 from fimlsp.python.relaxation import spelt_out
 from fimlsp.syntax_trees import parsed
 from harness.corpus import STDLIB, package_files, stdlib_files
@@ -37,7 +38,7 @@ def _clean(path: str, text: str) -> bool:
     `test_the_names_read_are_those_a_star_import_brings_at_run_time`'s."""
     tree = syntax_tree(text)
     with spelt_out(tree, str(Path(path).parent), ()) as known:
-        return known is False or not _undefined_places_in(tree)
+        return known is False or not undefined_places(tree, text)
 
 
 def _cuts(text: str, node: ast.ImportFrom, rng: random.Random):
