@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fimlsp.python import flakes
-from fimlsp.python.flakes import undefined_places
+from fimlsp.python.flakes import forget_bodies, undefined_places
 
 pyflakes_checker = pytest.importorskip("pyflakes.checker")
 pyflakes_messages = pytest.importorskip("pyflakes.messages")
@@ -33,9 +33,10 @@ def read_once(text: str) -> list[tuple[str, int, int]] | None:
 
 @pytest.fixture(autouse=True)
 def nothing_kept():
-    flakes._kept.clear()
+    """No body kept by other tests (their files' texts count against what is kept, `_KEPT_CHARS`)."""
+    forget_bodies()
     yield
-    flakes._kept.clear()
+    forget_bodies()
 
 
 # Pieces of modules: functions whose bodies load, delete or declare names, and module code that binds them (or

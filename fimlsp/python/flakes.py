@@ -232,6 +232,14 @@ def _unannotated(argument: ast.arg) -> ast.arg:
     return bare
 
 
+def forget_bodies() -> None:
+    """Forget every kept body (a measurement's cold start)."""
+    global _kept_chars
+    with _lock:
+        _kept.clear()
+        _kept_chars = 0
+
+
 def _keep(key: tuple, kept) -> None:
     global _kept_chars
     with _lock:
