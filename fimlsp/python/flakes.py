@@ -24,7 +24,7 @@ import threading
 import warnings
 from collections import OrderedDict
 
-from fimlsp.lines import line_starts
+from fimlsp.python.syntax import node_offsets
 from fimlsp.python.window import statement_line
 
 try:
@@ -70,7 +70,7 @@ if checker is not None:
         """pyflakes on a whole file, but for the bodies of outer functions: their free loads are each read once."""
 
         def __init__(self, tree: ast.Module, text: str):
-            self._text, self._starts = text, None
+            self._text, self._offset = text, None
             self._remembered: list[Place] = []  # outer bodies' free loads, at their places in this text
             self._deleted: list[Place] = []  # outer bodies' deletions of names their scope does not bind
             self._declared: set[str] = set()  # names outer bodies declare global or nonlocal
@@ -108,12 +108,12 @@ if checker is not None:
 
         def _read_once(self, node) -> None:
             """The free loads of the body of the outer function `node`: kept ones, else read now and kept."""
-            if self._starts is None:
-                self._starts = line_starts(self._text)
-            first = statement_line(node) if not isinstance(node, ast.Lambda) else node.lineno
+            if self._offset is None:
+                self._offset = node_offsets(self._text)
+            first = statement_line(node)
             in_class = any(type(scope) is checker.ClassScope for scope in self.scopeStack[:-1])
             key = (in_class, self._conditional(node), bool(self.annotationsFutureEnabled),
-                   self._text[self._starts[first - 1]:self._end(node)])
+                   self._text[self._offset(first, 0):self._offset(node.end_lineno, node.end_col_offset)])
             with _lock:
                 kept = _kept.get(key)
                 if kept is not None:
@@ -134,15 +134,6 @@ if checker is not None:
                     return True
                 current = parents.get(current)
             return False
-
-        def _end(self, node) -> int:
-            """The offset in the text where `node` ends (its end column counts UTF-8 bytes)."""
-            start = self._starts[node.end_lineno - 1]
-            line = self._text[start:self._starts[node.end_lineno]] if node.end_lineno < len(self._starts) \
-                else self._text[start:]
-            if line.isascii():
-                return start + node.end_col_offset
-            return start + len(line.encode("utf-8")[:node.end_col_offset].decode("utf-8", "replace"))
 
     class _BodyReader(checker.Checker):
         """pyflakes on one outer function alone, reporting only the undefined loads of its body, with the module
@@ -189,8 +180,9 @@ if checker is not None:
 
 
 def _read_alone(node, first: int, in_class: bool, conditional: bool, future: bool):
-    """The free loads of `node`'s body (lines counted from `first`) and the names it declares global or nonlocal,
-    read with what pyflakes lets them depend on around it: a class, an `if`, the annotations future."""
+    """The free loads of `node`'s body, its deletions of names it does not bind (both with lines counted from
+    `first`) and the names it declares global or nonlocal, read with what pyflakes lets them depend on around it: a
+    class, an `if`, the annotations future."""
     node = _body_only(node)
     statement = ast.Expr(value=node) if isinstance(node, ast.Lambda) else node
     if in_class:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 
-from fimlsp.lines import line_starts
+from fimlsp.python.syntax import node_offsets
 
 # Statements that branch (or may end the function) between the middle and a load: past one, the load may be
 # reached only where the middle's branch set something up (filecmp's `except OSError: ok = 0`, then `if ok:`).
@@ -33,12 +33,7 @@ _ALL = None  # the state after code that binds every name, or that does not comp
 def left_unbound(tree: ast.Module, text: str, start: int, end: int) -> frozenset[str]:
     """The locals of the function holding the middle, `text[start:end]`, that a load in the right context reads
     possibly unbound because of the middle (`tree` is `text`'s)."""
-    starts = line_starts(text)  # as the tokenizer counts lines (`\r` alone ends one too)
-
-    def offset(line: int, column: int) -> int:  # ast's column counts UTF-8 bytes
-        start = starts[line - 1]
-        piece = text[start:starts[line]] if line < len(starts) else text[start:]
-        return start + (column if piece.isascii() else len(piece.encode("utf-8")[:column].decode("utf-8", "replace")))
+    offset = node_offsets(text)
 
     function, statements = None, tree.body
     while statements:  # down the statements that hold the middle, to the innermost function body among them
