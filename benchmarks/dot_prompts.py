@@ -1,21 +1,24 @@
-"""Members after a dot (issue 49), after MGD's DotPrompts: the next identifier and the whole line, with
-`--members strict` against `off`, and strict with the file's own names weighed in (`member_usage`) against strict
-without them.
+"""Members after a dot (issue 49), after MGD's DotPrompts: the next identifier and the whole line, with `--members
+strict` against `off` (with the call judge as the editors set it beside each: strict, off), and strict with the
+file's own names weighed in (`member_usage`) against strict without them.
 
 Cursors are right after a `.` that a name follows, in code (not comments or strings) of installed third-party
 packages the shipped model never saw (none of their files is in its `corpus.json`, train or held out); the true
 middle is the rest of the line. Each cursor is completed by the shipped model, constrained, as the editors ask
-(block scope, names strict, one line, greedy, one attempt), once per member setting: off, strict with
-`member_usage` 0 (the judge's mask alone) and strict with `--usage` (the option's default unless given).
+(block scope, names strict, one line, greedy, one attempt), once per member setting: off (calls off), strict with
+`member_usage` 0 (the judge's mask alone) and strict with `--usage` (the option's default unless given), calls
+strict with both.
 Reported: next-identifier match (the first identifier written is the true one), whole-line exact match, validity,
-and time: the model's (prompt and tokens) next to what the member judge added (its waits on the analysis, and the
-whole completion's time with it on less off, median and p95, over all cursors and over those where both settings
-write the same middle: there the difference is the judges' own cost, not a longer or shorter middle), at the
+and time: the model's (prompt and tokens) next to what the member and call judges added (their own time, waits on
+the analysis included: the completion's `member_judge` and `call_judge` stages; of it, the member judge's waits; and
+the whole completion's time with them on less off, median and p95, over all cursors and over those where both
+settings write the same middle: elsewhere the difference is mostly the other middle's, longer or shorter), at the
 cursor (the first completion of that document) and a keystroke later (the true middle's first character typed: the
-same line, `--typing-gap` after the first completion: the analysis asks ahead then, as between keystrokes). And why
-the setting changes little or much: how many receivers the judge judged (and why the others relaxed), and how often
-the identifier written with members off is not a member (the only cursors where the judge's mask can change the
-first identifier).
+same line, `--typing-gap` after the first completion: the analysis asks ahead then, as between keystrokes). How
+often a keystroke's judges spent their work's bound and let the rest of the middle go
+(`fimlsp.python.waits.WaitBudget`). And why the setting changes little or much: how many receivers the judge judged
+(and why the others relaxed), and how often the identifier written with members off is not a member (the only
+cursors where the judge's mask can change the first identifier).
 
     python benchmarks/dot_prompts.py --count 60
 """
@@ -121,7 +124,8 @@ def main() -> None:
                 ("strict", args.usage)}
     strict = list(settings)[-1]
     rows = {setting: {"identifier": 0, "line": 0, "valid": 0, "model": [], "total": [], "judge": [], "next": [],
-                      "next_judge": [], "written": [], "next_written": []} for setting in settings}
+                      "next_judge": [], "written": [], "next_written": [], "own": [], "next_own": [], "spent": 0}
+            for setting in settings}
     judged, off_not_member, truth_refused, relaxed = 0, 0, 0, {}
     caches = Caches()
     analysis = analysis_for(None)  # the one the completions' member judge asks (no project: the environment)
@@ -139,8 +143,8 @@ def main() -> None:
         for setting, (members_setting, usage) in settings.items():
             forget_answers()  # each setting's first completion asks jedi itself, as in an editor
             forget_lines()
-            options = DecodingOptions(scope="block", names="strict", members=members_setting, member_usage=usage,
-                                      single_line=True, max_tokens=args.max_tokens, attempts=1)
+            options = DecodingOptions(scope="block", names="strict", members=members_setting, calls=members_setting,
+                                      member_usage=usage, single_line=True, max_tokens=args.max_tokens, attempts=1)
             stages: dict[str, float] = {}
             clock, waited = time.perf_counter(), analysis.waited
             result = complete_middles(model, left, right, options, 1, caches=caches, stages=stages)[0]
@@ -153,13 +157,17 @@ def main() -> None:
             row["model"].append(stages.get("prompt", 0.0) + stages.get("tokens", 0.0))
             row["total"].append(total)
             row["judge"].append(analysis.waited - waited)
+            row["own"].append(stages.get("member_judge", 0.0) + stages.get("call_judge", 0.0))
             row["written"].append(result.middle)
             if setting == "off" and members is not None and first_identifier(written) not in members:
                 off_not_member += 1
             time.sleep(args.typing_gap)
+            stages = {}
             clock, waited = time.perf_counter(), analysis.waited  # a keystroke later, on the same line
-            typed = complete_middles(model, left + middle[:1], right, options, 1, caches=caches)[0]
+            typed = complete_middles(model, left + middle[:1], right, options, 1, caches=caches, stages=stages)[0]
             row["next"].append(time.perf_counter() - clock)
+            row["next_own"].append(stages.get("member_judge", 0.0) + stages.get("call_judge", 0.0))
+            row["spent"] += "were spent" in typed.reason  # the judges let the rest go (`WaitBudget.work`)
             row["next_written"].append(typed.middle)
             row["next_judge"].append(analysis.waited - waited)
             analysis.run(lambda: None, background=True).result()  # what it asks ahead is no other setting's time
@@ -177,18 +185,23 @@ def main() -> None:
               f"({row['line']}) | {row['valid'] / count:.1%} | {1000 * statistics.median(row['model']):.0f} / "
               f"{1000 * percentile(row['model'], 0.95):.0f} | {1000 * statistics.median(row['total']):.0f} / "
               f"{1000 * percentile(row['total'], 0.95):.0f} |")
-    for label, key, total, written in (("at the cursor (first completion)", "judge", "total", "written"),
-                                       ("a keystroke later (same line)", "next_judge", "next", "next_written")):
-        waits = rows[strict][key]
+    for label, key, total, written, own in (
+            ("at the cursor (first completion)", "judge", "total", "written", "own"),
+            ("a keystroke later (same line)", "next_judge", "next", "next_written", "next_own")):
+        waits, spent = rows[strict][key], rows[strict][own]
         added = [on - off for on, off in zip(rows[strict][total], rows["off"][total])]
         same = [on - off for on, off, kept, free in zip(rows[strict][total], rows["off"][total],
                                                         rows[strict][written], rows["off"][written]) if kept == free]
         model_time = statistics.median(rows["off"][total])
-        print(f"{label}: member judge's waits on the analysis median {1000 * statistics.median(waits):.1f} ms, p95 "
-              f"{1000 * percentile(waits, 0.95):.1f} ms; completion strict less off median "
+        print(f"{label}: the member and call judges' own time median {1000 * statistics.median(spent):.1f} ms, p95 "
+              f"{1000 * percentile(spent, 0.95):.1f} ms (of it the member judge's waits on the analysis median "
+              f"{1000 * statistics.median(waits):.1f} ms, p95 "
+              f"{1000 * percentile(waits, 0.95):.1f} ms); completion strict less off median "
               f"{1000 * statistics.median(added):.0f} ms, p95 {1000 * percentile(added, 0.95):.0f} ms, where both "
               f"write the same middle ({len(same)}) median {1000 * statistics.median(same or [0.0]):.0f} ms, p95 "
               f"{1000 * percentile(same, 0.95):.0f} ms (off's median {1000 * model_time:.0f} ms)")
+    print(f"a keystroke later, the judges' work was spent and they let the rest of the middle go: "
+          f"{rows[strict]['spent']} of {count}")
     print(f"receivers judged: {judged} of {count} (true identifier not a member: {truth_refused}); relaxed: "
           + ", ".join(f"{reason} {number}" for reason, number in sorted(relaxed.items(), key=lambda x: -x[1])))
     print(f"identifier written with members off is not a member of a judged receiver: {off_not_member} of {count}")

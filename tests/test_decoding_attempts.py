@@ -191,3 +191,22 @@ def test_typing_never_moves_the_prompt_s_left_cut_back():
         assert not moved_back, moved_back
     finally:
         model.close()
+
+
+def test_the_member_and_call_judges_time_is_reported_among_the_stages(tiny):
+    """`stages` says what the member and call judges added to the completion (issue 49's added time): a part of
+    the completion's time, where they are on, and nothing where they are off."""
+    import time
+
+    left, right = "import os\n\nos.", "\n"
+    for judges in ("strict", "off"):
+        stages: dict[str, float] = {}
+        clock = time.perf_counter()
+        complete_middles(tiny, left, right, DecodingOptions(members=judges, calls=judges, max_tokens=8, attempts=1),
+                         1, stages=stages)
+        elapsed = time.perf_counter() - clock
+        if judges == "off":
+            assert "member_judge" not in stages and "call_judge" not in stages, stages
+        else:
+            assert 0 < stages["member_judge"] and 0 < stages["call_judge"], stages
+            assert stages["member_judge"] + stages["call_judge"] <= elapsed, stages

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import functools
 import threading
+from concurrent.futures import Future, TimeoutError as FutureTimeout
 
 import pytest
 
 from fimlsp.cases import boundary_cases, line_cases, node_cases, random_span_cases
+from fimlsp.language import named
 from fimlsp.python import lexemes as lx
 from fimlsp.python.calls import Calls
 from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.lexer import INITIAL, advance
+from fimlsp.python.waits import WaitBudget
 from harness.corpus import STDLIB, package_files, stdlib_files
+
+PYTHON = named("python")
 
 LEFT = "import os\n\n\ndef g(a, *, b, c=0):\n    pass\n\n\n"
 RIGHT = "\nprint(1)\n"
@@ -248,3 +253,44 @@ def test_an_async_function_of_which_jedi_reads_one_overload_is_let_go():
     accepted, said = judged(left, "await asyncio.sleep(0.1)\n")
     assert accepted and "overloads" in said
     assert judged(LEFT, "open(file, moed='r')\n")[0] is False  # all of open's overloads read: still judged
+
+
+class _Unanswered(Future):
+    """A query jedi never answers, which records how long each waiter would wait for it."""
+
+    def __init__(self, waits: list):
+        super().__init__()
+        self.waits = waits
+
+    def result(self, timeout=None):
+        self.waits.append(timeout)
+        raise FutureTimeout
+
+
+def test_the_call_judge_waits_only_what_is_left_of_the_completion_s_wait():
+    """A keystroke's judges wait on jedi a share in all (`fimlsp.python.waits`), the call judge's queries from the
+    member judge's budget: a callable asked after the budget is spent is let go at once, not after its own second
+    (held-out uvicorn: `conn.data_to_send()` waited 1 s a keystroke before)."""
+    waits: list = []
+    budget = WaitBudget(0.02)
+    left = LEFT + "# answers kept from other tests are for other code: spent budget\n"
+    source = SignatureSource(left, RIGHT, submit=lambda *args: _Unanswered(waits), seconds=1.0, budget=budget)
+    budget.waited = 0.015  # what the member judge waited already
+    assert source.lookup(("os", "unlink")).signatures is None
+    budget.waited = 0.02  # (the wait counted by the budget: here, all of it)
+    assert source.lookup(("os", "rename")).signatures is None
+    assert waits[0] == pytest.approx(0.005) and waits[1] == 0.0
+    assert "took more than 0.005 s" in source.reason and "time to wait on the analysis was spent" in source.reason
+    assert source.lookup(("os", "unlink")).signatures is None and len(waits) == 2  # kept: not asked again
+
+
+def test_the_call_judge_shares_the_member_judge_s_wait_and_counts_its_time():
+    """One budget for both judges of a completion, and each judge's time (`spent`) counted as the middle is
+    judged."""
+    left, right = LEFT + "os.unlink(", ")\n"
+    guarantee, members = PYTHON.judging_members(PYTHON.constrain(left, right), left, right)
+    guarantee, calls = PYTHON.judging_calls(guarantee, left, right)
+    assert calls.budget is members.budget
+    state = guarantee.state.feed("'a'")
+    assert state is not None and state.complete
+    assert calls.spent > 0 and members.spent > 0

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fimlsp.python.analysis import Analysis, analysis_for
-from fimlsp.python.waits import KEYSTROKE_SECONDS, forget_lines, judge_seconds
+from fimlsp.python.waits import KEYSTROKE_SECONDS, KEYSTROKE_WORK_SECONDS, WaitBudget, forget_lines, judge_budget
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.member_lists import member_lists
 from fimlsp.python.attribute_debt import attribute_debt
@@ -666,16 +666,36 @@ def test_a_receiver_the_analysis_does_not_answer_costs_the_completion_its_time_o
     assert "the time left" in source.reason
 
 
-def test_keystrokes_along_a_line_wait_a_keystroke_s_share():
-    """The first completion on a line may wait the judge's whole time on jedi; the keystrokes after it on that line
-    (the text above it and the right context the same) a keystroke's share; another line, or another right
-    context, is a first completion again."""
+def test_keystrokes_along_a_line_wait_and_work_a_keystroke_s_share():
+    """The first completion on a line may wait the judges' whole time on jedi, and their work is not bounded; the
+    keystrokes after it on that line (the text above it and the right context the same) a keystroke's share of
+    both; another line, or another right context, is a first completion again."""
     analysis = Analysis(None)
     left, right = "import os\n\nos.pa", "\nprint(1)\n"
-    assert judge_seconds(analysis, None, left, right, 1.0) == 1.0
-    assert judge_seconds(analysis, None, left + "t", right, 1.0) == KEYSTROKE_SECONDS
-    assert judge_seconds(analysis, None, left + "th.\n", right, 1.0) == 1.0  # the next line
-    assert judge_seconds(analysis, None, left, right + "x = 1\n", 1.0) == 1.0  # the right context changed
-    assert judge_seconds(analysis, "other.py", left, right, 1.0) == 1.0  # another document
+
+    def bounds(left: str, right: str, path: str | None = None) -> tuple:
+        budget = judge_budget(analysis, path, left, right, 1.0)
+        return budget.seconds, budget.work
+
+    assert bounds(left, right) == (1.0, None)
+    assert bounds(left + "t", right) == (KEYSTROKE_SECONDS, KEYSTROKE_WORK_SECONDS)
+    assert bounds(left + "th.\n", right) == (1.0, None)  # the next line
+    assert bounds(left, right + "x = 1\n") == (1.0, None)  # the right context changed
+    assert bounds(left, right, "other.py") == (1.0, None)  # another document
     forget_lines()
-    assert judge_seconds(analysis, None, left, right, 1.0) == 1.0
+    assert bounds(left, right) == (1.0, None)
+
+
+def test_judges_whose_keystroke_s_work_is_spent_let_the_rest_of_the_middle_go():
+    """Past its work's bound a keystroke's judges relax (issue 49, item 8: rather than delay the suggestion) for
+    the rest of the completion, and the reason says so; until then they judge as ever."""
+    left, right = "import os\n\nprint(", ")\n"
+    for work, verdict in ((None, "refused"), (1.0, "refused"), (0.0, "complete")):
+        source = MemberSource(ENVIRONMENT, left, right, seconds=None, budget=WaitBudget(None, work))
+        state = quotient(left, right).judging_members(source)
+        for char in "os.no_such_member":
+            state = state.feed(char)
+            if state is None:
+                break
+        assert ("refused" if state is None else "complete" if state.complete else "incomplete") == verdict, work
+        assert ("were spent" in source.reason) == (work == 0.0), source.reason

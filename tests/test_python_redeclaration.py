@@ -71,12 +71,21 @@ def test_a_form_feed_does_not_move_the_right_contexts_definition_into_the_middle
     assert not named("python").binds_names(left, middle.replace("def g", "def f"), right)
 
 
-def test_an_ends_check_reads_the_syntax_tree_the_name_judge_built(names_judged, monkeypatch):
-    """The whole file is parsed once at an end: the redeclaration check takes the tree the name judge's read."""
-    from fimlsp.python import redeclaration
+def test_an_end_s_checks_parse_the_whole_file_once(middle_verdict, monkeypatch):
+    """The whole file is parsed once at an end (`syntax.one_parse`): the name judge, the redeclaration check and
+    the member and call judges' checks of the whole file (here the call judge's of a header the file's calls must
+    still fit) read the same tree."""
+    from fimlsp.language import named
+    from fimlsp.python import syntax
 
-    def parse_again(text):
-        raise AssertionError("the whole file parsed twice at one end")
-
-    monkeypatch.setattr(redeclaration, "module_or_error", parse_again)
-    assert names_judged("import os\n\n", "def load():\n    return 1\n", "\n\ndef load():\n    return 2\n") == "incomplete"
+    python = named("python")
+    left, middle = "import os\n\n", "def load(path):\n    return path\n"
+    right = "\n\nload('a')\nclass Loader:\n    pass\n"
+    guarantee, _members = python.judging_members(python.constrain(left, right), left, right)
+    guarantee, _calls = python.judging_calls(guarantee, left, right)
+    guarantee, _reason = python.judging_names(guarantee, left, right)
+    parses, real = [], syntax.parsed
+    monkeypatch.setattr(syntax, "parsed", lambda text, *args, **kwargs: parses.append(text) or real(text, *args,
+                                                                                                       **kwargs))
+    assert middle_verdict(guarantee.state, middle) == "complete"
+    assert parses.count(left + middle + right) == 1

@@ -83,8 +83,10 @@ def complete_middles(
     returns at least one completion. `stages`, when given, gets the seconds of each stage added, over every attempt
     (those dropped too) and the retry without the name judge: `setup`, `prompt` (building and reading it),
     `tokens` (the model's steps), `judges` (the constraint's work per token), `start` (the start's shortest-finish
-    search), `searches` (steering's and fallbacks'), `checks` (the ended middles' judgement on the whole file).
-    `extra`: other files of the repository, for the prompt only (`FimModel.prompt`), never for a judge. `place`: the
+    search), `searches` (steering's and fallbacks'), `checks` (the ended middles' judgement on the whole file);
+    and, of those, the member and call judges' own time, their waits on the analysis included: `member_judge`,
+    `call_judge` (what they add to the completion, beside the different middle they may lead to). `extra`: other
+    files of the repository, for the prompt only (`FimModel.prompt`), never for a judge. `place`: the
     document's path and project root, where the judges read the project's other files (`Language.judging_names`).
     `should_stop` ends every stage within a few milliseconds: the searches and the prompt's reading (a chunk at a
     time) poll it, and a stopped request runs no fallback, no final check and no retry."""
@@ -126,6 +128,8 @@ def complete_middles(
             results = _without_names(run, left, right, options, plain, budget_end)
         if members is not None:
             members.ask_ahead()
+        _add(stages, **{stage: judge.spent for stage, judge in (("member_judge", members), ("call_judge", calls))
+                        if judge is not None})
         for judge in (members, calls):
             if judge is not None and judge.reason:
                 for result in results:

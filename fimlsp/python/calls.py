@@ -6,14 +6,14 @@ required parameter is missing.
 `Calls` follows the middle's terminals beside the parser, like the name judge (`fimlsp.python.names`): a frame
 per open bracket, and for a call's `(` the arguments at its depth as they are written (a call whose `(` is in
 the left context is primed from its statement's start, the cursor inside an argument list being the editor's most
-common case). Signatures come from jedi (`SignatureSource`), asked once per completion and callable; a call is
-let go (any arguments) where the callable is not a plain chain of names, the middle rebinds a name of the chain,
-jedi knows no signature or not in time, the definition is not jedi's own reading of a `def`/`class` (compiled
-code, lambdas, aliases, callable instances), a function is decorated by anything but the decorators known to keep
-its signature, a class is decorated, has class keywords (`metaclass=`), defines `__new__`, or has a base that is
-not a plain class of its own module (a metaclass may change how it is called), or the call unpacks `*x`/`**x`
-(counts and requirements then not judged). Overloads (several signatures) are judged by their union: a call
-fits where it fits one of them.
+common case). Signatures come from jedi (`SignatureSource`), asked once per completion and callable; a call is let
+go (any arguments) where the callable is not a plain chain of names, the middle rebinds a name of the chain, jedi
+knows no signature or not in time (nor once the judges' work at a keystroke is spent), the definition is not jedi's
+own reading of a `def`/`class` (compiled code, lambdas, aliases, callable instances), a function is decorated by
+anything but the decorators known to keep its signature, a class is decorated, has class keywords (`metaclass=`),
+defines `__new__`, or has a base that is not a plain class of its own module (a metaclass may change how it is
+called), or the call unpacks `*x`/`**x` (counts and requirements then not judged). Overloads (several signatures)
+are judged by their union: a call fits where it fits one of them.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.blocks import CLASS
 from fimlsp.python.lexer import indentation_column
 from fimlsp.python.openings import compound_openings, header, indentations, written_indentation
+from fimlsp.python.waits import timed
 
 if TYPE_CHECKING:
     from earley import RecognizerState
@@ -137,7 +138,9 @@ def right_block_column(right: str) -> int:
 def _name(state: FimState) -> str:
     """The name the finish writes after `state`: one the name judge accepts as a load where it is on, and after a
     dot a member of the receiver where the member judge knows them."""
-    member = None if state.members is None else state.members.first_member(dot=state.lexer.text == ".")
+    members = state.members
+    member = None if members is None or members.source.budget.spent_out else timed(
+        members.source, members.first_member, "", state.lexer.text == ".")
     if member is not None:
         return member
     names = state.names
@@ -149,7 +152,9 @@ def _completions(state: FimState) -> list[str]:
     builtins only where the file binds none (with the name judge on: `return proxy_env + e` ends as
     `environment`, where `e` is unbound, rather than as `eval`)."""
     names, begun = state.names, state.lexer.text
-    member = None if state.members is None else state.members.first_member(begun)
+    members = state.members
+    member = None if members is None or members.source.budget.spent_out else timed(
+        members.source, members.first_member, begun)
     if member is not None:
         return [member[len(begun):]]
     if names is None or names.off:

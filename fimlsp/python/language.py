@@ -24,8 +24,8 @@ from fimlsp.python.context_cache import RightContextCache
 from fimlsp.python.quotient import RightContext
 from fimlsp.python.region import PythonGuarantee, constrain
 from fimlsp.python.module_existence import set_unsaved
-from fimlsp.python.syntax import compiles
-from fimlsp.python.waits import judge_seconds
+from fimlsp.python.syntax import compiles, one_parse
+from fimlsp.python.waits import judge_budget
 from fimlsp.python.whole_file_ends import late_refusal
 
 
@@ -61,8 +61,8 @@ class Python(Language):
         if guarantee.state is None:
             return guarantee, None
         analysis, document = analysis_for(path, project), _jedi_path(path)
-        source = MemberSource(analysis, left, right, document,
-                              seconds=judge_seconds(analysis, document, left, right, QUERY_SECONDS))
+        budget = judge_budget(analysis, document, left, right, QUERY_SECONDS)
+        source = MemberSource(analysis, left, right, document, seconds=budget.seconds, budget=budget)
         return replace(guarantee, state=guarantee.state.judging_members(source)), source
 
     def judging_calls(self, guarantee: Guarantee, left: str, right: str, path: str | None = None,
@@ -72,14 +72,18 @@ class Python(Language):
         where there is no state to judge). Its queries run on the project analysis's one jedi thread."""
         if guarantee.state is None:
             return guarantee, None
-        analysis = analysis_for(path, project)
-        source = SignatureSource(left, right, analysis.project, _jedi_path(path), analysis.run)
+        analysis, document = analysis_for(path, project), _jedi_path(path)
+        members = guarantee.state.members  # one wait on jedi for both judges: a keystroke's share in all
+        budget = judge_budget(analysis, document, left, right, QUERY_SECONDS) if members is None \
+            else members.source.budget
+        source = SignatureSource(left, right, analysis.project, document, analysis.run, budget=budget)
         return replace(guarantee, state=guarantee.state.judging_calls(source)), source
 
     def binds_names(self, left: str, middle: str, right: str, path: str | None = None,
                     project: str | None = None) -> bool:
         file, text = _file_names(left, right, path, project), left + middle + right
-        return not file.unbound(text) and not file.redeclared(text)
+        with one_parse():
+            return not file.unbound(text) and not file.redeclared(text)
 
     def late_refusal(self, state) -> str:
         return late_refusal(state)

@@ -36,11 +36,18 @@ def literal_type(code: str, receiver: str, full_name: str, plain_class: bool) ->
     literal = _LITERALS.get(full_name)
     if literal is None or len(parts) != 2 or parts[0] not in _SELF or not plain_class:
         return None
-    kind, value = literal
-    name = re.escape(parts[1])
+    values = _stored_values(code, parts[1])
+    return literal[0] if values and _all_literals(values, literal) else None
+
+
+def _stored_values(code: str, name: str) -> list[str] | None:
+    """What each store of the attribute `name` in `code` assigns (the rest of its line after the name: ` = 0  #`),
+    or None where `code` binds the name otherwise: a class body (or a module) its own value or annotation, an
+    augmented assignment, a target list, a `for` or `with` target."""
+    name = re.escape(name)
     if re.search(r"^[ \t]*(?:(?:async[ \t]+)?def[ \t]+" + name + r"\b|" + name + r"\b[ \t]*[:=,])", code, re.MULTILINE):
-        return None  # a class body (or a module) binds the name: its own value or annotation
-    stores = 0
+        return None
+    values = []
     for match in re.finditer(r"\.[ \t]*" + name + r"\b", code):
         line_end = code.find("\n", match.end())
         after = code[match.end():len(code) if line_end < 0 else line_end]
@@ -49,17 +56,22 @@ def literal_type(code: str, receiver: str, full_name: str, plain_class: bool) ->
         store = re.match(r"[ \t]*=(?!=)", after) or (re.fullmatch(r"[ \t]*\w+[ \t]*", before)
                                                        and re.match(r"[ \t]*:", after))
         if store:  # plain (chained too), or annotated at a statement's start (elsewhere `:` is a slice's, a dict's)
-            if not re.match(r"[ \t]*(?::[ \t]*" + kind.__name__ + r"[ \t]*)?=[ \t]*" + value + r"[ \t]*(?:#.*)?\Z",
-                            after):
-                return None  # a store of anything else, or another annotation
-            stores += 1
+            values.append(after)
         elif re.match(r"[ \t]*[-+*/%&|^@<>]{1,2}=(?!=)", after):
             return None  # an augmented assignment
         elif re.match(r"[ \t]*[,)\]]", after) and re.search(r"(?<![=!<>])=(?!=)", after):
             return None  # possibly in a target list
         elif re.search(r"\b(?:for|as)\b", before) or re.match(r"[ \t]*\bin\b", after):
             return None  # a `for` or `with` target
-    return kind if stores else None
+    return values
+
+
+def _all_literals(values: list[str], literal: tuple[type, str]) -> bool:
+    """Whether every stored value (`_stored_values`) is a literal of `literal`'s type, its annotation (if any) that
+    type's name: no store of anything else, and no other annotation."""
+    kind, value = literal
+    assigned = re.compile(r"[ \t]*(?::[ \t]*" + kind.__name__ + r"[ \t]*)?=[ \t]*" + value + r"[ \t]*(?:#.*)?\Z")
+    return all(assigned.match(after) for after in values)
 
 
 _SELF_CALL = re.compile(r"\bself[ \t]*\.[ \t]*([A-Za-z_]\w*)[ \t]*\(")
@@ -72,8 +84,9 @@ def called_literals(text: str, middle_start: int, middle_end: int) -> frozenset[
     wsproto_impl.py: pyright's reportCallIssue). An instance attribute hides a base's method of its name, so a base
     class does not make it callable (only a base's property or `__setattr__` could, which nothing here reads)."""
     names = set(_SELF_CALL.findall(text, *line_bounds(text, middle_start, middle_end)))
-    literal = {name for name in names if any(literal_type(text, "self." + name, full_name, True) is not None
-                                             for full_name in _LITERALS)}
+    stored = {name: _stored_values(text, name) for name in names}  # (the whole file read once for each name)
+    literal = {name for name, values in stored.items()
+               if values and any(_all_literals(values, literal) for literal in _LITERALS.values())}
     if not literal:
         return frozenset()
     tree = module_or_error(text)

@@ -18,6 +18,8 @@ refused:
   but not on an instance of a built-in type without an instance dict (a set, a str: `Lookup.fixed`), which takes
   no new attribute;
 - `import`, `from`, `global`, `nonlocal` and `del` lines.
+- the rest of the middle, once the judges' work at a keystroke is spent (`WaitBudget.work`, 35 ms: the judges
+  relax rather than delay the suggestion, and the reason says so).
 Receivers are asked of `fimlsp.python.member_lists` once per document and receiver (the cursor's line cut back, so
 the keystrokes on a line share one jedi query), the one before the cursor ahead of the prompt's reading, the ones
 the file writes after it in the background once a completion is written (`MemberSource.ask_ahead`), and each
@@ -95,6 +97,7 @@ class MemberSource:
     answers: dict[str, Lookup] = field(default_factory=dict)
     relaxed: list[str] = field(default_factory=list)  # why receivers went unjudged (timeouts, dynamic ones)
     budget: WaitBudget | None = None  # the judge's waits on the analysis in this completion, `seconds` at most
+    spent: float = 0.0  # this completion's time in the judge: its checks and its waits (issue 49's added time)
     # The left context ends in code (not in a string or comment), where a receiver may be asked about.
     in_code: bool = True
     # The innermost bracket open at the cursor is a brace: a name quoted just before it is a key or an element of a
@@ -187,7 +190,8 @@ class MemberSource:
     @property
     def reason(self) -> str:
         """Why the member judge let some receivers go, for the completion's reason."""
-        return "members not judged for some receivers: " + "; ".join(self.relaxed) if self.relaxed else ""
+        relaxed = self.relaxed + [self.budget.reason] if self.budget.spent_out else self.relaxed
+        return "members not judged for some receivers: " + "; ".join(relaxed) if relaxed else ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,6 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-import warnings
 from dataclasses import dataclass, field
 
 from fimlsp.python import lexemes as lx
@@ -62,7 +61,7 @@ from fimlsp.python.module_existence import import_path_changes, module_may_exist
 from fimlsp.python.modules import imported_names
 from fimlsp.python.unbound_paths import left_unbound
 from fimlsp.python.relaxation import names_written, relaxation, spelt_out
-from fimlsp.syntax_trees import parsed
+from fimlsp.python.syntax import module_or_error
 
 # Names through which a module's names are made or read in ways its text does not show.
 DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "__builtins__"})
@@ -87,12 +86,8 @@ def undefined_loads(text: str) -> list[tuple[str, int]] | None:
 
 def syntax_tree(text: str) -> ast.Module | None:
     """The syntax tree of `text`; None where it does not parse (its warnings silenced)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return parsed(text)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            return None
+    module = module_or_error(text)
+    return module if isinstance(module, ast.Module) else None
 
 
 def undefined_loads_in(tree: ast.Module | None, text: str | None = None) -> list[tuple[str, int]] | None:
@@ -170,8 +165,6 @@ class FileNames:
     # the last whole texts' verdicts (`unbound`): a keystroke later, the start's finish is the last middle's rest,
     # and where the model writes it on, the end's check reads the same file again (pyflakes: 40-100 ms on 60 kB)
     _verdicts: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
-    # the last whole text `unbound` parsed, with its syntax tree: `redeclared` reads the same text after it
-    _last_tree: list = field(default_factory=lambda: [None, None], compare=False, hash=False, repr=False)
 
     @staticmethod
     def of(left: str, right: str, folder: str | None = None, roots: tuple[str, ...] = ()) -> FileNames:
@@ -285,7 +278,6 @@ class FileNames:
 
     def _unbound(self, text: str) -> frozenset[str]:
         tree = syntax_tree(text)
-        self._last_tree[:] = text, tree
         missing = self.missing_imports(text, tree)
         if self.relaxed is not None:
             return missing
@@ -309,9 +301,7 @@ class FileNames:
         not the left context, a middle and the right context."""
         if not text.startswith(self.left) or not text.endswith(self.right):
             return frozenset()
-        last, tree = self._last_tree
-        self._last_tree[:] = None, None  # (a big file's tree is big)
-        return redeclared(text, len(self.left), len(text) - len(self.right), tree if last is text else None)
+        return redeclared(text, len(self.left), len(text) - len(self.right))
 
 
 def _imports_outside_guards(body: list[ast.stmt]):

@@ -18,6 +18,7 @@ allocated) loads them unnarrowed, and a true middle there would be refused.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 from fimlsp.lines import line_bounds, split_lines
@@ -35,23 +36,50 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 def unnarrowed(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
     """The optional attributes of `self` (their names) that the middle, `text[middle_start:middle_end]`, loads a
     member of where nothing narrowed them, in the whole file `text` (which compiles)."""
-    attributes = set(_MEMBER_OF_SELF_ATTRIBUTE.findall(text[slice(*line_bounds(text, middle_start, middle_end))]))
-    if not attributes or not re.search(_OPTIONAL_ANNOTATION.format("|".join(sorted(attributes))), text):
+    first, last = line_bounds(text, middle_start, middle_end)
+    attributes = set(_MEMBER_OF_SELF_ATTRIBUTE.findall(text, first, last))
+    if not attributes:
+        return frozenset()
+    annotation = _OPTIONAL_ANNOTATION.format("|".join(sorted(attributes)))
+    # (one line's pattern: the lines around the middle's are read once a completion, whatever its ends)
+    if not (_declares(annotation, text[:first]) or re.search(annotation, text[first:last])
+            or _declares(annotation, text[last:])):
         return frozenset()
     tree = module_or_error(text)
     if not isinstance(tree, ast.Module):
         return frozenset()
     offset = node_offsets(text)
     lines = split_lines(text)  # as the tokenizer counts them (a form feed ends none)
+    # the middle's own methods first: most ends load nothing unnarrowed, and the whole file is not read for them
+    found = _loads(_classes_around(tree.body, offset, middle_start, middle_end), offset, lines, middle_start,
+                   middle_end, overlapping=True)[0]
+    if not found:
+        return frozenset()
+    classes = (holder for holder in ast.walk(tree) if isinstance(holder, ast.ClassDef))
+    found, narrowed, outside = _loads(classes, offset, lines, middle_start, middle_end, overlapping=False)
+    return frozenset() if outside else frozenset(found & narrowed)
+
+
+@functools.lru_cache(maxsize=8)
+def _declares(annotation: str, lines: str) -> bool:
+    """Whether whole lines of the file declare an optional attribute (`annotation`, `_OPTIONAL_ANNOTATION`'s)."""
+    return re.search(annotation, lines) is not None
+
+
+def _loads(holders, offset, lines: list[str], middle_start: int, middle_end: int, overlapping: bool
+           ) -> tuple[set[str], set[str], bool]:
+    """Of the methods of `holders` (those with text in the middle alone, where `overlapping`): the optional
+    attributes the middle loads a member of unnarrowed, those loaded elsewhere where tested, and whether one is
+    loaded unnarrowed outside the middle."""
     found, narrowed, outside = set(), set(), False
-    for holder in ast.walk(tree):
-        if not isinstance(holder, ast.ClassDef):
-            continue
+    for holder in holders:
         optional = _optional_attributes(holder)
         if not optional:
             continue
         for method in holder.body:
             if not isinstance(method, _FUNCTIONS) or not method.args.args or method.args.args[0].arg != "self":
+                continue
+            if overlapping and not overlaps(offset, method, middle_start, middle_end):
                 continue
             for access, tested, set_up in _member_loads(method, optional):
                 ignored = _IGNORED.search("".join(lines[max(0, access.lineno - 2):access.lineno]))
@@ -62,7 +90,22 @@ def unnarrowed(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
                     narrowed.add(access.value.attr)
                 elif not (set_up or ignored):
                     outside = True
-    return frozenset() if outside else frozenset(found & narrowed)
+    return found, narrowed, outside
+
+
+def _classes_around(body: list[ast.stmt], offset, start: int, end: int):
+    """The classes, at any depth of `body`, whose text overlaps `start:end`."""
+    for node in body:
+        if not overlaps(offset, node, start, end):
+            continue
+        if isinstance(node, ast.ClassDef):
+            yield node
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield from _classes_around(block, offset, start, end)
+        for part in getattr(node, "handlers", []) + getattr(node, "cases", []):
+            yield from _classes_around(part.body, offset, start, end)
 
 
 def _optional_attributes(holder: ast.ClassDef) -> set[str]:

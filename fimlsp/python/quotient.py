@@ -38,7 +38,8 @@ from fimlsp.python.lexer import LexerState, advance, block_start, close_token
 from fimlsp.python.meaning import is_own_prose, prose_limit, runs_on_as_prose
 from fimlsp.python.right_context import boundary_marker, reversed_right_context_nfa
 from fimlsp.python.right_tokens import token_end
-from fimlsp.python.syntax import compiles, compiles_standing_in, parses_statements
+from fimlsp.python.syntax import compiles, compiles_standing_in, one_parse, parses_statements
+from fimlsp.python.waits import timed
 from fimlsp.python.whole_file_ends import calls_refuse, members_refuse
 from fimlsp.python.window import StatementStarts, left_window
 
@@ -243,7 +244,7 @@ class FimState:
         """This state, with the middle written from here refused where it writes after a dot a name that is not a
         member of the receiver (see `fimlsp.python.members`)."""
         source.in_code = ends_in_code(self.lexer.token)
-        members = Members.start(source, self._last_statement(), self.lexer.depth)
+        members = timed(source, Members.start, source, self._last_statement(), self.lexer.depth)
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
                         self.headers, self.names, self.prose_limit, members, self.calls)
 
@@ -251,7 +252,8 @@ class FimState:
         """This state, with the middle written from here refused where a call cannot fit its callable's signature
         (see `fimlsp.python.calls`)."""
         token = self.lexer.token
-        calls = Calls.start(source, self._last_statement(), token not in lx.SKIPPED and token not in lx.STRING_STATES)
+        calls = timed(source, Calls.start, source, self._last_statement(),
+                       token not in lx.SKIPPED and token not in lx.STRING_STATES)
         return FimState(self.context, self.lexer, self.parser, self._chunks, self.blocks, self.scope,
                         self.headers, self.names, self.prose_limit, self.members, calls)
 
@@ -282,16 +284,14 @@ class FimState:
         if names is not None and pending is not None and lx.NAME in pending and not names.admits(lexer.text, blocks):
             return None
         members = self.members
-        if members is not None:
-            members = members.feed(terminals) if terminals else members
-            if members is None or (pending is not None and lx.NAME in pending and not members.admits(lexer.text)):
+        if _judging(members):
+            members = timed(members.source, _members_after, members, terminals, pending, lexer, parser)
+            if members is None:
                 return None
-            if members.pending and pending is not None and not members.continued(pending & parser.allowed()):
-                return None  # (`self.kill(`: no store can follow a name that is not a member)
         calls = self.calls
-        if calls is not None:
-            calls = calls.feed(terminals) if terminals else calls
-            if calls is None or (pending is not None and lx.NAME in pending and not calls.admits(lexer.text)):
+        if _judging(calls):
+            calls = timed(calls.source, _calls_after, calls, terminals, pending, lexer)
+            if calls is None:
                 return None
         return FimState(self.context, lexer, parser, (self._chunks, text), blocks, self.scope, self.headers, names,
                         self.prose_limit, members, calls)
@@ -299,7 +299,7 @@ class FimState:
     def likely_names(self) -> tuple[str, dict[str, float]] | None:
         """The member being written after a dot and the names the file writes there (`members.likely_names`), or
         a name the middle may bind (an import's, a parameter's) and the owed names it may be (`likely_bindings`)."""
-        found = None if self.members is None else likely_names(self.members, self.lexer)
+        found = timed(self.members.source, likely_names, self.members, self.lexer) if _judging(self.members) else None
         return found or (None if self.names is None else likely_bindings(self.names, self.lexer))
 
     def expected(self) -> tuple[str, ...]:
@@ -365,16 +365,28 @@ class FimState:
             judged = self._complete and (self.names, self.members, self.calls) != (None, None, None)
             text = self.text if judged else ""  # the judges read the whole file: built once for all of them
             whole = text + self.context.right if judged else ""
-            if judged and self.names is not None:
-                file = self.names.file  # a judge the middle turned off still judges the modules it imports
-                self._unbound = file.missing_imports(whole) if self.names.off else file.unbound(whole)
-                # a function, class or annotated variable the file declares again in the same scope (issue 49)
-                self._complete = not self._unbound and not file.redeclared(whole)
-            if self._complete and self.members is not None:  # (`fimlsp.python.whole_file_ends`)
-                self._complete = not members_refuse(self.members.source, text, whole)
-            if self._complete and self.calls is not None:
-                self._complete = not calls_refuse(self.calls.source, text, whole)
+            if judged:
+                with one_parse():  # the file's syntax tree, for all of them
+                    self._complete = self._judged_end(text, whole)
         return self._complete
+
+    def _judged_end(self, text: str, whole: str) -> bool:
+        """Whether the judges let the middle end here, the file being `text` and the right context (`whole`)."""
+        if self.names is not None:
+            file = self.names.file  # a judge the middle turned off still judges the modules it imports
+            self._unbound = file.missing_imports(whole) if self.names.off else file.unbound(whole)
+            # a function, class or annotated variable the file declares again in the same scope (issue 49)
+            if self._unbound or file.redeclared(whole):
+                return False
+        if _judging(self.members):  # (`fimlsp.python.whole_file_ends`)
+            source = self.members.source
+            if timed(source, members_refuse, source, text, whole):
+                return False
+        if _judging(self.calls):
+            source = self.calls.source
+            if timed(source, calls_refuse, source, text, whole):
+                return False
+        return True
 
     def unbound_names(self) -> frozenset[str]:
         """The names that kept the file from being `complete`, which the middle was to bind: known once `complete`
@@ -414,16 +426,48 @@ class FimState:
             return None
         if self.names is not None and not self.names.ends(terminals):
             return None
-        if self.members is not None:
-            judged = self.members.feed(terminals)
-            if judged is None or not judged.ends(self.context.right[index:]):
-                return None
-        if self.calls is not None and not self.calls.ends(self.lexer, self.context.right):
+        if _judging(self.members) and not timed(self.members.source, _members_end, self.members, terminals,
+                                                self.context.right[index:]):
+            return None
+        if _judging(self.calls) and not timed(self.calls.source, self.calls.ends, self.lexer, self.context.right):
             return None
         return index
 
     def __repr__(self) -> str:
         return f"<FimState fed={len(self.text)} chars, terminals={self.parser.position}>"
+
+
+def _judging(judge: Members | Calls | None) -> bool:
+    """Whether `judge` is on and judges still: not once the judges' work of a keystroke is spent
+    (`fimlsp.python.waits.WaitBudget`), when they let the rest of the middle go."""
+    return judge is not None and not judge.source.budget.spent_out
+
+
+def _members_after(members: Members, terminals: list[str], pending: frozenset[str] | None, lexer: LexerState,
+                   parser: RecognizerState) -> Members | None:
+    """The member judge after `terminals`, with the token being written (`pending` terminals it may become): None
+    where it refuses them."""
+    members = members.feed(terminals) if terminals else members
+    if members is None or (pending is not None and lx.NAME in pending and not members.admits(lexer.text)):
+        return None
+    if members.pending and pending is not None and not members.continued(pending & parser.allowed()):
+        return None  # (`self.kill(`: no store can follow a name that is not a member)
+    return members
+
+
+def _calls_after(calls: Calls, terminals: list[str], pending: frozenset[str] | None, lexer: LexerState
+                 ) -> Calls | None:
+    """The call judge after `terminals`, with the token being written: None where it refuses them."""
+    calls = calls.feed(terminals) if terminals else calls
+    if calls is None or (pending is not None and lx.NAME in pending and not calls.admits(lexer.text)):
+        return None
+    return calls
+
+
+def _members_end(members: Members, terminals: list[str], rest: str) -> bool:
+    """Whether the member judge lets the middle end with `terminals`, the right context going on with `rest`."""
+    judged = members.feed(terminals)
+    return judged is not None and judged.ends(rest)
 
 
 def quotient(left: str, right: str, deadline: float | None = None, block_indent: str = "",

@@ -14,6 +14,7 @@ from fimlsp.python import lexemes as lx
 from fimlsp.python.analysis import judges_script, trailing_chain
 from fimlsp.python.jedi_thread import waited_on_analysis_thread
 from fimlsp.python.lexer import INITIAL, advance
+from fimlsp.python.waits import WaitBudget
 
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
 
@@ -254,7 +255,9 @@ class SignatureSource:
     middle, and the answers so far (one per callable: a completion asks jedi at most once per callable).
 
     `submit` runs a query where jedi's queries run (one thread: jedi is not thread-safe) and returns its future;
-    the default waits there for its end, without a time bound."""
+    the default waits there for its end, without a time bound. A query is waited on `seconds` at most, and no longer
+    than what is left of `budget`; one not answered in time lets the call go for the rest of the completion and,
+    kept, answers the next keystroke's."""
 
     left: str
     right: str
@@ -262,9 +265,17 @@ class SignatureSource:
     path: str | None = None
     submit: Callable[..., Future] = waited_on_analysis_thread
     seconds: float | None = QUERY_SECONDS
+    # What the completion's judges may wait on jedi in all (shared with the member judge, where it is on; none given:
+    # no bound but `seconds` a query)
+    budget: WaitBudget | None = None
+    spent: float = 0.0  # this completion's time in the judge: its checks and its waits (issue 49's added time)
     answers: dict[tuple[str, ...], Lookup] = field(default_factory=dict)
     relaxed: list[str] = field(default_factory=list)  # why calls went unjudged
     queries: int = 0  # callables asked beyond this source's answers (of jedi, or of answers kept from before)
+
+    def __post_init__(self):
+        if self.budget is None:
+            self.budget = WaitBudget(None)
 
     def lookup(self, chain: tuple[str, ...]) -> Lookup:
         found = self.answers.get(chain)
@@ -283,10 +294,12 @@ class SignatureSource:
                     if len(_ANSWERS) >= _ANSWERS_KEPT:
                         _ANSWERS.clear()
                     future = _ANSWERS[key] = self.submit(self._ask, code, line, column, chain)
+            bound = self.budget.within(self.seconds)
             try:
-                found = future.result(self.seconds)
+                found = self.budget.result(future, self.seconds)
             except FutureTimeout:  # kept too: a finish search's states do not wait on it again
-                found = Lookup(None, f"the signature query took more than {self.seconds:g} s")
+                found = Lookup(None, f"the signature query took more than {bound:g} s" if bound else
+                               "the completion's time to wait on the analysis was spent")
             self.answers[chain] = found
             if found.signatures is None and found.reason not in self.relaxed:
                 self.relaxed.append(found.reason)
@@ -302,4 +315,5 @@ class SignatureSource:
     @property
     def reason(self) -> str:
         """Why the call judge let some calls go, for the completion's reason."""
-        return "calls not judged for some callables: " + "; ".join(self.relaxed) if self.relaxed else ""
+        relaxed = self.relaxed + [self.budget.reason] if self.budget.spent_out else self.relaxed
+        return "calls not judged for some callables: " + "; ".join(relaxed) if relaxed else ""

@@ -13,7 +13,7 @@ from fimlsp.python.optional_receivers import unnarrowed
 from fimlsp.python.rebound_receiver import rebound_members
 from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.uncalled import uncalled_classes
-from fimlsp.python.waits import WaitBudget
+from fimlsp.python.waits import WaitBudget, timed
 
 
 def members_refuse(source: MemberSource, text: str, whole: str) -> bool:
@@ -36,13 +36,13 @@ def late_refusal(state) -> str:
     value of a call the middle closed (held-out diskcache fanout.py: a finish search spent the budget on `))`, `),)`
     and `0))`, each refused, and the end shown, ` retry))`, loaded `_remove` on the int unjudged), asked again with
     the judge's `seconds` to wait. "" where it does not refuse it, or still does not know."""
-    if state.members is None or not state.complete:
+    if state.members is None or state.members.source.budget.spent_out or not state.complete:
         return ""
     source, text = state.members.source, state.text
     if not text.startswith(source.left):
         return ""
-    missing = missing_member(source.analysis, text, text + state.context.right, source.left, source.path,
-                             WaitBudget(source.seconds))
+    missing = timed(source, missing_member, source.analysis, text, text + state.context.right, source.left,
+                    source.path, WaitBudget(source.seconds))
     return "" if missing is None else (f"the member judge refuses the end once its answer came: the right context "
                                        f"loads {missing} on the built-in value of the call it closes")
 
