@@ -96,7 +96,7 @@ class MemberSource:
     seconds: float | None = QUERY_SECONDS
     answers: dict[str, Lookup] = field(default_factory=dict)
     relaxed: list[str] = field(default_factory=list)  # why receivers went unjudged (timeouts, dynamic ones)
-    budget: WaitBudget | None = None  # the judge's waits on the analysis in this completion, `seconds` at most
+    budget: WaitBudget | None = None  # the judges' waits (`seconds` at most) and work in this completion
     spent: float = 0.0  # this completion's time in the judge: its checks and its waits (issue 49's added time)
     # The left context ends in code (not in a string or comment), where a receiver may be asked about.
     in_code: bool = True
