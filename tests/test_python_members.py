@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fimlsp.python.analysis import Analysis, analysis_for
-from fimlsp.python.waits import KEYSTROKE_SECONDS, KEYSTROKE_WORK_SECONDS, WaitBudget, forget_lines, judge_budget
+from fimlsp.python.waits import KEYSTROKE_SECONDS, KEYSTROKE_WORK_SECONDS, forget_lines, judge_budget
 from fimlsp.python.lexer import INITIAL, advance
 from fimlsp.python.member_lists import member_lists
 from fimlsp.python.attribute_debt import attribute_debt
@@ -684,18 +684,3 @@ def test_keystrokes_along_a_line_wait_and_work_a_keystroke_s_share():
     assert bounds(left, right, "other.py") == (1.0, None)  # another document
     forget_lines()
     assert bounds(left, right) == (1.0, None)
-
-
-def test_judges_whose_keystroke_s_work_is_spent_let_the_rest_of_the_middle_go():
-    """Past its work's bound a keystroke's judges relax (issue 49, item 8: rather than delay the suggestion) for
-    the rest of the completion, and the reason says so; until then they judge as ever."""
-    left, right = "import os\n\nprint(", ")\n"
-    for work, verdict in ((None, "refused"), (1.0, "refused"), (0.0, "complete")):
-        source = MemberSource(ENVIRONMENT, left, right, seconds=None, budget=WaitBudget(None, work))
-        state = quotient(left, right).judging_members(source)
-        for char in "os.no_such_member":
-            state = state.feed(char)
-            if state is None:
-                break
-        assert ("refused" if state is None else "complete" if state.complete else "incomplete") == verdict, work
-        assert ("were spent" in source.reason) == (work == 0.0), source.reason

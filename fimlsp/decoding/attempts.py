@@ -77,19 +77,18 @@ def complete_middles(
 ) -> list[Completion]:
     """Up to `n` distinct middles, the best first (`preference`), of at least `options.attempts` decoded.
 
-    Greedy decoding gives its alternatives by passing over the first valid first tokens; sampling by drawing
-    again with the next seeds. The constraint's setup (kept in `caches`, see `complete_middle`), the start's
-    finish search and the prompt's forward pass are shared, and counted in the middle returned first. Always
-    returns at least one completion. `stages`, when given, gets the seconds of each stage added, over every attempt
-    (those dropped too) and the retry without the name judge: `setup`, `prompt` (building and reading it),
-    `tokens` (the model's steps), `judges` (the constraint's work per token), `start` (the start's shortest-finish
-    search), `searches` (steering's and fallbacks'), `checks` (the ended middles' judgement on the whole file);
-    and, of those, the member and call judges' own time, their waits on the analysis included: `member_judge`,
-    `call_judge` (what they add to the completion, beside the different middle they may lead to). `extra`: other
-    files of the repository, for the prompt only (`FimModel.prompt`), never for a judge. `place`: the
-    document's path and project root, where the judges read the project's other files (`Language.judging_names`).
-    `should_stop` ends every stage within a few milliseconds: the searches and the prompt's reading (a chunk at a
-    time) poll it, and a stopped request runs no fallback, no final check and no retry."""
+    Greedy decoding gives its alternatives by passing over the first valid first tokens; sampling by drawing again
+    with the next seeds. The constraint's setup (kept in `caches`, see `complete_middle`), the start's finish search
+    and the prompt's forward pass are shared, and counted in the middle returned first. Always returns at least one
+    completion. `stages`, when given, gets the seconds of each stage added, over every attempt (those dropped too)
+    and the retry without the name judge: `setup`, `prompt` (building and reading it), `tokens` (the model's steps),
+    `judges` (the constraint's work per token), `start` (the start's shortest-finish search), `searches` (steering's
+    and fallbacks'), `checks` (the ended middles' judgement on the whole file); and, of those, the member and call
+    judges' own time, their waits included: `member_judge`, `call_judge`. `extra`: other files of the repository,
+    for the prompt only (`FimModel.prompt`), never for a judge. `place`: the document's path and project root, where
+    the judges read the project's other files (`Language.judging_names`). `should_stop` ends every stage within a
+    few milliseconds: the searches and the prompt's reading (a chunk at a time) poll it, and a stopped request runs
+    no fallback, no final check and no retry."""
     if n < 1:
         raise ValueError("n must be at least 1")
     language = named(options.language)
@@ -97,8 +96,7 @@ def complete_middles(
         stages = {} if stages is None else stages
         started = time.perf_counter()
         budget_end = None if options.time_budget is None else started + options.time_budget
-        mode, plain, names_reason, setup_seconds, members = options.mode, guarantee, "", 0.0, None
-        calls = None
+        mode, plain, names_reason, setup_seconds, members, calls = options.mode, guarantee, "", 0.0, None, None
         if mode == "constrained":
             if guarantee is None:
                 setup_deadline = started + options.setup_timeout
@@ -128,11 +126,10 @@ def complete_middles(
             results = _without_names(run, left, right, options, plain, budget_end)
         if members is not None:
             members.ask_ahead()
-        _add(stages, **{stage: judge.spent for stage, judge in (("member_judge", members), ("call_judge", calls))
-                        if judge is not None})
-        for judge in (members, calls):
-            if judge is not None and judge.reason:
-                for result in results:
+        for stage, judge in (("member_judge", members), ("call_judge", calls)):
+            if judge is not None:
+                _add(stages, **{stage: judge.spent})
+                for result in results if judge.reason else ():
                     result.reason = "; ".join(reason for reason in (result.reason, judge.reason) if reason)
         settle()  # the next completion's collections walk what it allocates, not all that this one kept
         return results
@@ -434,8 +431,7 @@ def _judged(model, left, right, decoder: Decoder, mode, guarantee, start, outcom
         guarantee.reason if narrowed else "", options.max_tokens, repeated_chars=repeated_chars,
         refusal=(_refusal(refused, left) if refused is not None and checked == NONE else _DECLINED if declined
                  else late),
-        loop_chars=loop_chars,
-        search_seconds=judge.search_seconds,
+        loop_chars=loop_chars, search_seconds=judge.search_seconds,
         end_log_probability=decoder.end_log_probability if ended_by_model else None,
     )
 

@@ -30,7 +30,8 @@ from fimlsp.lines import normalize
 from fimlsp.python.calls import Calls
 from fimlsp.python.collection import no_cycle_collection
 from fimlsp.python.signatures import SignatureSource
-from fimlsp.python.members import Members, MemberSource, ends_in_code, likely_names
+from fimlsp.python.judge_steps import calls_after, judges_end, likely_members, members_after
+from fimlsp.python.members import Members, MemberSource, ends_in_code
 from fimlsp.python.names import FileNames
 from fimlsp.python.owed_names import likely_bindings
 from fimlsp.python.middle_names import Names
@@ -40,7 +41,7 @@ from fimlsp.python.right_context import boundary_marker, reversed_right_context_
 from fimlsp.python.right_tokens import token_end
 from fimlsp.python.syntax import compiles, compiles_standing_in, one_parse, parses_statements
 from fimlsp.python.waits import timed
-from fimlsp.python.whole_file_ends import calls_refuse, members_refuse
+from fimlsp.python.whole_file_ends import judges_refuse
 from fimlsp.python.window import StatementStarts, left_window
 
 if TYPE_CHECKING:
@@ -284,13 +285,13 @@ class FimState:
         if names is not None and pending is not None and lx.NAME in pending and not names.admits(lexer.text, blocks):
             return None
         members = self.members
-        if _judging(members):
-            members = timed(members.source, _members_after, members, terminals, pending, lexer, parser)
+        if members is not None:
+            members = members_after(members, terminals, pending, lexer.text, parser.allowed)
             if members is None:
                 return None
         calls = self.calls
-        if _judging(calls):
-            calls = timed(calls.source, _calls_after, calls, terminals, pending, lexer)
+        if calls is not None:
+            calls = calls_after(calls, terminals, pending, lexer.text)
             if calls is None:
                 return None
         return FimState(self.context, lexer, parser, (self._chunks, text), blocks, self.scope, self.headers, names,
@@ -299,7 +300,7 @@ class FimState:
     def likely_names(self) -> tuple[str, dict[str, float]] | None:
         """The member being written after a dot and the names the file writes there (`members.likely_names`), or
         a name the middle may bind (an import's, a parameter's) and the owed names it may be (`likely_bindings`)."""
-        found = timed(self.members.source, likely_names, self.members, self.lexer) if _judging(self.members) else None
+        found = likely_members(self.members, self.lexer)
         return found or (None if self.names is None else likely_bindings(self.names, self.lexer))
 
     def expected(self) -> tuple[str, ...]:
@@ -362,12 +363,10 @@ class FimState:
                 after_cut = self._text(whole=self.headers is None)
                 self._complete = (self.context.valid_in_windows(self.headers, after_cut, boundary)
                                   and self.context.valid(self.text))
-            judged = self._complete and (self.names, self.members, self.calls) != (None, None, None)
-            text = self.text if judged else ""  # the judges read the whole file: built once for all of them
-            whole = text + self.context.right if judged else ""
-            if judged:
-                with one_parse():  # the file's syntax tree, for all of them
-                    self._complete = self._judged_end(text, whole)
+            if self._complete and (self.names, self.members, self.calls) != (None, None, None):
+                text = self.text  # the judges read the whole file: its text and syntax tree built once for all
+                with one_parse():
+                    self._complete = self._judged_end(text, text + self.context.right)
         return self._complete
 
     def _judged_end(self, text: str, whole: str) -> bool:
@@ -378,15 +377,7 @@ class FimState:
             # a function, class or annotated variable the file declares again in the same scope (issue 49)
             if self._unbound or file.redeclared(whole):
                 return False
-        if _judging(self.members):  # (`fimlsp.python.whole_file_ends`)
-            source = self.members.source
-            if timed(source, members_refuse, source, text, whole):
-                return False
-        if _judging(self.calls):
-            source = self.calls.source
-            if timed(source, calls_refuse, source, text, whole):
-                return False
-        return True
+        return not judges_refuse(self.members, self.calls, text, whole)  # (`fimlsp.python.whole_file_ends`)
 
     def unbound_names(self) -> frozenset[str]:
         """The names that kept the file from being `complete`, which the middle was to bind: known once `complete`
@@ -426,48 +417,12 @@ class FimState:
             return None
         if self.names is not None and not self.names.ends(terminals):
             return None
-        if _judging(self.members) and not timed(self.members.source, _members_end, self.members, terminals,
-                                                self.context.right[index:]):
-            return None
-        if _judging(self.calls) and not timed(self.calls.source, self.calls.ends, self.lexer, self.context.right):
+        if not judges_end(self.members, self.calls, terminals, self.lexer, self.context.right, index):
             return None
         return index
 
     def __repr__(self) -> str:
         return f"<FimState fed={len(self.text)} chars, terminals={self.parser.position}>"
-
-
-def _judging(judge: Members | Calls | None) -> bool:
-    """Whether `judge` is on and judges still: not once the judges' work of a keystroke is spent
-    (`fimlsp.python.waits.WaitBudget`), when they let the rest of the middle go."""
-    return judge is not None and not judge.source.budget.spent_out
-
-
-def _members_after(members: Members, terminals: list[str], pending: frozenset[str] | None, lexer: LexerState,
-                   parser: RecognizerState) -> Members | None:
-    """The member judge after `terminals`, with the token being written (`pending` terminals it may become): None
-    where it refuses them."""
-    members = members.feed(terminals) if terminals else members
-    if members is None or (pending is not None and lx.NAME in pending and not members.admits(lexer.text)):
-        return None
-    if members.pending and pending is not None and not members.continued(pending & parser.allowed()):
-        return None  # (`self.kill(`: no store can follow a name that is not a member)
-    return members
-
-
-def _calls_after(calls: Calls, terminals: list[str], pending: frozenset[str] | None, lexer: LexerState
-                 ) -> Calls | None:
-    """The call judge after `terminals`, with the token being written: None where it refuses them."""
-    calls = calls.feed(terminals) if terminals else calls
-    if calls is None or (pending is not None and lx.NAME in pending and not calls.admits(lexer.text)):
-        return None
-    return calls
-
-
-def _members_end(members: Members, terminals: list[str], rest: str) -> bool:
-    """Whether the member judge lets the middle end with `terminals`, the right context going on with `rest`."""
-    judged = members.feed(terminals)
-    return judged is not None and judged.ends(rest)
 
 
 def quotient(left: str, right: str, deadline: float | None = None, block_indent: str = "",

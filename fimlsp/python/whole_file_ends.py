@@ -8,12 +8,22 @@ from __future__ import annotations
 from fimlsp.python.call_results import missing_member
 from fimlsp.python.callers import broken_callers
 from fimlsp.python.literal_attributes import called_literals
-from fimlsp.python.members import MemberSource
+from fimlsp.python.calls import Calls
+from fimlsp.python.judge_steps import judging
+from fimlsp.python.members import Members, MemberSource
 from fimlsp.python.optional_receivers import unnarrowed
 from fimlsp.python.rebound_receiver import rebound_members
 from fimlsp.python.signatures import SignatureSource
 from fimlsp.python.uncalled import uncalled_classes
 from fimlsp.python.waits import WaitBudget, timed
+
+
+def judges_refuse(members: Members | None, calls: Calls | None, text: str, whole: str) -> bool:
+    """Whether the member or the call judge, where it still judges, refuses the middle that makes `text` at its end
+    (`members_refuse`, `calls_refuse`)."""
+    if judging(members) and timed(members.source, members_refuse, members.source, text, whole):
+        return True
+    return judging(calls) and timed(calls.source, calls_refuse, calls.source, text, whole)
 
 
 def members_refuse(source: MemberSource, text: str, whole: str) -> bool:
@@ -36,7 +46,7 @@ def late_refusal(state) -> str:
     value of a call the middle closed (held-out diskcache fanout.py: a finish search spent the budget on `))`, `),)`
     and `0))`, each refused, and the end shown, ` retry))`, loaded `_remove` on the int unjudged), asked again with
     the judge's `seconds` to wait. "" where it does not refuse it, or still does not know."""
-    if state.members is None or state.members.source.budget.spent_out or not state.complete:
+    if not judging(state.members) or not state.complete:
         return ""
     source, text = state.members.source, state.text
     if not text.startswith(source.left):
