@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from fimlsp.python import lexemes as lx
 from fimlsp.python.blocks import CLASS
 from fimlsp.python.lexer import indentation_column
+from fimlsp.python.judge_steps import judging
 from fimlsp.python.openings import compound_openings, header, indentations, written_indentation
 from fimlsp.python.waits import timed
 
@@ -139,8 +140,7 @@ def _name(state: FimState) -> str:
     """The name the finish writes after `state`: one the name judge accepts as a load where it is on, and after a
     dot a member of the receiver where the member judge knows them."""
     members = state.members
-    member = None if members is None or members.source.budget.spent_out else timed(
-        members.source, members.first_member, "", state.lexer.text == ".")
+    member = timed(members.source, members.first_member, "", state.lexer.text == ".") if judging(members) else None
     if member is not None:
         return member
     names = state.names
@@ -153,8 +153,7 @@ def _completions(state: FimState) -> list[str]:
     `environment`, where `e` is unbound, rather than as `eval`)."""
     names, begun = state.names, state.lexer.text
     members = state.members
-    member = None if members is None or members.source.budget.spent_out else timed(
-        members.source, members.first_member, begun)
+    member = timed(members.source, members.first_member, begun) if judging(members) else None
     if member is not None:
         return [member[len(begun):]]
     if names is None or names.off:
