@@ -506,7 +506,7 @@ async def test_the_status_after_a_completion_says_where_its_time_went(tiny_model
     with RpcClient("--model", str(tiny_model_path), "--device", "cpu") as client:
         # The judges off: the tiny random model's text need only compile for the stages to run.
         client.initialize(options_for(tiny_model_path, singleLine="never", inventedFinish=True, names="off",
-                                      members="off"))
+                                      members="off", calls="off"))
         assert client.wait_for_model()["ready"]
         client.notify("textDocument/didOpen", document_params(URI, SOURCE))
         edit = {"range": {"start": {"line": 13, "character": 8}, "end": {"line": 13, "character": 8}}, "text": "s"}
