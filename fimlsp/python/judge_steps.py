@@ -23,8 +23,9 @@ def members_after(members: Members, terminals: list[str], pending: frozenset[str
                   allowed: Callable[[], frozenset[str]]) -> Members | None:
     """The member judge after `terminals`, with the token being written, `begun` so far, which may become one of
     `pending` (None: it is whole), `allowed()` the terminals the parser takes next: None where it refuses them."""
-    return timed(members.source, _members_after, members, terminals, pending, begun, allowed) if judging(
-        members) else members
+    if not judging(members):
+        return members
+    return timed(members.source, _members_after, members, terminals, pending, begun, allowed)
 
 
 def _members_after(members: Members, terminals: list[str], pending: frozenset[str] | None, begun: str,

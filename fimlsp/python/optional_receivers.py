@@ -100,12 +100,8 @@ def _classes_around(body: list[ast.stmt], offset, start: int, end: int):
             continue
         if isinstance(node, ast.ClassDef):
             yield node
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                yield from _classes_around(block, offset, start, end)
-        for part in getattr(node, "handlers", []) + getattr(node, "cases", []):
-            yield from _classes_around(part.body, offset, start, end)
+        for block in _blocks(node):
+            yield from _classes_around(block, offset, start, end)
 
 
 def _optional_attributes(holder: ast.ClassDef) -> set[str]:
@@ -176,14 +172,19 @@ def _statements(body: list[ast.stmt]):
     classes (whose code runs later); a compound statement before its blocks, with its header alone."""
     for statement in body:
         yield statement
-        if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(statement, field, None)
-            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+        if not isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
+            for block in _blocks(statement):
                 yield from _statements(block)
-        for part in getattr(statement, "handlers", []) + getattr(statement, "cases", []):
-            yield from _statements(part.body)
+
+
+def _blocks(statement: ast.stmt):
+    """The blocks of statements that `statement` holds, in the text's order."""
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(statement, field, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            yield block
+    for part in getattr(statement, "handlers", []) + getattr(statement, "cases", []):
+        yield part.body
 
 
 def _own_nodes(statement: ast.stmt):

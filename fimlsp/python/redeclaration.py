@@ -44,18 +44,18 @@ _EXEMPT_DECORATORS = frozenset({"overload", "setter", "getter", "deleter", "regi
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def redeclared(text: str, middle_start: int, middle_end: int, tree: ast.Module | None = None) -> frozenset[str]:
+def redeclared(text: str, middle_start: int, middle_end: int) -> frozenset[str]:
     """The names of functions and classes defined twice in one block of `text` (which compiles) where the middle,
     `text[middle_start:middle_end]`, writes one of the two definitions, and of the variables and attributes the
-    middle declares with a type their scope declares otherwise elsewhere; `tree`: `text`'s syntax tree, where it was
-    built already."""
+    middle declares with a type their scope declares otherwise elsewhere (its syntax tree shared with the end's
+    other checks within `syntax.one_parse`)."""
     defines = _DEFINES.search(text, middle_start, middle_end) is not None
     first_line = text.rfind("\n", 0, middle_start) + 1
     last_line = text.find("\n", middle_end)
     annotates = _ANNOTATES.search(text, first_line, len(text) if last_line < 0 else last_line) is not None
     if not (defines or annotates):
         return frozenset()
-    tree = tree or module_or_error(text)
+    tree = module_or_error(text)
     if not isinstance(tree, ast.Module):
         return frozenset()
     offset = node_offsets(text)
